@@ -1,0 +1,249 @@
+//! `dictum bench`: speed and accuracy figures for `docs/PERFORMANCE.md`, measured on a folder
+//! of clips with a `refs.tsv` (file, reference text; empty reference = no speech).
+
+use crate::context::load_config;
+use dictum_engine::audio::{self, Pcm16k};
+use dictum_engine::config::VadConfig;
+use dictum_engine::eval::WerCount;
+use dictum_engine::pipeline::Engine;
+use dictum_engine::stt::{strip_nonspeech, SttOptions};
+use dictum_engine::timing::timed;
+use dictum_engine::vad::{self, Detector};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// What to measure.
+    #[arg(value_enum)]
+    what: What,
+    /// Folder with `audio/dev/*.wav`, `audio/dev/refs.tsv` and `models/`
+    /// (default: $DICTUM_TEST_ASSETS, else ../shared).
+    #[arg(long)]
+    assets: Option<PathBuf>,
+    /// Model name or path (default: models/ggml-tiny.en-q8_0.bin in the assets).
+    #[arg(long)]
+    model: Option<String>,
+    /// Timed runs per clip (the median is reported).
+    #[arg(long, default_value_t = 3)]
+    runs: usize,
+    /// Also write the report to this file.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum What {
+    /// Model load, warm-up, per-clip whisper time with and without the utterance-sized window, WER, peak RSS.
+    Stt,
+    /// The VAD candidates on every clip: speech found, verdict, time.
+    Vad,
+}
+
+struct Clip {
+    name: String,
+    reference: String,
+    pcm: Pcm16k,
+}
+
+fn assets_dir(arg: Option<PathBuf>) -> PathBuf {
+    arg.or_else(|| std::env::var_os("DICTUM_TEST_ASSETS").map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from("../shared"))
+}
+
+fn load_clips(assets: &Path) -> anyhow::Result<Vec<Clip>> {
+    let dir = assets.join("audio/dev");
+    let refs = std::fs::read_to_string(dir.join("refs.tsv"))
+        .map_err(|e| anyhow::anyhow!("cannot read {}/refs.tsv: {e}", dir.display()))?;
+    let mut clips = Vec::new();
+    for line in refs.lines().filter(|l| !l.trim().is_empty()) {
+        let (name, reference) = line.split_once('\t').unwrap_or((line, ""));
+        let decoded = audio::read_wav(&dir.join(name))?;
+        let mono = audio::downmix(&decoded.samples, decoded.channels);
+        let samples = audio::resample_to_16k(&mono, decoded.sample_rate)?;
+        clips.push(Clip {
+            name: name.to_string(),
+            reference: reference.trim().to_string(),
+            pcm: Pcm16k { samples },
+        });
+    }
+    // Plus 3 s of digital silence, the classic "you" hallucination.
+    clips.push(Clip {
+        name: "(3 s digital silence)".into(),
+        reference: String::new(),
+        pcm: Pcm16k {
+            samples: vec![0.0; 48_000],
+        },
+    });
+    Ok(clips)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    let mid = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[mid]
+    } else {
+        (v[mid - 1] + v[mid]) / 2.0
+    }
+}
+
+/// Peak resident set size of this process, from /proc (Linux); None elsewhere.
+pub fn peak_rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let assets = assets_dir(args.assets);
+    let clips = load_clips(&assets)?;
+    let report = match args.what {
+        What::Vad => bench_vad(&clips),
+        What::Stt => {
+            let mut config = load_config()?;
+            config.stt.model = args.model.unwrap_or_else(|| {
+                assets
+                    .join("models/ggml-tiny.en-q8_0.bin")
+                    .display()
+                    .to_string()
+            });
+            bench_stt(config, &clips, args.runs.max(1))?
+        }
+    };
+    print!("{report}");
+    if let Some(out) = args.out {
+        std::fs::write(&out, &report)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn bench_vad(clips: &[Clip]) -> String {
+    let cfg = VadConfig::default();
+    let mut out = String::new();
+    let _ = writeln!(out, "| clip | audio ms | expected | earshot speech ms | earshot verdict | earshot ms | energy speech ms | energy verdict |");
+    let _ = writeln!(out, "|---|---:|---|---:|---|---:|---:|---|");
+    let mut right = [0usize; 2];
+    for c in clips {
+        let expected = if c.reference.is_empty() {
+            "no speech"
+        } else {
+            "speech"
+        };
+        let (e, ms) = timed(|| vad::analyze(&c.pcm.samples, &cfg, Detector::Earshot));
+        let g = vad::analyze(&c.pcm.samples, &cfg, Detector::Energy);
+        let verdict = |no: bool| if no { "no speech" } else { "speech" };
+        right[0] += usize::from(verdict(e.no_speech) == expected);
+        right[1] += usize::from(verdict(g.no_speech) == expected);
+        let _ = writeln!(
+            out,
+            "| {} | {} | {expected} | {} | {} | {ms:.2} | {} | {} |",
+            c.name,
+            c.pcm.duration_ms(),
+            e.speech_ms,
+            verdict(e.no_speech),
+            g.speech_ms,
+            verdict(g.no_speech)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nCorrect verdicts: earshot {}/{n}, energy gate {}/{n}.",
+        right[0],
+        right[1],
+        n = clips.len()
+    );
+    out
+}
+
+fn bench_stt(
+    config: dictum_engine::config::Config,
+    clips: &[Clip],
+    runs: usize,
+) -> anyhow::Result<String> {
+    let vad_cfg = config.vad.clone();
+    let mut engine = Engine::new(config, vec![]);
+    let (load_ms, warm_ms) = engine.ensure_model()?.unwrap_or((f64::NAN, f64::NAN));
+    let base: SttOptions = engine.stt_options();
+    let t = engine
+        .transcriber_mut()
+        .ok_or_else(|| anyhow::anyhow!("model did not load"))?;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Model `{}` ({} bytes), device {}, {} threads; model load {load_ms:.0} ms, warm-up {warm_ms:.0} ms; median of {runs} runs.\n",
+        t.model_name, t.info.file_bytes, t.device, base.threads
+    );
+    let _ = writeln!(out, "| clip | audio ms | speech kept ms | stt ms (auto window) | stt ms (full 30 s) | speed-up | WER auto | WER full | text (auto window) |");
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---|");
+    let mut totals = [WerCount::default(); 2];
+    let mut sums = [0.0f64; 2];
+    for c in clips {
+        let v = vad::analyze(&c.pcm.samples, &vad_cfg, Detector::Earshot);
+        if v.no_speech {
+            let _ = writeln!(
+                out,
+                "| {} | {} | 0 | - | - | - | - | - | (no speech: VAD) |",
+                c.name,
+                c.pcm.duration_ms()
+            );
+            continue;
+        }
+        let pcm = &c.pcm.samples[v.keep.clone()];
+        let mut medians = [0.0; 2];
+        let mut texts = [String::new(), String::new()];
+        for (i, margin) in [base.audio_ctx_margin.or(Some(64)), None]
+            .into_iter()
+            .enumerate()
+        {
+            let opts = SttOptions {
+                audio_ctx_margin: margin,
+                ..base.clone()
+            };
+            let mut times = Vec::new();
+            for _ in 0..runs {
+                let o = t.transcribe(pcm, &opts)?;
+                times.push(o.ms);
+                texts[i] = strip_nonspeech(&o.text);
+            }
+            medians[i] = median(times);
+            sums[i] += medians[i];
+            totals[i] = totals[i].add(WerCount::of(&c.reference, &texts[i]));
+        }
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {:.0} | {:.0} | {:.2}× | {:.1}% | {:.1}% | {} |",
+            c.name,
+            c.pcm.duration_ms(),
+            pcm.len() / 16,
+            medians[0],
+            medians[1],
+            medians[1] / medians[0],
+            WerCount::of(&c.reference, &texts[0]).rate() * 100.0,
+            WerCount::of(&c.reference, &texts[1]).rate() * 100.0,
+            texts[0]
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nTotal stt time: auto window {:.0} ms, full window {:.0} ms ({:.2}× faster). Corpus WER: auto {:.1}% ({} errors / {} words), full {:.1}% ({} / {}).",
+        sums[0],
+        sums[1],
+        sums[1] / sums[0],
+        totals[0].rate() * 100.0,
+        totals[0].errors,
+        totals[0].words,
+        totals[1].rate() * 100.0,
+        totals[1].errors,
+        totals[1].words
+    );
+    if let Some(rss) = peak_rss_mib() {
+        let _ = writeln!(out, "Peak RSS of the process: {rss:.0} MiB.");
+    }
+    Ok(out)
+}

@@ -1,0 +1,64 @@
+//! `dictum`: the command-line face of the Dictum engine.
+
+mod bench;
+mod cmd_config;
+mod cmd_history;
+mod cmd_transcribe;
+mod context;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "dictum",
+    version,
+    about = "Local push-to-talk dictation: speech to text, fast, nothing lost."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Transcribe an audio file (WAV, any rate/depth/channels) and store it in history.
+    Transcribe(cmd_transcribe::Args),
+    /// Show past dictations, newest first.
+    History(cmd_history::Args),
+    /// Show or check the configuration.
+    Config(cmd_config::Args),
+    /// Measure speed and accuracy on a folder of clips (writes a Markdown report).
+    Bench(bench::Args),
+}
+
+fn main() -> ExitCode {
+    // A panic is a bug; still, the user gets one line, not a backtrace.
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("dictum: internal error: {info}. Please report this.");
+    }));
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("DICTUM_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .without_time()
+        .init();
+
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Transcribe(args) => cmd_transcribe::run(args),
+        Command::History(args) => cmd_history::run(args),
+        Command::Config(args) => cmd_config::run(args),
+        Command::Bench(args) => bench::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("dictum: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,19 @@
+//! Audio in: decode a file into samples, downmix, resample to 16 kHz mono.
+
+mod resample;
+mod wav;
+
+pub use resample::{downmix, resample_to_16k};
+pub use wav::{read_wav, write_wav_16k, Decoded};
+
+/// Mono 16 kHz f32 samples in [-1, 1].
+#[derive(Debug, Clone, Default)]
+pub struct Pcm16k {
+    pub samples: Vec<f32>,
+}
+
+impl Pcm16k {
+    pub fn duration_ms(&self) -> u64 {
+        (self.samples.len() as u64 * 1000) / crate::SAMPLE_RATE as u64
+    }
+}

@@ -1,0 +1,332 @@
+//! The one TOML config file. Every key has a documented default (`DEFAULT_TOML`, printed by
+//! `dictum config --print-default`); a test keeps that text and `Config::default()` identical.
+//! An invalid file is reported with line and column and never overwritten; unknown keys are
+//! returned as warnings so a typo does not silently do nothing.
+
+use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct Config {
+    pub stt: SttConfig,
+    pub vad: VadConfig,
+    pub history: HistoryConfig,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SttConfig {
+    /// Catalog name (`tiny.en-q8_0`) or path to a whisper.cpp ggml model file.
+    pub model: String,
+    /// Spoken language as a two-letter code, or "auto" to detect it.
+    pub language: String,
+    /// CPU threads for whisper; 0 picks the number of cores (at most 8).
+    pub threads: u32,
+    /// Encoder window: "auto" sizes it to the utterance, "full" always uses 30 s.
+    pub audio_ctx: AudioCtxMode,
+    /// Extra frames (20 ms each) added to the auto-sized window.
+    pub audio_ctx_margin: u32,
+    /// Use the GPU when the binary was built with CUDA.
+    pub use_gpu: bool,
+    /// Words and names whisper should spell your way (fed to it as the initial prompt).
+    pub vocabulary: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AudioCtxMode {
+    Auto,
+    Full,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct VadConfig {
+    /// Voice probability (0–1) above which a 16 ms frame counts as speech.
+    pub threshold: f32,
+    /// Less speech than this in an utterance means "no speech": nothing is typed.
+    pub min_speech_ms: u32,
+    /// Audio kept before the first and after the last speech frame.
+    pub pad_ms: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct HistoryConfig {
+    /// Keep a WAV copy of each utterance next to the history database.
+    pub keep_audio: bool,
+    /// Delete history older than this many days; 0 keeps everything.
+    pub retention_days: u32,
+}
+
+impl Default for SttConfig {
+    fn default() -> Self {
+        SttConfig {
+            model: "tiny.en-q8_0".into(),
+            language: "en".into(),
+            threads: 0,
+            audio_ctx: AudioCtxMode::Auto,
+            audio_ctx_margin: 64,
+            use_gpu: true,
+            vocabulary: Vec::new(),
+        }
+    }
+}
+
+impl Default for VadConfig {
+    fn default() -> Self {
+        VadConfig {
+            threshold: 0.5,
+            min_speech_ms: 200,
+            pad_ms: 250,
+        }
+    }
+}
+
+impl Default for HistoryConfig {
+    fn default() -> Self {
+        HistoryConfig {
+            keep_audio: false,
+            retention_days: 0,
+        }
+    }
+}
+
+/// The default config, documented. `dictum config --print-default` prints exactly this.
+pub const DEFAULT_TOML: &str = r#"# Dictum configuration. Every key is optional; shown here with its default.
+
+[stt]
+# Catalog name (e.g. "tiny.en-q8_0", "base-q8_0") looked up in the models folder,
+# or a path to a whisper.cpp ggml model file.
+model = "tiny.en-q8_0"
+# Spoken language as a two-letter code ("en", "de", ...) or "auto" to detect it.
+language = "en"
+# CPU threads for whisper; 0 = number of cores (at most 8).
+threads = 0
+# Encoder window: "auto" sizes it to the utterance (much faster for short dictations),
+# "full" always encodes 30 s like stock whisper.
+audio_ctx = "auto"
+# Extra encoder frames (20 ms each) on top of the utterance when audio_ctx = "auto".
+audio_ctx_margin = 64
+# Use the GPU when this binary was built with the `cuda` feature.
+use_gpu = true
+# Words and names whisper should spell your way, e.g. ["Kubernetes", "Dictum"].
+vocabulary = []
+
+[vad]
+# Voice probability (0-1) above which a 16 ms frame counts as speech.
+threshold = 0.5
+# An utterance with less speech than this is "no speech": nothing is typed.
+min_speech_ms = 200
+# Audio kept before the first and after the last speech frame, in ms.
+pad_ms = 250
+
+[history]
+# Keep a WAV copy of each utterance (off: only the text and timings are stored).
+keep_audio = false
+# Delete history entries older than this many days; 0 keeps everything.
+retention_days = 0
+"#;
+
+/// A loaded config plus what the loader noticed.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub config: Config,
+    /// Where it came from; `None` when no file exists and defaults are used.
+    pub path: Option<PathBuf>,
+    /// Human-readable warnings (unknown keys), one per line.
+    pub warnings: Vec<String>,
+}
+
+impl Config {
+    /// Parses TOML text. Unknown keys are collected as warnings instead of failing.
+    pub fn parse(text: &str, path: &Path) -> Result<(Config, Vec<String>)> {
+        let mut unknown = Vec::new();
+        let de = toml::de::Deserializer::parse(text).map_err(|e| syntax_error(text, path, &e))?;
+        let config: Config = serde_ignored::deserialize(de, |p| unknown.push(p.to_string()))
+            .map_err(|e| syntax_error(text, path, &e))?;
+        config.validate()?;
+        let warnings = unknown
+            .into_iter()
+            .map(|k| format!("{}: unknown key `{k}` ignored", path.display()))
+            .collect();
+        Ok((config, warnings))
+    }
+
+    /// Loads the config file at `path`; a missing file means defaults (the file is not created).
+    pub fn load_from(path: &Path) -> Result<Loaded> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => {
+                let (config, warnings) = Config::parse(&text, path)?;
+                Ok(Loaded {
+                    config,
+                    path: Some(path.to_path_buf()),
+                    warnings,
+                })
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Loaded {
+                config: Config::default(),
+                path: None,
+                warnings: Vec::new(),
+            }),
+            Err(e) => Err(Error::ConfigIo {
+                path: path.to_path_buf(),
+                reason: e.to_string(),
+            }),
+        }
+    }
+
+    /// Loads from `$DICTUM_CONFIG` or the XDG config dir.
+    pub fn load() -> Result<Loaded> {
+        Config::load_from(&crate::paths::config_file()?)
+    }
+
+    fn validate(&self) -> Result<()> {
+        let bad = |key: &str, reason: &str| {
+            Err(Error::ConfigValue {
+                key: key.into(),
+                reason: reason.into(),
+            })
+        };
+        if !(0.0..=1.0).contains(&self.vad.threshold) {
+            return bad("vad.threshold", "must be between 0 and 1");
+        }
+        if self.stt.model.trim().is_empty() {
+            return bad("stt.model", "must name a model or a file");
+        }
+        let lang = self.stt.language.as_str();
+        if lang != "auto" && whisper_rs::get_lang_id(lang).is_none() {
+            return bad(
+                "stt.language",
+                "unknown language code; use a two-letter code like \"en\" or \"auto\"",
+            );
+        }
+        Ok(())
+    }
+
+    pub fn threads(&self) -> u32 {
+        if self.stt.threads > 0 {
+            return self.stt.threads;
+        }
+        std::thread::available_parallelism()
+            .map(|n| n.get() as u32)
+            .unwrap_or(2)
+            .min(8)
+    }
+}
+
+/// The effective settings as TOML.
+pub fn to_toml(config: &Config) -> Result<String> {
+    toml::to_string_pretty(config).map_err(|e| Error::ConfigValue {
+        key: "(all)".into(),
+        reason: e.to_string(),
+    })
+}
+
+fn syntax_error(text: &str, path: &Path, e: &toml::de::Error) -> Error {
+    let (line, column) = e
+        .span()
+        .map(|span| line_col(text, span.start))
+        .unwrap_or((1, 1));
+    Error::ConfigSyntax {
+        path: path.to_path_buf(),
+        line,
+        column,
+        message: e.message().trim().to_string(),
+    }
+}
+
+/// 1-based line and column (in characters) of byte offset `at`.
+fn line_col(text: &str, at: usize) -> (usize, usize) {
+    let before = &text[..at.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<(Config, Vec<String>)> {
+        Config::parse(text, Path::new("test.toml"))
+    }
+
+    #[test]
+    fn documented_defaults_match_code_defaults() {
+        let (config, warnings) = parse(DEFAULT_TOML).expect("default text parses");
+        assert_eq!(config, Config::default());
+        assert!(warnings.is_empty(), "{warnings:?}");
+    }
+
+    #[test]
+    fn empty_file_means_defaults() {
+        assert_eq!(parse("").expect("parses").0, Config::default());
+    }
+
+    #[test]
+    fn syntax_error_has_line_and_column() {
+        let text = "[stt]\nmodel = \"tiny\"\nthreads = = 4\n";
+        match parse(text) {
+            Err(Error::ConfigSyntax { line, column, .. }) => {
+                assert_eq!(line, 3);
+                assert!(column >= 10, "column {column}");
+            }
+            other => panic!("expected a syntax error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn wrong_type_has_line_and_column() {
+        let text = "[vad]\nthreshold = \"high\"\n";
+        match parse(text) {
+            Err(e @ Error::ConfigSyntax { line: 2, .. }) => {
+                assert!(e.to_string().contains("test.toml:2:"), "{e}")
+            }
+            other => panic!("expected a syntax error on line 2, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn unknown_keys_are_warned_not_fatal() {
+        let (config, warnings) =
+            parse("[stt]\nmodle = \"x\"\nthreads = 3\n[nope]\na = 1\n").expect("parses");
+        assert_eq!(config.stt.threads, 3);
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(
+            warnings.iter().any(|w| w.contains("stt.modle")),
+            "{warnings:?}"
+        );
+        assert!(warnings.iter().any(|w| w.contains("nope")), "{warnings:?}");
+    }
+
+    #[test]
+    fn out_of_range_value_is_rejected() {
+        let err = parse("[vad]\nthreshold = 3.0\n").expect_err("rejected");
+        assert!(err.to_string().contains("vad.threshold"), "{err}");
+        let err = parse("[stt]\nlanguage = \"klingon\"\n").expect_err("rejected");
+        assert!(err.to_string().contains("stt.language"), "{err}");
+    }
+
+    #[test]
+    fn invalid_file_is_never_overwritten() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        let text = "[stt\nmodel = 1";
+        std::fs::write(&path, text).expect("write");
+        assert!(Config::load_from(&path).is_err());
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), text);
+    }
+
+    #[test]
+    fn missing_file_means_defaults_and_is_not_created() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        let loaded = Config::load_from(&path).expect("loads");
+        assert_eq!(loaded.config, Config::default());
+        assert!(loaded.path.is_none());
+        assert!(!path.exists());
+    }
+}

@@ -1,0 +1,74 @@
+//! One error type for the engine. Every variant's message says what went wrong *and* what the
+//! user can do about it, because the CLI prints it as the single line a user sees.
+
+use std::path::PathBuf;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("cannot read audio file {path}: {reason}")]
+    AudioUnreadable { path: PathBuf, reason: String },
+
+    #[error("audio file {path} is not a supported WAV file ({reason}); convert it first, e.g. `sox input.ext -r 16000 -c 1 output.wav`")]
+    AudioFormat { path: PathBuf, reason: String },
+
+    #[error("audio file {path} contains no samples; record or pick a file with sound in it")]
+    AudioEmpty { path: PathBuf },
+
+    #[error("resampling failed: {0}")]
+    Resample(String),
+
+    #[error("{0}")]
+    ModelNotFound(String),
+
+    #[error("model file {path} is damaged: {reason}; delete it and download it again, or pass another file with --model")]
+    ModelCorrupt { path: PathBuf, reason: String },
+
+    #[error("whisper could not load model {path}: {reason}")]
+    ModelLoad { path: PathBuf, reason: String },
+
+    #[error("transcription failed: {0}")]
+    Transcribe(String),
+
+    #[error("config file {path}:{line}:{column}: {message} (the file was left untouched; fix it or run `dictum config --print-default` to see every key)")]
+    ConfigSyntax {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+
+    #[error("cannot read config file {path}: {reason}")]
+    ConfigIo { path: PathBuf, reason: String },
+
+    #[error("invalid setting {key}: {reason}")]
+    ConfigValue { key: String, reason: String },
+
+    #[error("history database {path}: {reason}")]
+    Store { path: PathBuf, reason: String },
+
+    #[error("cannot find a data directory; set DICTUM_DATA_DIR to a writable folder")]
+    NoDataDir,
+}
+
+impl Error {
+    /// Short machine-readable kind, stored in history next to the message.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::AudioUnreadable { .. } => "audio_unreadable",
+            Error::AudioFormat { .. } => "audio_format",
+            Error::AudioEmpty { .. } => "audio_empty",
+            Error::Resample(_) => "resample",
+            Error::ModelNotFound(_) => "model_not_found",
+            Error::ModelCorrupt { .. } => "model_corrupt",
+            Error::ModelLoad { .. } => "model_load",
+            Error::Transcribe(_) => "transcribe",
+            Error::ConfigSyntax { .. } | Error::ConfigIo { .. } | Error::ConfigValue { .. } => {
+                "config"
+            }
+            Error::Store { .. } => "store",
+            Error::NoDataDir => "no_data_dir",
+        }
+    }
+}

@@ -1,0 +1,23 @@
+//! Dictum's engine: everything between "audio came in" and "text went out", as a library
+//! that builds and tests without any GUI toolkit. The `dictum` CLI and the tray app are thin
+//! faces over it.
+//!
+//! Data flow (see `docs/ARCHITECTURE.md`):
+//! audio (decode → 16 kHz mono) → vad (trim / reject silence) → stt (whisper) → store (history).
+
+pub mod audio;
+pub mod config;
+pub mod error;
+pub mod eval;
+pub mod models;
+pub mod paths;
+pub mod pipeline;
+pub mod store;
+pub mod stt;
+pub mod timing;
+pub mod vad;
+
+pub use error::{Error, Result};
+
+/// Sample rate every stage after `audio` works in.
+pub const SAMPLE_RATE: u32 = 16_000;

@@ -1,0 +1,116 @@
+//! Finding model files: a catalog name (`tiny.en-q8_0`) or a path. The catalog names the
+//! public whisper.cpp ggml files; a missing model gets an error that says how to get it.
+
+use crate::{Error, Result};
+use std::path::{Path, PathBuf};
+
+/// Where the public ggml whisper models live (a mirror or local folder can replace it).
+pub const DEFAULT_BASE_URL: &str = "https://huggingface.co/ggerganov/whisper.cpp/resolve/main";
+
+/// Whisper models Dictum knows by name. File names follow whisper.cpp's model repository.
+pub const CATALOG: &[(&str, &str)] = &[
+    ("tiny.en", "ggml-tiny.en.bin"),
+    ("tiny.en-q8_0", "ggml-tiny.en-q8_0.bin"),
+    ("tiny", "ggml-tiny.bin"),
+    ("tiny-q8_0", "ggml-tiny-q8_0.bin"),
+    ("base.en", "ggml-base.en.bin"),
+    ("base.en-q8_0", "ggml-base.en-q8_0.bin"),
+    ("base", "ggml-base.bin"),
+    ("base-q8_0", "ggml-base-q8_0.bin"),
+    ("small.en", "ggml-small.en.bin"),
+    ("small.en-q8_0", "ggml-small.en-q8_0.bin"),
+    ("small", "ggml-small.bin"),
+    ("small-q8_0", "ggml-small-q8_0.bin"),
+    ("medium.en-q8_0", "ggml-medium.en-q8_0.bin"),
+    ("medium-q8_0", "ggml-medium-q8_0.bin"),
+    ("large-v3-turbo", "ggml-large-v3-turbo.bin"),
+    ("large-v3-turbo-q8_0", "ggml-large-v3-turbo-q8_0.bin"),
+];
+
+/// The file name for a catalog name, or the name itself if it already is a file name.
+pub fn file_name_for(name: &str) -> Option<&'static str> {
+    CATALOG
+        .iter()
+        .find(|(n, f)| *n == name || *f == name)
+        .map(|(_, f)| *f)
+}
+
+/// Resolves `model` (a path, a file name, or a catalog name) to an existing file, looking in
+/// `dirs` for names. The error says how to get the model.
+pub fn resolve(model: &str, dirs: &[PathBuf]) -> Result<PathBuf> {
+    let as_path = Path::new(model);
+    let looks_like_path = model.contains(std::path::MAIN_SEPARATOR) || model.contains('/');
+    if looks_like_path || as_path.is_file() {
+        return if as_path.is_file() {
+            Ok(as_path.to_path_buf())
+        } else {
+            Err(Error::ModelNotFound(format!(
+                "model file {model} does not exist; check the path, or pass a catalog name such as tiny.en-q8_0"
+            )))
+        };
+    }
+    let file = file_name_for(model)
+        .map(str::to_string)
+        .or_else(|| model.ends_with(".bin").then(|| model.to_string()));
+    let Some(file) = file else {
+        let names: Vec<&str> = CATALOG.iter().map(|(n, _)| *n).collect();
+        return Err(Error::ModelNotFound(format!(
+            "unknown model name `{model}`; use one of {} or a path to a ggml .bin file",
+            names.join(", ")
+        )));
+    };
+    for dir in dirs {
+        let candidate = dir.join(&file);
+        if candidate.is_file() {
+            return Ok(candidate);
+        }
+    }
+    let into = dirs
+        .first()
+        .map(|d| d.display().to_string())
+        .unwrap_or_else(|| "your models folder".into());
+    Err(Error::ModelNotFound(format!(
+        "model `{model}` is not installed (looked for {file} in {}); download it into {into}: \
+         `mkdir -p {into} && curl -L -o {into}/{file} {DEFAULT_BASE_URL}/{file}`, \
+         or pass --model /path/to/{file}",
+        dirs.iter()
+            .map(|d| d.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_paths_and_missing_models() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("ggml-tiny.en-q8_0.bin");
+        std::fs::write(&file, b"x").expect("write");
+        let dirs = vec![dir.path().to_path_buf()];
+        assert_eq!(resolve("tiny.en-q8_0", &dirs).expect("by name"), file);
+        assert_eq!(
+            resolve("ggml-tiny.en-q8_0.bin", &dirs).expect("by file"),
+            file
+        );
+        assert_eq!(
+            resolve(file.to_str().expect("utf8"), &[]).expect("by path"),
+            file
+        );
+        let err = resolve("base-q8_0", &dirs)
+            .expect_err("missing")
+            .to_string();
+        assert!(
+            err.contains("ggml-base-q8_0.bin") && err.contains("--model"),
+            "{err}"
+        );
+        let err = resolve("/no/such/model.bin", &dirs)
+            .expect_err("missing")
+            .to_string();
+        assert!(err.contains("does not exist"), "{err}");
+        let err = resolve("huge", &dirs).expect_err("unknown").to_string();
+        assert!(err.contains("unknown model name"), "{err}");
+    }
+}

@@ -1,0 +1,198 @@
+//! The pipeline for one utterance: decode → resample → VAD → whisper → history.
+//! The history row is inserted as `pending` before any stage runs and completed at the end,
+//! whatever happened: success, no speech, or an error with its message.
+
+use crate::audio::{self, Pcm16k};
+use crate::config::{AudioCtxMode, Config};
+use crate::store::{Entry, History, Outcome, Source};
+use crate::stt::{strip_nonspeech, SttOptions, Transcriber};
+use crate::timing::{ms_since, timed, StageTimings};
+use crate::vad::{self, Detector};
+use crate::{Error, Result};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Holds the config and the loaded model; reuse one per process so the model loads once.
+pub struct Engine {
+    pub config: Config,
+    /// Folders searched for models given by name.
+    pub model_dirs: Vec<PathBuf>,
+    /// Where kept audio goes (only with `history.keep_audio`).
+    pub audio_dir: Option<PathBuf>,
+    transcriber: Option<Transcriber>,
+}
+
+/// The outcome of one utterance, as stored in history, plus the error if there was one.
+#[derive(Debug)]
+pub struct Utterance {
+    pub entry: Entry,
+    pub timings: StageTimings,
+    pub error: Option<Error>,
+}
+
+impl Engine {
+    pub fn new(config: Config, model_dirs: Vec<PathBuf>) -> Engine {
+        Engine {
+            config,
+            model_dirs,
+            audio_dir: None,
+            transcriber: None,
+        }
+    }
+
+    pub fn stt_options(&self) -> SttOptions {
+        SttOptions {
+            language: self.config.stt.language.clone(),
+            threads: self.config.threads(),
+            audio_ctx_margin: match self.config.stt.audio_ctx {
+                AudioCtxMode::Auto => Some(self.config.stt.audio_ctx_margin),
+                AudioCtxMode::Full => None,
+            },
+            initial_prompt: self.config.stt.vocabulary.join(", "),
+        }
+    }
+
+    /// The model file the config points at.
+    pub fn model_path(&self) -> Result<PathBuf> {
+        crate::models::resolve(&self.config.stt.model, &self.model_dirs)
+    }
+
+    /// Loads and warms the model if not loaded yet. Returns (load ms, warm-up ms) when this
+    /// call did the loading.
+    pub fn ensure_model(&mut self) -> Result<Option<(f64, f64)>> {
+        if self.transcriber.is_some() {
+            return Ok(None);
+        }
+        let path = self.model_path()?;
+        let mut t = Transcriber::load(&path, self.config.stt.use_gpu)?;
+        let warm = t.warm_up(&self.stt_options())?;
+        let load = t.load_ms;
+        self.transcriber = Some(t);
+        Ok(Some((load, warm)))
+    }
+
+    pub fn transcriber(&self) -> Option<&Transcriber> {
+        self.transcriber.as_ref()
+    }
+
+    pub fn transcriber_mut(&mut self) -> Option<&mut Transcriber> {
+        self.transcriber.as_mut()
+    }
+
+    /// Transcribes a file into `history`. Never returns without having stored the row
+    /// (unless the database itself fails, which is the `Err`).
+    pub fn transcribe_file(&mut self, history: &History, path: &Path) -> Result<Utterance> {
+        let start = Instant::now();
+        let mut entry = Entry::new(Source::File);
+        entry.source_path = Some(path.display().to_string());
+        entry.model = Some(self.config.stt.model.clone());
+        entry.language = Some(self.config.stt.language.clone());
+        history.insert(&mut entry)?;
+
+        let mut timings = StageTimings::default();
+        let result = self.run_file(path, &mut entry, &mut timings);
+        timings.total = Some(ms_since(start));
+        entry.total_ms = timings.total;
+        let error = match result {
+            Ok(()) => None,
+            Err(e) => {
+                entry.outcome = Outcome::Error;
+                entry.error_kind = Some(e.kind().to_string());
+                entry.error = Some(e.to_string());
+                Some(e)
+            }
+        };
+        history.update(&entry)?;
+        Ok(Utterance {
+            entry,
+            timings,
+            error,
+        })
+    }
+
+    fn run_file(
+        &mut self,
+        path: &Path,
+        entry: &mut Entry,
+        timings: &mut StageTimings,
+    ) -> Result<()> {
+        let (decoded, ms) = timed(|| audio::read_wav(path));
+        timings.decode = Some(ms);
+        entry.decode_ms = Some(ms);
+        let decoded = decoded?;
+        entry.audio_ms = Some(decoded.duration_ms() as i64);
+
+        let (pcm, ms) = timed(|| {
+            let mono = audio::downmix(&decoded.samples, decoded.channels);
+            audio::resample_to_16k(&mono, decoded.sample_rate)
+        });
+        timings.resample = Some(ms);
+        entry.resample_ms = Some(ms);
+        let pcm = Pcm16k { samples: pcm? };
+        self.run_pcm(&pcm, entry, timings)
+    }
+
+    /// VAD → whisper on 16 kHz mono audio; fills `entry` and `timings`.
+    pub fn run_pcm(
+        &mut self,
+        pcm: &Pcm16k,
+        entry: &mut Entry,
+        timings: &mut StageTimings,
+    ) -> Result<()> {
+        entry.audio_ms.get_or_insert(pcm.duration_ms() as i64);
+        self.keep_audio(pcm, entry);
+        let (vad, ms) = timed(|| vad::analyze(&pcm.samples, &self.config.vad, Detector::Earshot));
+        timings.vad = Some(ms);
+        entry.vad_ms = Some(ms);
+        entry.speech_ms = Some(vad.speech_ms as i64);
+        if vad.no_speech {
+            entry.outcome = Outcome::NoSpeech;
+            entry.raw_text = Some(String::new());
+            entry.text = Some(String::new());
+            return Ok(());
+        }
+
+        if let Some((load, warm)) = self.ensure_model()? {
+            timings.model_load = Some(load);
+            timings.warmup = Some(warm);
+            entry.model_load_ms = Some(load);
+            entry.warmup_ms = Some(warm);
+        }
+        let opts = self.stt_options();
+        let transcriber = self
+            .transcriber
+            .as_mut()
+            .ok_or_else(|| Error::Transcribe("model not loaded".into()))?;
+        entry.model = Some(transcriber.model_name.clone());
+        entry.device = Some(transcriber.device.clone());
+        let out = transcriber.transcribe(&pcm.samples[vad.keep.clone()], &opts)?;
+        timings.stt = Some(out.ms);
+        entry.stt_ms = Some(out.ms);
+        entry.language = Some(out.language.clone());
+        let text = strip_nonspeech(&out.text);
+        entry.raw_text = Some(out.text);
+        entry.outcome = if text.is_empty() {
+            Outcome::NoSpeech
+        } else {
+            Outcome::Ok
+        };
+        entry.text = Some(text);
+        Ok(())
+    }
+
+    fn keep_audio(&self, pcm: &Pcm16k, entry: &mut Entry) {
+        if !self.config.history.keep_audio {
+            return;
+        }
+        let (Some(dir), Some(id)) = (&self.audio_dir, entry.id) else {
+            return;
+        };
+        let file = dir.join(format!("{id}.wav"));
+        let saved =
+            std::fs::create_dir_all(dir).and_then(|_| audio::write_wav_16k(&file, &pcm.samples));
+        match saved {
+            Ok(()) => entry.audio_path = Some(file.display().to_string()),
+            Err(e) => tracing::warn!("could not keep audio in {}: {e}", file.display()),
+        }
+    }
+}

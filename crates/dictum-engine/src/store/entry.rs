@@ -1,0 +1,229 @@
+//! One history row.
+
+use rusqlite::types::Value;
+use rusqlite::Row;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Inserted, work not finished (a crash leaves this behind, never nothing).
+    Pending,
+    Ok,
+    NoSpeech,
+    Error,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Pending => "pending",
+            Outcome::Ok => "ok",
+            Outcome::NoSpeech => "no_speech",
+            Outcome::Error => "error",
+        }
+    }
+
+    fn parse(s: &str) -> Outcome {
+        match s {
+            "ok" => Outcome::Ok,
+            "no_speech" => Outcome::NoSpeech,
+            "error" => Outcome::Error,
+            _ => Outcome::Pending,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    File,
+    Mic,
+}
+
+/// A dictation as stored. Timings are milliseconds; `None` = the stage did not run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Entry {
+    pub id: Option<i64>,
+    pub created_at_ms: i64,
+    pub source: Source,
+    pub source_path: Option<String>,
+    pub outcome: Outcome,
+    pub error_kind: Option<String>,
+    pub error: Option<String>,
+    pub raw_text: Option<String>,
+    pub text: Option<String>,
+    pub language: Option<String>,
+    pub model: Option<String>,
+    pub device: Option<String>,
+    pub app_class: Option<String>,
+    pub window_title: Option<String>,
+    pub audio_ms: Option<i64>,
+    pub speech_ms: Option<i64>,
+    pub audio_path: Option<String>,
+    pub decode_ms: Option<f64>,
+    pub resample_ms: Option<f64>,
+    pub vad_ms: Option<f64>,
+    pub model_load_ms: Option<f64>,
+    pub warmup_ms: Option<f64>,
+    pub stt_ms: Option<f64>,
+    pub llm_ms: Option<f64>,
+    pub inject_ms: Option<f64>,
+    pub total_ms: Option<f64>,
+    pub llm_tokens_per_sec: Option<f64>,
+    pub llm_load_ms: Option<f64>,
+    pub llm_reloaded: Option<bool>,
+}
+
+/// Columns in the order of `Entry::values` (id excluded).
+pub(super) const COLUMNS: &[&str] = &[
+    "created_at_ms",
+    "source",
+    "source_path",
+    "outcome",
+    "error_kind",
+    "error",
+    "raw_text",
+    "text",
+    "language",
+    "model",
+    "device",
+    "app_class",
+    "window_title",
+    "audio_ms",
+    "speech_ms",
+    "audio_path",
+    "decode_ms",
+    "resample_ms",
+    "vad_ms",
+    "model_load_ms",
+    "warmup_ms",
+    "stt_ms",
+    "llm_ms",
+    "inject_ms",
+    "total_ms",
+    "llm_tokens_per_sec",
+    "llm_load_ms",
+    "llm_reloaded",
+];
+
+fn opt<T: Into<Value>>(v: &Option<T>) -> Value
+where
+    T: Clone,
+{
+    v.clone().map_or(Value::Null, Into::into)
+}
+
+impl Entry {
+    pub fn new(source: Source) -> Entry {
+        Entry {
+            id: None,
+            created_at_ms: 0,
+            source,
+            source_path: None,
+            outcome: Outcome::Pending,
+            error_kind: None,
+            error: None,
+            raw_text: None,
+            text: None,
+            language: None,
+            model: None,
+            device: None,
+            app_class: None,
+            window_title: None,
+            audio_ms: None,
+            speech_ms: None,
+            audio_path: None,
+            decode_ms: None,
+            resample_ms: None,
+            vad_ms: None,
+            model_load_ms: None,
+            warmup_ms: None,
+            stt_ms: None,
+            llm_ms: None,
+            inject_ms: None,
+            total_ms: None,
+            llm_tokens_per_sec: None,
+            llm_load_ms: None,
+            llm_reloaded: None,
+        }
+    }
+
+    pub(super) fn values(&self) -> Vec<Value> {
+        let source = match self.source {
+            Source::File => "file",
+            Source::Mic => "mic",
+        };
+        vec![
+            self.created_at_ms.into(),
+            source.to_string().into(),
+            opt(&self.source_path),
+            self.outcome.as_str().to_string().into(),
+            opt(&self.error_kind),
+            opt(&self.error),
+            opt(&self.raw_text),
+            opt(&self.text),
+            opt(&self.language),
+            opt(&self.model),
+            opt(&self.device),
+            opt(&self.app_class),
+            opt(&self.window_title),
+            opt(&self.audio_ms),
+            opt(&self.speech_ms),
+            opt(&self.audio_path),
+            opt(&self.decode_ms),
+            opt(&self.resample_ms),
+            opt(&self.vad_ms),
+            opt(&self.model_load_ms),
+            opt(&self.warmup_ms),
+            opt(&self.stt_ms),
+            opt(&self.llm_ms),
+            opt(&self.inject_ms),
+            opt(&self.total_ms),
+            opt(&self.llm_tokens_per_sec),
+            opt(&self.llm_load_ms),
+            opt(&self.llm_reloaded),
+        ]
+    }
+
+    /// Reads a row selected as `id, COLUMNS...`.
+    pub(super) fn from_row(row: &Row<'_>) -> rusqlite::Result<Entry> {
+        let source: String = row.get(2)?;
+        let outcome: String = row.get(4)?;
+        Ok(Entry {
+            id: Some(row.get(0)?),
+            created_at_ms: row.get(1)?,
+            source: if source == "mic" {
+                Source::Mic
+            } else {
+                Source::File
+            },
+            source_path: row.get(3)?,
+            outcome: Outcome::parse(&outcome),
+            error_kind: row.get(5)?,
+            error: row.get(6)?,
+            raw_text: row.get(7)?,
+            text: row.get(8)?,
+            language: row.get(9)?,
+            model: row.get(10)?,
+            device: row.get(11)?,
+            app_class: row.get(12)?,
+            window_title: row.get(13)?,
+            audio_ms: row.get(14)?,
+            speech_ms: row.get(15)?,
+            audio_path: row.get(16)?,
+            decode_ms: row.get(17)?,
+            resample_ms: row.get(18)?,
+            vad_ms: row.get(19)?,
+            model_load_ms: row.get(20)?,
+            warmup_ms: row.get(21)?,
+            stt_ms: row.get(22)?,
+            llm_ms: row.get(23)?,
+            inject_ms: row.get(24)?,
+            total_ms: row.get(25)?,
+            llm_tokens_per_sec: row.get(26)?,
+            llm_load_ms: row.get(27)?,
+            llm_reloaded: row.get(28)?,
+        })
+    }
+}

@@ -1,0 +1,20 @@
+//! The schema, from the SQL files in the repository's `migrations/` folder, in order.
+//! Add a file there and a line here; a test fails if the two lists ever differ.
+
+use rusqlite_migration::{Migrations, M};
+
+/// (file name, SQL), in the order they are applied.
+pub const MIGRATION_FILES: &[(&str, &str)] = &[
+    (
+        "0001_history.sql",
+        include_str!("../../../../migrations/0001_history.sql"),
+    ),
+    (
+        "0002_history_fts.sql",
+        include_str!("../../../../migrations/0002_history_fts.sql"),
+    ),
+];
+
+pub fn migrations() -> Migrations<'static> {
+    Migrations::new(MIGRATION_FILES.iter().map(|(_, sql)| M::up(sql)).collect())
+}

@@ -1,0 +1,272 @@
+//! History in SQLite: one file, WAL mode, schema from the SQL files in `migrations/` applied in
+//! order at open. Every utterance is inserted as `pending` before the work that can fail, and
+//! completed afterwards, so nothing captured is ever lost without a trace.
+
+mod entry;
+mod migrations;
+
+pub use entry::{Entry, Outcome, Source};
+pub use migrations::{migrations, MIGRATION_FILES};
+
+use crate::{Error, Result};
+use rusqlite::{params, Connection, OptionalExtension};
+use std::path::{Path, PathBuf};
+
+pub struct History {
+    conn: Connection,
+    path: PathBuf,
+}
+
+/// What to list.
+#[derive(Debug, Clone, Default)]
+pub struct Query {
+    pub limit: usize,
+    /// Full-text search over raw and final text; words are ANDed, the last one is a prefix.
+    pub search: Option<String>,
+}
+
+impl History {
+    /// Opens (creating folders and file as needed) and migrates to the latest schema.
+    pub fn open(path: &Path) -> Result<History> {
+        let err = |reason: String| Error::Store {
+            path: path.to_path_buf(),
+            reason,
+        };
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| err(format!("cannot create {}: {e}", parent.display())))?;
+        }
+        let mut conn = Connection::open(path).map_err(|e| err(e.to_string()))?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(|e| err(e.to_string()))?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(|e| err(format!("cannot enable WAL: {e}")))?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(|e| err(e.to_string()))?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(|e| err(e.to_string()))?;
+        migrations()
+            .to_latest(&mut conn)
+            .map_err(|e| err(format!("schema migration failed: {e}")))?;
+        Ok(History {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn err(&self, e: rusqlite::Error) -> Error {
+        Error::Store {
+            path: self.path.clone(),
+            reason: e.to_string(),
+        }
+    }
+
+    /// Inserts `entry` (normally as `pending`) and sets its id.
+    pub fn insert(&self, entry: &mut Entry) -> Result<i64> {
+        if entry.created_at_ms == 0 {
+            entry.created_at_ms = now_ms();
+        }
+        let sql = format!(
+            "INSERT INTO dictations ({}) VALUES ({})",
+            entry::COLUMNS.join(", "),
+            (1..=entry::COLUMNS.len())
+                .map(|i| format!("?{i}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        self.conn
+            .execute(&sql, rusqlite::params_from_iter(entry.values()))
+            .map_err(|e| self.err(e))?;
+        let id = self.conn.last_insert_rowid();
+        entry.id = Some(id);
+        Ok(id)
+    }
+
+    /// Writes every field of an inserted entry.
+    pub fn update(&self, entry: &Entry) -> Result<()> {
+        let id = entry.id.ok_or_else(|| Error::Store {
+            path: self.path.clone(),
+            reason: "update of an entry that was never inserted".into(),
+        })?;
+        let sets: Vec<String> = entry::COLUMNS
+            .iter()
+            .enumerate()
+            .map(|(i, c)| format!("{c} = ?{}", i + 1))
+            .collect();
+        let sql = format!(
+            "UPDATE dictations SET {} WHERE id = ?{}",
+            sets.join(", "),
+            entry::COLUMNS.len() + 1
+        );
+        let mut values = entry.values();
+        values.push(id.into());
+        let n = self
+            .conn
+            .execute(&sql, rusqlite::params_from_iter(values))
+            .map_err(|e| self.err(e))?;
+        if n != 1 {
+            return Err(Error::Store {
+                path: self.path.clone(),
+                reason: format!("entry {id} no longer exists"),
+            });
+        }
+        Ok(())
+    }
+
+    pub fn get(&self, id: i64) -> Result<Option<Entry>> {
+        let sql = format!(
+            "SELECT id, {} FROM dictations WHERE id = ?1",
+            entry::COLUMNS.join(", ")
+        );
+        self.conn
+            .query_row(&sql, params![id], Entry::from_row)
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Newest first.
+    pub fn list(&self, query: &Query) -> Result<Vec<Entry>> {
+        let cols = entry::COLUMNS
+            .iter()
+            .map(|c| format!("d.{c}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let limit = if query.limit == 0 {
+            -1
+        } else {
+            query.limit as i64
+        };
+        let fts = query
+            .search
+            .as_deref()
+            .map(fts_query)
+            .filter(|q| !q.is_empty());
+        let mut rows = Vec::new();
+        match fts {
+            Some(fts) => {
+                let sql = format!(
+                    "SELECT d.id, {cols} FROM dictations_fts f JOIN dictations d ON d.id = f.rowid \
+                     WHERE dictations_fts MATCH ?1 ORDER BY d.created_at_ms DESC, d.id DESC LIMIT ?2"
+                );
+                let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
+                let it = stmt
+                    .query_map(params![fts, limit], Entry::from_row)
+                    .map_err(|e| self.err(e))?;
+                for row in it {
+                    rows.push(row.map_err(|e| self.err(e))?);
+                }
+            }
+            None => {
+                let sql = format!(
+                    "SELECT d.id, {cols} FROM dictations d ORDER BY d.created_at_ms DESC, d.id DESC LIMIT ?1"
+                );
+                let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
+                let it = stmt
+                    .query_map(params![limit], Entry::from_row)
+                    .map_err(|e| self.err(e))?;
+                for row in it {
+                    rows.push(row.map_err(|e| self.err(e))?);
+                }
+            }
+        }
+        Ok(rows)
+    }
+
+    /// Schema version (number of applied migrations).
+    pub fn schema_version(&self) -> Result<usize> {
+        let v: i64 = self
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(|e| self.err(e))?;
+        Ok(v as usize)
+    }
+
+    /// Deletes entries older than `days` days; returns how many.
+    pub fn apply_retention(&self, days: u32) -> Result<usize> {
+        if days == 0 {
+            return Ok(0);
+        }
+        let cutoff = now_ms() - days as i64 * 86_400_000;
+        self.conn
+            .execute(
+                "DELETE FROM dictations WHERE created_at_ms < ?1",
+                params![cutoff],
+            )
+            .map_err(|e| self.err(e))
+    }
+}
+
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ` for unix milliseconds (proleptic Gregorian, UTC).
+pub fn format_utc(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let millis = ms.rem_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let tod = secs.rem_euclid(86_400);
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        tod / 3600,
+        tod % 3600 / 60,
+        tod % 60
+    )
+}
+
+/// Turns free text into a safe FTS5 query: each word quoted, ANDed, last word as prefix.
+fn fts_query(text: &str) -> String {
+    let words: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .map(|w| format!("\"{}\"", w.replace('"', "")))
+        .collect();
+    match words.split_last() {
+        Some((last, rest)) => {
+            let mut q = rest.join(" ");
+            if !q.is_empty() {
+                q.push(' ');
+            }
+            q.push_str(last);
+            q.push('*');
+            q
+        }
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_formatting() {
+        assert_eq!(format_utc(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(format_utc(1_795_000_000_123), "2026-11-18T11:06:40.123Z");
+        assert_eq!(format_utc(951_782_400_000), "2000-02-29T00:00:00.000Z");
+    }
+
+    #[test]
+    fn fts_queries_are_quoted() {
+        assert_eq!(fts_query("fellow americ"), "\"fellow\" \"americ\"*");
+        assert_eq!(fts_query("a\"b OR -c"), "\"a\" \"b\" \"OR\" \"c\"*");
+        assert_eq!(fts_query("  "), "");
+    }
+}

@@ -1,0 +1,9 @@
+//! Speech to text with whisper.cpp (through whisper-rs).
+
+mod model_file;
+mod nonspeech;
+mod whisper;
+
+pub use model_file::{check_model_file, ModelInfo};
+pub use nonspeech::strip_nonspeech;
+pub use whisper::{SttOptions, SttOutput, Transcriber};

@@ -1,0 +1,187 @@
+//! The whisper transcriber: one model loaded once per process, one reusable decoding state,
+//! warmed up before the first real utterance, and an encoder window sized to the utterance.
+
+use super::model_file::{check_model_file, ModelInfo};
+use crate::timing::{ms_since, timed};
+use crate::{Error, Result, SAMPLE_RATE};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use whisper_rs::{
+    FullParams, SamplingStrategy, WhisperContext, WhisperContextParameters, WhisperState,
+};
+
+/// Encoder frames per second of audio (whisper: 1500 frames for 30 s).
+const FRAMES_PER_SEC: f64 = 50.0;
+const FULL_AUDIO_CTX: i32 = 1500;
+
+#[derive(Debug, Clone)]
+pub struct SttOptions {
+    /// "en", "de", … or "auto".
+    pub language: String,
+    pub threads: u32,
+    /// Size the encoder window to the audio (`Some(margin_frames)`), or use the full 30 s.
+    pub audio_ctx_margin: Option<u32>,
+    /// Initial prompt (custom vocabulary).
+    pub initial_prompt: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct SttOutput {
+    /// Whisper's text, segments joined, trimmed.
+    pub text: String,
+    /// Detected or forced language.
+    pub language: String,
+    /// Highest no-speech probability over the segments.
+    pub no_speech_prob: f32,
+    /// Encoder window used (frames); 0 = full.
+    pub audio_ctx: i32,
+    pub ms: f64,
+}
+
+pub struct Transcriber {
+    // `state` borrows nothing from `ctx` at the type level (whisper-rs keeps an Arc), but keep
+    // ctx alive explicitly for clarity.
+    _ctx: WhisperContext,
+    state: WhisperState,
+    pub model_path: PathBuf,
+    pub model_name: String,
+    pub info: ModelInfo,
+    pub device: String,
+    pub load_ms: f64,
+    pub warmup_ms: Option<f64>,
+}
+
+/// Encoder window for `samples` of audio: the audio plus a margin, capped at 30 s.
+pub fn audio_ctx_for(samples: usize, margin_frames: u32) -> i32 {
+    let secs = samples as f64 / SAMPLE_RATE as f64;
+    let frames = (secs * FRAMES_PER_SEC).ceil() as i32 + margin_frames as i32;
+    if frames >= FULL_AUDIO_CTX {
+        0
+    } else {
+        frames
+    }
+}
+
+impl Transcriber {
+    /// Checks the file, then loads it. `use_gpu` matters only in a `cuda` build.
+    pub fn load(model_path: &Path, use_gpu: bool) -> Result<Transcriber> {
+        whisper_rs::install_logging_hooks();
+        let start = Instant::now();
+        let info = check_model_file(model_path)?;
+        let mut params = WhisperContextParameters::default();
+        let gpu = cfg!(feature = "cuda") && use_gpu;
+        params.use_gpu(gpu);
+        let path_str = model_path.to_str().ok_or_else(|| Error::ModelLoad {
+            path: model_path.to_path_buf(),
+            reason: "the path is not valid UTF-8; move the model to a plain path".into(),
+        })?;
+        let ctx =
+            WhisperContext::new_with_params(path_str, params).map_err(|e| Error::ModelLoad {
+                path: model_path.to_path_buf(),
+                reason: format!("{e}; the file may be damaged or not a whisper.cpp model"),
+            })?;
+        let state = ctx.create_state().map_err(|e| Error::ModelLoad {
+            path: model_path.to_path_buf(),
+            reason: format!("could not allocate decoder state: {e}"),
+        })?;
+        let model_name = model_path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Ok(Transcriber {
+            _ctx: ctx,
+            state,
+            model_path: model_path.to_path_buf(),
+            model_name,
+            info,
+            device: if gpu { "cuda".into() } else { "cpu".into() },
+            load_ms: ms_since(start),
+            warmup_ms: None,
+        })
+    }
+
+    /// Runs one short decode so the first real utterance does not pay for buffer allocation
+    /// and cold caches. Returns the milliseconds spent.
+    pub fn warm_up(&mut self, opts: &SttOptions) -> Result<f64> {
+        // Half a second of faint noise: exercises encoder and decoder without producing text.
+        let mut seed = 0x2545_f491_u32;
+        let noise: Vec<f32> = (0..SAMPLE_RATE as usize / 2)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 17;
+                seed ^= seed << 5;
+                (seed as f32 / u32::MAX as f32 - 0.5) * 1e-3
+            })
+            .collect();
+        let (res, ms) = timed(|| self.transcribe(&noise, opts));
+        res?;
+        self.warmup_ms = Some(ms);
+        Ok(ms)
+    }
+
+    pub fn transcribe(&mut self, pcm: &[f32], opts: &SttOptions) -> Result<SttOutput> {
+        let start = Instant::now();
+        let mut params = FullParams::new(SamplingStrategy::Greedy { best_of: 1 });
+        params.set_n_threads(opts.threads.max(1) as i32);
+        let language = if opts.language == "auto" || opts.language.is_empty() {
+            None
+        } else {
+            Some(opts.language.as_str())
+        };
+        params.set_language(language);
+        params.set_detect_language(false);
+        params.set_translate(false);
+        params.set_no_context(true);
+        params.set_print_progress(false);
+        params.set_print_realtime(false);
+        params.set_print_special(false);
+        params.set_print_timestamps(false);
+        params.set_suppress_blank(true);
+        params.set_suppress_nst(true);
+        params.set_temperature(0.0);
+        let audio_ctx = opts
+            .audio_ctx_margin
+            .map_or(0, |margin| audio_ctx_for(pcm.len(), margin));
+        params.set_audio_ctx(audio_ctx);
+        if audio_ctx > 0 {
+            // Whole utterance fits in one window: one segment, no timestamp tokens needed.
+            params.set_single_segment(true);
+            params.set_no_timestamps(true);
+        }
+        if !opts.initial_prompt.is_empty() {
+            params.set_initial_prompt(&opts.initial_prompt);
+        }
+        // whisper.cpp needs at least ~1 s of audio; pad short clips with silence.
+        let min = SAMPLE_RATE as usize + SAMPLE_RATE as usize / 10;
+        let padded;
+        let pcm = if pcm.len() < min {
+            padded = [pcm, &vec![0.0; min - pcm.len()]].concat();
+            &padded[..]
+        } else {
+            pcm
+        };
+        self.state
+            .full(params, pcm)
+            .map_err(|e| Error::Transcribe(e.to_string()))?;
+        let mut text = String::new();
+        let mut no_speech_prob = 0.0f32;
+        for segment in self.state.as_iter() {
+            no_speech_prob = no_speech_prob.max(segment.no_speech_probability());
+            let piece = segment
+                .to_str_lossy()
+                .map_err(|e| Error::Transcribe(e.to_string()))?;
+            text.push_str(&piece);
+        }
+        let lang_id = self.state.full_lang_id_from_state();
+        let language = whisper_rs::get_lang_str(lang_id)
+            .map(str::to_string)
+            .unwrap_or_else(|| opts.language.clone());
+        Ok(SttOutput {
+            text: text.trim().to_string(),
+            language,
+            no_speech_prob,
+            audio_ctx,
+            ms: ms_since(start),
+        })
+    }
+}
