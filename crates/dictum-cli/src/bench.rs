@@ -6,7 +6,7 @@ use dictum_engine::audio::{self, Pcm16k};
 use dictum_engine::config::VadConfig;
 use dictum_engine::eval::WerCount;
 use dictum_engine::pipeline::Engine;
-use dictum_engine::stt::{strip_nonspeech, SttOptions};
+use dictum_engine::stt::{strip_nonspeech, SttOptions, Window};
 use dictum_engine::timing::timed;
 use dictum_engine::vad::{self, Detector};
 use std::fmt::Write as _;
@@ -28,6 +28,9 @@ pub struct Args {
     /// Timed runs per clip (the median is reported).
     #[arg(long, default_value_t = 3)]
     runs: usize,
+    /// Smallest auto-sized encoder windows to compare (frames); default: the configured one.
+    #[arg(long, value_delimiter = ',')]
+    floors: Vec<u32>,
     /// Also write the report to this file.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -113,7 +116,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     .display()
                     .to_string()
             });
-            bench_stt(config, &clips, args.runs.max(1))?
+            let floors = if args.floors.is_empty() {
+                vec![config.stt.audio_ctx_min]
+            } else {
+                args.floors
+            };
+            bench_stt(config, &clips, args.runs.max(1), &floors)?
         }
     };
     print!("{report}");
@@ -165,85 +173,107 @@ fn bench_stt(
     config: dictum_engine::config::Config,
     clips: &[Clip],
     runs: usize,
+    floors: &[u32],
 ) -> anyhow::Result<String> {
     let vad_cfg = config.vad.clone();
     let mut engine = Engine::new(config, vec![]);
     let (load_ms, warm_ms) = engine.ensure_model()?.unwrap_or((f64::NAN, f64::NAN));
     let base: SttOptions = engine.stt_options();
+    let margin = base.window.map_or(64, |w| w.margin);
+    let mut modes: Vec<(String, Option<Window>)> = floors
+        .iter()
+        .map(|&min| (format!("auto, min {min}"), Some(Window { margin, min })))
+        .collect();
+    modes.push(("full 30 s".into(), None));
     let t = engine
         .transcriber_mut()
         .ok_or_else(|| anyhow::anyhow!("model did not load"))?;
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "Model `{}` ({} bytes), device {}, {} threads; model load {load_ms:.0} ms, warm-up {warm_ms:.0} ms; median of {runs} runs.\n",
+        "Model `{}` ({} bytes), device {}, {} threads; model load {load_ms:.0} ms, warm-up {warm_ms:.0} ms; \
+         window margin {margin} frames; stt ms = median of {runs} runs on the VAD-trimmed clip.\n",
         t.model_name, t.info.file_bytes, t.device, base.threads
     );
-    let _ = writeln!(out, "| clip | audio ms | speech kept ms | stt ms (auto window) | stt ms (full 30 s) | speed-up | WER auto | WER full | text (auto window) |");
-    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---|");
-    let mut totals = [WerCount::default(); 2];
-    let mut sums = [0.0f64; 2];
+    let head: Vec<String> = modes.iter().map(|(m, _)| format!("stt ms ({m})")).collect();
+    let _ = writeln!(
+        out,
+        "| clip | audio ms | speech kept ms | {} | text (first window) |",
+        head.join(" | ")
+    );
+    let _ = writeln!(out, "|---|---:|---:|{}---|", "---:|".repeat(modes.len()));
+    let mut totals = vec![WerCount::default(); modes.len()];
+    let mut sums = vec![0.0f64; modes.len()];
+    let mut redone = vec![0usize; modes.len()];
     for c in clips {
         let v = vad::analyze(&c.pcm.samples, &vad_cfg, Detector::Earshot);
         if v.no_speech {
             let _ = writeln!(
                 out,
-                "| {} | {} | 0 | - | - | - | - | - | (no speech: VAD) |",
+                "| {} | {} | 0 | {}(no speech: VAD, whisper not run) |",
                 c.name,
-                c.pcm.duration_ms()
+                c.pcm.duration_ms(),
+                "- | ".repeat(modes.len())
             );
             continue;
         }
         let pcm = &c.pcm.samples[v.keep.clone()];
-        let mut medians = [0.0; 2];
-        let mut texts = [String::new(), String::new()];
-        for (i, margin) in [base.audio_ctx_margin.or(Some(64)), None]
-            .into_iter()
-            .enumerate()
-        {
+        let mut cells = Vec::new();
+        let mut first_text = String::new();
+        for (i, (_, window)) in modes.iter().enumerate() {
             let opts = SttOptions {
-                audio_ctx_margin: margin,
+                window: *window,
                 ..base.clone()
             };
             let mut times = Vec::new();
+            let mut text = String::new();
             for _ in 0..runs {
                 let o = t.transcribe(pcm, &opts)?;
                 times.push(o.ms);
-                texts[i] = strip_nonspeech(&o.text);
+                redone[i] += usize::from(o.redone_full);
+                text = strip_nonspeech(&o.text);
             }
-            medians[i] = median(times);
-            sums[i] += medians[i];
-            totals[i] = totals[i].add(WerCount::of(&c.reference, &texts[i]));
+            let m = median(times);
+            sums[i] += m;
+            let wer = WerCount::of(&c.reference, &text);
+            totals[i] = totals[i].plus(wer);
+            cells.push(format!("{m:.0} ({:.0}%)", wer.rate() * 100.0));
+            if i == 0 {
+                first_text = text;
+            }
         }
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {:.0} | {:.0} | {:.2}× | {:.1}% | {:.1}% | {} |",
+            "| {} | {} | {} | {} | {} |",
             c.name,
             c.pcm.duration_ms(),
             pcm.len() / 16,
-            medians[0],
-            medians[1],
-            medians[1] / medians[0],
-            WerCount::of(&c.reference, &texts[0]).rate() * 100.0,
-            WerCount::of(&c.reference, &texts[1]).rate() * 100.0,
-            texts[0]
+            cells.join(" | "),
+            first_text
         );
     }
+    let _ = writeln!(out, "\nCells: median stt ms (clip WER).\n");
     let _ = writeln!(
         out,
-        "\nTotal stt time: auto window {:.0} ms, full window {:.0} ms ({:.2}× faster). Corpus WER: auto {:.1}% ({} errors / {} words), full {:.1}% ({} / {}).",
-        sums[0],
-        sums[1],
-        sums[1] / sums[0],
-        totals[0].rate() * 100.0,
-        totals[0].errors,
-        totals[0].words,
-        totals[1].rate() * 100.0,
-        totals[1].errors,
-        totals[1].words
+        "| window | total stt ms | vs full | corpus WER | redone with full window |"
     );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|");
+    let full = sums.last().copied().unwrap_or(f64::NAN);
+    for (i, (name, _)) in modes.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "| {name} | {:.0} | {:.2}× faster | {:.1}% ({}/{}) | {} of {} runs |",
+            sums[i],
+            full / sums[i],
+            totals[i].rate() * 100.0,
+            totals[i].errors,
+            totals[i].words,
+            redone[i] / runs.max(1),
+            clips.len()
+        );
+    }
     if let Some(rss) = peak_rss_mib() {
-        let _ = writeln!(out, "Peak RSS of the process: {rss:.0} MiB.");
+        let _ = writeln!(out, "\nPeak RSS of the process: {rss:.0} MiB.");
     }
     Ok(out)
 }

@@ -28,6 +28,8 @@ pub struct SttConfig {
     pub audio_ctx: AudioCtxMode,
     /// Extra frames (20 ms each) added to the auto-sized window.
     pub audio_ctx_margin: u32,
+    /// Smallest auto-sized window, in frames (20 ms each).
+    pub audio_ctx_min: u32,
     /// Use the GPU when the binary was built with CUDA.
     pub use_gpu: bool,
     /// Words and names whisper should spell your way (fed to it as the initial prompt).
@@ -52,7 +54,7 @@ pub struct VadConfig {
     pub pad_ms: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(default)]
 pub struct HistoryConfig {
     /// Keep a WAV copy of each utterance next to the history database.
@@ -69,6 +71,7 @@ impl Default for SttConfig {
             threads: 0,
             audio_ctx: AudioCtxMode::Auto,
             audio_ctx_margin: 64,
+            audio_ctx_min: 768,
             use_gpu: true,
             vocabulary: Vec::new(),
         }
@@ -81,15 +84,6 @@ impl Default for VadConfig {
             threshold: 0.5,
             min_speech_ms: 200,
             pad_ms: 250,
-        }
-    }
-}
-
-impl Default for HistoryConfig {
-    fn default() -> Self {
-        HistoryConfig {
-            keep_audio: false,
-            retention_days: 0,
         }
     }
 }
@@ -110,6 +104,9 @@ threads = 0
 audio_ctx = "auto"
 # Extra encoder frames (20 ms each) on top of the utterance when audio_ctx = "auto".
 audio_ctx_margin = 64
+# Smallest auto-sized window in frames (768 = 15.36 s); smaller windows make whisper
+# repeat itself on short clips (measured: docs/PERFORMANCE.md).
+audio_ctx_min = 768
 # Use the GPU when this binary was built with the `cuda` feature.
 use_gpu = true
 # Words and names whisper should spell your way, e.g. ["Kubernetes", "Dictum"].

@@ -80,7 +80,7 @@ pub fn number_words(n: u64) -> String {
         let r = n % 100;
         if r >= 20 {
             out.push(TENS[(r / 10) as usize].into());
-            if r % 10 > 0 {
+            if !r.is_multiple_of(10) {
                 out.push(ONES[(r % 10) as usize].into());
             }
         } else if r > 0 || n == 0 {
@@ -97,12 +97,12 @@ pub fn number_words(n: u64) -> String {
         (1_000_000, "million"),
         (1_000, "thousand"),
     ] {
-        if n / scale % 1000 > 0 {
+        if !(n / scale).is_multiple_of(1000) {
             below_thousand(n / scale % 1000, &mut out);
             out.push(name.into());
         }
     }
-    if n % 1000 > 0 {
+    if !n.is_multiple_of(1000) {
         below_thousand(n % 1000, &mut out);
     }
     out.join(" ")
@@ -140,7 +140,7 @@ impl WerCount {
         }
     }
 
-    pub fn add(self, other: WerCount) -> WerCount {
+    pub fn plus(self, other: WerCount) -> WerCount {
         WerCount {
             errors: self.errors + other.errors,
             words: self.words + other.words,

@@ -5,7 +5,7 @@
 use crate::audio::{self, Pcm16k};
 use crate::config::{AudioCtxMode, Config};
 use crate::store::{Entry, History, Outcome, Source};
-use crate::stt::{strip_nonspeech, SttOptions, Transcriber};
+use crate::stt::{strip_nonspeech, SttOptions, Transcriber, Window};
 use crate::timing::{ms_since, timed, StageTimings};
 use crate::vad::{self, Detector};
 use crate::{Error, Result};
@@ -44,8 +44,11 @@ impl Engine {
         SttOptions {
             language: self.config.stt.language.clone(),
             threads: self.config.threads(),
-            audio_ctx_margin: match self.config.stt.audio_ctx {
-                AudioCtxMode::Auto => Some(self.config.stt.audio_ctx_margin),
+            window: match self.config.stt.audio_ctx {
+                AudioCtxMode::Auto => Some(Window {
+                    margin: self.config.stt.audio_ctx_margin,
+                    min: self.config.stt.audio_ctx_min,
+                }),
                 AudioCtxMode::Full => None,
             },
             initial_prompt: self.config.stt.vocabulary.join(", "),

@@ -107,10 +107,7 @@ pub(super) const COLUMNS: &[&str] = &[
     "llm_reloaded",
 ];
 
-fn opt<T: Into<Value>>(v: &Option<T>) -> Value
-where
-    T: Clone,
-{
+fn opt<T: Into<Value> + Clone>(v: &Option<T>) -> Value {
     v.clone().map_or(Value::Null, Into::into)
 }
 

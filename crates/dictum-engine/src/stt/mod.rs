@@ -6,4 +6,4 @@ mod whisper;
 
 pub use model_file::{check_model_file, ModelInfo};
 pub use nonspeech::strip_nonspeech;
-pub use whisper::{SttOptions, SttOutput, Transcriber};
+pub use whisper::{audio_ctx_for, looks_degenerate, SttOptions, SttOutput, Transcriber, Window};

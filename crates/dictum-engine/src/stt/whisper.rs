@@ -19,10 +19,19 @@ pub struct SttOptions {
     /// "en", "de", … or "auto".
     pub language: String,
     pub threads: u32,
-    /// Size the encoder window to the audio (`Some(margin_frames)`), or use the full 30 s.
-    pub audio_ctx_margin: Option<u32>,
+    /// Size the encoder window to the audio, or use the full 30 s (`None`).
+    pub window: Option<Window>,
     /// Initial prompt (custom vocabulary).
     pub initial_prompt: String,
+}
+
+/// How the encoder window is sized to an utterance, in encoder frames (20 ms each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    /// Frames added to the utterance's own length.
+    pub margin: u32,
+    /// Never smaller than this: very small windows make whisper loop on its own output.
+    pub min: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -35,6 +44,8 @@ pub struct SttOutput {
     pub no_speech_prob: f32,
     /// Encoder window used (frames); 0 = full.
     pub audio_ctx: i32,
+    /// True when the sized window gave degenerate output and the full window was used.
+    pub redone_full: bool,
     pub ms: f64,
 }
 
@@ -51,15 +62,53 @@ pub struct Transcriber {
     pub warmup_ms: Option<f64>,
 }
 
-/// Encoder window for `samples` of audio: the audio plus a margin, capped at 30 s.
-pub fn audio_ctx_for(samples: usize, margin_frames: u32) -> i32 {
+/// Encoder window for `samples` of audio: the audio plus a margin, at least `min`, and 0
+/// (the full 30 s) when that would not be smaller.
+pub fn audio_ctx_for(samples: usize, window: Window) -> i32 {
     let secs = samples as f64 / SAMPLE_RATE as f64;
-    let frames = (secs * FRAMES_PER_SEC).ceil() as i32 + margin_frames as i32;
+    let frames =
+        ((secs * FRAMES_PER_SEC).ceil() as i32 + window.margin as i32).max(window.min as i32);
     if frames >= FULL_AUDIO_CTX {
         0
     } else {
         frames
     }
+}
+
+/// Upper bound on tokens for an utterance: generous for real speech (people say at most
+/// ~4 words/s), but it stops a decoder that has started repeating itself.
+fn max_tokens_for(samples: usize) -> i32 {
+    let secs = samples as f64 / SAMPLE_RATE as f64;
+    (24.0 + secs * 10.0).ceil() as i32
+}
+
+/// Output that cannot be a transcript of `samples` of speech: far too many words for the
+/// time, or one phrase repeated over and over (whisper's looping failure).
+pub fn looks_degenerate(text: &str, samples: usize) -> bool {
+    let words: Vec<String> = text
+        .split_whitespace()
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        })
+        .filter(|w| !w.is_empty())
+        .collect();
+    let secs = samples as f64 / SAMPLE_RATE as f64;
+    if words.len() as f64 > 3.0 + secs * 5.0 {
+        return true;
+    }
+    // The same 2-word phrase three or more times within a short utterance.
+    let mut counts = std::collections::HashMap::new();
+    for pair in words.windows(2) {
+        let c = counts
+            .entry((pair[0].as_str(), pair[1].as_str()))
+            .or_insert(0);
+        *c += 1;
+        if *c >= 3 {
+            return true;
+        }
+    }
+    false
 }
 
 impl Transcriber {
@@ -119,7 +168,36 @@ impl Transcriber {
         Ok(ms)
     }
 
+    /// Transcribes one utterance. With a sized window, output that looks degenerate is
+    /// redone once with the full window (the slower but robust path).
     pub fn transcribe(&mut self, pcm: &[f32], opts: &SttOptions) -> Result<SttOutput> {
+        let start = Instant::now();
+        let first = self.decode(pcm, opts, opts.window)?;
+        if first.audio_ctx == 0 || !looks_degenerate(&first.text, pcm.len()) {
+            return Ok(SttOutput {
+                ms: ms_since(start),
+                ..first
+            });
+        }
+        tracing::debug!(
+            "window {} gave degenerate output {:?}; redoing with the full window",
+            first.audio_ctx,
+            first.text
+        );
+        let second = self.decode(pcm, opts, None)?;
+        Ok(SttOutput {
+            redone_full: true,
+            ms: ms_since(start),
+            ..second
+        })
+    }
+
+    fn decode(
+        &mut self,
+        pcm: &[f32],
+        opts: &SttOptions,
+        window: Option<Window>,
+    ) -> Result<SttOutput> {
         let start = Instant::now();
         let mut params = FullParams::new(SamplingStrategy::Greedy { best_of: 1 });
         params.set_n_threads(opts.threads.max(1) as i32);
@@ -139,14 +217,17 @@ impl Transcriber {
         params.set_suppress_blank(true);
         params.set_suppress_nst(true);
         params.set_temperature(0.0);
-        let audio_ctx = opts
-            .audio_ctx_margin
-            .map_or(0, |margin| audio_ctx_for(pcm.len(), margin));
+        let audio_ctx = window.map_or(0, |w| audio_ctx_for(pcm.len(), w));
         params.set_audio_ctx(audio_ctx);
+        params.set_max_tokens(max_tokens_for(pcm.len()));
         if audio_ctx > 0 {
             // Whole utterance fits in one window: one segment, no timestamp tokens needed.
             params.set_single_segment(true);
             params.set_no_timestamps(true);
+            // No temperature fallback on the fast path: a failed decode is caught by
+            // `looks_degenerate` and redone once with the full window instead of up to five
+            // times at rising temperatures.
+            params.set_temperature_inc(0.0);
         }
         if !opts.initial_prompt.is_empty() {
             params.set_initial_prompt(&opts.initial_prompt);
@@ -181,7 +262,45 @@ impl Transcriber {
             language,
             no_speech_prob,
             audio_ctx,
+            redone_full: false,
             ms: ms_since(start),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_sizing() {
+        let w = Window { margin: 64, min: 0 };
+        assert_eq!(audio_ctx_for(16_000, w), 50 + 64);
+        assert_eq!(
+            audio_ctx_for(16_000 * 40, w),
+            0,
+            "long audio uses the full window"
+        );
+        let w = Window {
+            margin: 64,
+            min: 512,
+        };
+        assert_eq!(audio_ctx_for(16_000, w), 512);
+        assert_eq!(audio_ctx_for(16_000 * 20, w), 1064);
+    }
+
+    #[test]
+    fn degenerate_output_is_recognised() {
+        let two_s = 32_000;
+        assert!(!looks_degenerate("Go forward ten meters.", two_s));
+        assert!(looks_degenerate(
+            "go forward 10 meters. Go forward 10 meters, go forward 10 meters",
+            two_s
+        ));
+        assert!(looks_degenerate(
+            "Front, left, left, front, left, left, front, left, left,",
+            22_000
+        ));
+        assert!(looks_degenerate(&"word ".repeat(30), two_s));
     }
 }

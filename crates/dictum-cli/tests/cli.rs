@@ -1,0 +1,276 @@
+//! The `dictum` binary as a user runs it: output, exit codes, one-line errors, history rows.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn assets() -> PathBuf {
+    let dir = match std::env::var_os("DICTUM_TEST_ASSETS") {
+        Some(d) => PathBuf::from(d),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
+    };
+    assert!(
+        dir.join("models/ggml-tiny.en-q8_0.bin").is_file(),
+        "test assets not found at {} (set DICTUM_TEST_ASSETS)",
+        dir.display()
+    );
+    dir
+}
+
+/// A sandbox: its own data dir, config file and models folder.
+struct Sandbox {
+    dir: tempfile::TempDir,
+}
+
+impl Sandbox {
+    fn new() -> Sandbox {
+        Sandbox {
+            dir: tempfile::tempdir().expect("tempdir"),
+        }
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    fn dictum(&self, args: &[&str]) -> Output {
+        self.dictum_models(args, &assets().join("models"))
+    }
+
+    fn dictum_models(&self, args: &[&str], models: &Path) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_dictum"))
+            .args(args)
+            .env("DICTUM_DATA_DIR", self.path("data"))
+            .env("DICTUM_CONFIG", self.path("config.toml"))
+            .env("DICTUM_MODELS_DIR", models)
+            .env_remove("DICTUM_LOG")
+            .output()
+            .expect("run dictum")
+    }
+
+    fn history(&self) -> Vec<Value> {
+        let out = self.dictum(&["history", "--json", "--limit", "0"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        serde_json::from_slice(&out.stdout).expect("history json")
+    }
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// One clear line, no panic, no backtrace.
+fn assert_one_clean_error_line(o: &Output, must_contain: &str) {
+    assert!(!o.status.success(), "should fail: {}", stdout(o));
+    assert_eq!(o.status.code(), Some(1), "exit code");
+    let err = stderr(o);
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "exactly one line expected:\n{err}");
+    assert!(lines[0].starts_with("dictum: error: "), "{err}");
+    assert!(lines[0].contains(must_contain), "{err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+        "{err}"
+    );
+}
+
+fn clip(name: &str) -> String {
+    assets().join("audio/dev").join(name).display().to_string()
+}
+
+#[test]
+fn transcribe_prints_text_and_json_and_stores_history() {
+    let sb = Sandbox::new();
+    let out = sb.dictum(&["transcribe", &clip("goforward.wav")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out).trim().to_lowercase().trim_end_matches('.'),
+        "go forward 10 meters"
+    );
+
+    let out = sb.dictum(&["transcribe", "--json", &clip("jfk.wav")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["outcome"], "ok");
+    assert!(v["text"]
+        .as_str()
+        .unwrap_or("")
+        .contains("ask not what your country"));
+    assert!(!v["raw_text"].as_str().unwrap_or("").is_empty());
+    assert_eq!(v["language"], "en");
+    assert_eq!(v["device"], "cpu");
+    assert_eq!(v["audio_ms"], 11000);
+    assert!(v["model"].as_str().unwrap_or("").contains("tiny.en"));
+    for stage in ["decode", "resample", "vad", "stt", "total"] {
+        assert!(v["timings_ms"][stage].as_f64().is_some(), "{stage} in {v}");
+    }
+    let id = v["id"].as_i64().expect("id");
+
+    let rows = sb.history();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["id"].as_i64(), Some(id), "newest first");
+    assert!(rows[0]["stt_ms"].as_f64().expect("stt ms") > 0.0);
+    assert!(rows[0]["created_at"].as_str().expect("time").ends_with('Z'));
+
+    let out = sb.dictum(&["history", "--search", "meters"]);
+    assert!(out.status.success());
+    let text = stdout(&out);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.contains("10 meters"), "{text}");
+}
+
+#[test]
+fn noise_and_silence_print_nothing_and_say_no_speech() {
+    let sb = Sandbox::new();
+    let silence = sb.path("silence.wav");
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: 16_000,
+        bits_per_sample: 16,
+        sample_format: hound::SampleFormat::Int,
+    };
+    let mut w = hound::WavWriter::create(&silence, spec).expect("create");
+    for _ in 0..48_000 {
+        w.write_sample(0i16).expect("write");
+    }
+    w.finalize().expect("finalize");
+    for file in [clip("alsa-Noise.wav"), silence.display().to_string()] {
+        let out = sb.dictum(&["transcribe", "--json", &file]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+        assert_eq!(v["text"], "", "{file}: {v}");
+        assert_eq!(v["outcome"], "no_speech", "{file}");
+        let out = sb.dictum(&["transcribe", &file]);
+        assert!(out.status.success());
+        assert_eq!(stdout(&out), "", "nothing typed for {file}");
+    }
+    let rows = sb.history();
+    assert_eq!(rows.len(), 4);
+    assert!(rows.iter().all(|r| r["outcome"] == "no_speech"));
+}
+
+#[test]
+fn missing_model_says_how_to_get_it_and_is_stored() {
+    let sb = Sandbox::new();
+    let empty = sb.path("no-models");
+    std::fs::create_dir_all(&empty).expect("mkdir");
+    let out = sb.dictum_models(&["transcribe", &clip("jfk.wav")], &empty);
+    assert_one_clean_error_line(&out, "--model");
+    assert!(
+        stderr(&out).contains("ggml-tiny.en-q8_0.bin"),
+        "{}",
+        stderr(&out)
+    );
+    let rows = sb.history();
+    assert_eq!(rows[0]["outcome"], "error");
+    assert_eq!(rows[0]["error_kind"], "model_not_found");
+    assert!(
+        rows[0]["decode_ms"].as_f64().is_some(),
+        "audio was read before the model"
+    );
+}
+
+#[test]
+fn truncated_and_garbage_models_give_a_clear_error() {
+    let sb = Sandbox::new();
+    let model = std::fs::read(assets().join("models/ggml-tiny.en-q8_0.bin")).expect("model");
+    let cases = [
+        ("half.bin", model[..model.len() / 2].to_vec()),
+        ("header-only.bin", model[..64].to_vec()),
+        ("minus-one-byte.bin", model[..model.len() - 1].to_vec()),
+        ("garbage.bin", vec![0x42; 4096]),
+        ("empty.bin", Vec::new()),
+    ];
+    for (name, bytes) in cases {
+        let path = sb.path(name);
+        std::fs::write(&path, bytes).expect("write");
+        let out = sb.dictum(&[
+            "transcribe",
+            "--model",
+            &path.display().to_string(),
+            &clip("goforward.wav"),
+        ]);
+        assert_one_clean_error_line(&out, "damaged");
+    }
+    let rows = sb.history();
+    assert_eq!(rows.len(), 5);
+    assert!(
+        rows.iter().all(|r| r["error_kind"] == "model_corrupt"),
+        "{rows:?}"
+    );
+}
+
+#[test]
+fn unreadable_empty_and_non_wav_audio_are_reported() {
+    let sb = Sandbox::new();
+    let empty_wav = sb.path("empty.wav");
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: 16_000,
+        bits_per_sample: 16,
+        sample_format: hound::SampleFormat::Int,
+    };
+    hound::WavWriter::create(&empty_wav, spec)
+        .expect("create")
+        .finalize()
+        .expect("finalize");
+    let text_file = sb.path("notes.wav");
+    std::fs::write(&text_file, "this is not audio").expect("write");
+    let zero_bytes = sb.path("zero.wav");
+    std::fs::write(&zero_bytes, b"").expect("write");
+    let cases = [
+        (sb.path("missing.wav"), "cannot read audio file"),
+        (empty_wav, "contains no samples"),
+        (text_file, "not a supported WAV file"),
+        (zero_bytes, "audio file"),
+    ];
+    for (path, message) in &cases {
+        let out = sb.dictum(&["transcribe", &path.display().to_string()]);
+        assert_one_clean_error_line(&out, message);
+    }
+    let rows = sb.history();
+    assert_eq!(rows.len(), cases.len());
+    assert!(rows
+        .iter()
+        .all(|r| r["outcome"] == "error" && r["error"].is_string()));
+}
+
+#[test]
+fn invalid_config_is_reported_with_position_and_left_alone() {
+    let sb = Sandbox::new();
+    let bad = "[stt]\nmodel = \"tiny.en-q8_0\"\nthreads = \"four\"\n";
+    std::fs::write(sb.path("config.toml"), bad).expect("write");
+    let out = sb.dictum(&["transcribe", &clip("goforward.wav")]);
+    assert_one_clean_error_line(&out, "config.toml:3:");
+    assert_eq!(
+        std::fs::read_to_string(sb.path("config.toml")).expect("read"),
+        bad
+    );
+
+    std::fs::write(sb.path("config.toml"), "[stt]\nthreds = 2\n").expect("write");
+    let out = sb.dictum(&["config", "--check"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("unknown key `stt.threds`"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn print_default_is_the_documented_default_config() {
+    let sb = Sandbox::new();
+    let out = sb.dictum(&["config", "--print-default"]);
+    assert!(out.status.success());
+    let text = stdout(&out);
+    assert!(text.contains("[stt]") && text.contains("# "), "{text}");
+    // The printed text is itself a valid config that changes nothing.
+    std::fs::write(sb.path("config.toml"), &text).expect("write");
+    let out = sb.dictum(&["config", "--check"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "", "no warnings for the default file");
+}

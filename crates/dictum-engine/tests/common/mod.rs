@@ -1,0 +1,43 @@
+//! Test assets: real models and speech clips from `$DICTUM_TEST_ASSETS` (default `../shared`
+//! beside the repository). Missing assets fail the test loudly: a skipped test proves nothing.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+pub fn assets() -> PathBuf {
+    let dir = match std::env::var_os("DICTUM_TEST_ASSETS") {
+        Some(d) => PathBuf::from(d),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
+    };
+    assert!(
+        dir.join("audio/dev/refs.tsv").is_file(),
+        "test assets not found at {} (set DICTUM_TEST_ASSETS to the shared/ folder)",
+        dir.display()
+    );
+    dir
+}
+
+pub fn tiny_model() -> PathBuf {
+    assets().join("models/ggml-tiny.en-q8_0.bin")
+}
+
+pub fn clip(name: &str) -> PathBuf {
+    assets().join("audio/dev").join(name)
+}
+
+/// (file name, reference) pairs from refs.tsv.
+pub fn refs() -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(assets().join("audio/dev/refs.tsv")).expect("refs.tsv");
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let (f, r) = l.split_once('\t').unwrap_or((l, ""));
+            (f.to_string(), r.trim().to_string())
+        })
+        .collect()
+}
+
+/// Writes `samples` (mono, 16 kHz) as a 16-bit WAV.
+pub fn write_wav(path: &std::path::Path, samples: &[f32]) {
+    dictum_engine::audio::write_wav_16k(path, samples).expect("write wav");
+}

@@ -1,0 +1,177 @@
+//! Real whisper on real speech: accuracy, silence and noise, history rows, audio formats.
+
+mod common;
+
+use dictum_engine::config::Config;
+use dictum_engine::eval::WerCount;
+use dictum_engine::pipeline::Engine;
+use dictum_engine::store::{History, Outcome, Query};
+
+fn engine() -> Engine {
+    let mut config = Config::default();
+    config.stt.model = common::tiny_model().display().to_string();
+    Engine::new(config, vec![])
+}
+
+#[test]
+fn dev_clips_wer_within_bound_and_no_speech_gives_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let history = History::open(&dir.path().join("h.sqlite3")).expect("history");
+    let mut engine = engine();
+    let mut total = WerCount::default();
+    let mut report = String::new();
+    for (file, reference) in common::refs() {
+        let u = engine
+            .transcribe_file(&history, &common::clip(&file))
+            .expect("stored");
+        assert!(u.error.is_none(), "{file}: {:?}", u.error);
+        let text = u.entry.text.clone().unwrap_or_default();
+        if reference.is_empty() {
+            assert_eq!(text, "", "{file}: no speech must type nothing");
+            assert_eq!(u.entry.outcome, Outcome::NoSpeech, "{file}");
+            continue;
+        }
+        assert_eq!(u.entry.outcome, Outcome::Ok, "{file}");
+        let wer = WerCount::of(&reference, &text);
+        report.push_str(&format!("{file}: {:.0}% {text:?}\n", wer.rate() * 100.0));
+        total = total.plus(wer);
+    }
+    eprintln!("{report}corpus WER {:.1}%", total.rate() * 100.0);
+    assert!(total.words > 80, "refs too small: {total:?}");
+    assert!(
+        total.rate() <= 0.15,
+        "corpus WER {:.1}% > 15%:\n{report}",
+        total.rate() * 100.0
+    );
+}
+
+#[test]
+fn digital_silence_gives_nothing_and_is_stored() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let wav = dir.path().join("silence.wav");
+    common::write_wav(&wav, &vec![0.0; 48_000]);
+    let history = History::open(&dir.path().join("h.sqlite3")).expect("history");
+    let u = engine().transcribe_file(&history, &wav).expect("stored");
+    assert_eq!(u.entry.outcome, Outcome::NoSpeech);
+    assert_eq!(u.entry.text.as_deref(), Some(""));
+    let stored = history
+        .get(u.entry.id.expect("id"))
+        .expect("get")
+        .expect("row");
+    assert_eq!(stored.outcome, Outcome::NoSpeech);
+    assert_eq!(stored.audio_ms, Some(3000));
+    assert!(stored.vad_ms.expect("vad timed") > 0.0);
+    assert!(stored.stt_ms.is_none(), "whisper must not run on silence");
+}
+
+#[test]
+fn history_rows_carry_stage_timings() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let history = History::open(&dir.path().join("h.sqlite3")).expect("history");
+    let mut engine = engine();
+    let first = engine
+        .transcribe_file(&history, &common::clip("goforward.wav"))
+        .expect("stored");
+    let second = engine
+        .transcribe_file(&history, &common::clip("cards-001.wav"))
+        .expect("stored");
+    let rows = history.list(&Query::default()).expect("list");
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0].id, second.entry.id, "newest first");
+    for row in &rows {
+        assert_eq!(row.outcome, Outcome::Ok);
+        for (name, v) in [
+            ("decode", row.decode_ms),
+            ("vad", row.vad_ms),
+            ("stt", row.stt_ms),
+            ("total", row.total_ms),
+        ] {
+            assert!(v.expect(name) > 0.0, "{name} timing missing: {row:?}");
+        }
+        assert!(row.resample_ms.is_some());
+        assert_eq!(row.device.as_deref(), Some("cpu"));
+        assert!(row.model.as_deref().unwrap_or("").contains("tiny.en"));
+        assert!(row.total_ms >= row.stt_ms);
+        assert!(row.llm_reloaded.is_none() && row.llm_tokens_per_sec.is_none());
+        assert!(row.app_class.is_none() && row.window_title.is_none());
+    }
+    // The model loads once per engine: only the first row paid for it.
+    assert!(first.entry.model_load_ms.expect("first load") > 0.0);
+    assert!(first.entry.warmup_ms.expect("first warm-up") > 0.0);
+    assert!(second.entry.model_load_ms.is_none());
+    // Full-text search over what was said.
+    let hits = history
+        .list(&Query {
+            limit: 10,
+            search: Some("forwa".into()),
+        })
+        .expect("search");
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].id, first.entry.id);
+}
+
+#[test]
+fn wav_formats_rates_and_channels_all_transcribe() {
+    let src = hound::WavReader::open(common::clip("goforward.wav")).expect("open");
+    let spec = src.spec();
+    assert_eq!((spec.sample_rate, spec.channels), (16_000, 1));
+    let samples: Vec<f32> = src
+        .into_samples::<i16>()
+        .map(|s| s.expect("sample") as f32 / 32768.0)
+        .collect();
+    // Upsample crudely to 48 kHz (repeat) and make stereo / 24-bit / float variants.
+    let up: Vec<f32> = samples.iter().flat_map(|&s| [s, s, s]).collect();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let variants: Vec<(&str, hound::WavSpec, Vec<f32>)> = vec![
+        (
+            "f32_48k_stereo.wav",
+            hound::WavSpec {
+                channels: 2,
+                sample_rate: 48_000,
+                bits_per_sample: 32,
+                sample_format: hound::SampleFormat::Float,
+            },
+            up.iter().flat_map(|&s| [s, s]).collect(),
+        ),
+        (
+            "i24_16k_mono.wav",
+            hound::WavSpec {
+                channels: 1,
+                sample_rate: 16_000,
+                bits_per_sample: 24,
+                sample_format: hound::SampleFormat::Int,
+            },
+            samples.clone(),
+        ),
+        (
+            "i32_48k_4ch.wav",
+            hound::WavSpec {
+                channels: 4,
+                sample_rate: 48_000,
+                bits_per_sample: 32,
+                sample_format: hound::SampleFormat::Int,
+            },
+            up.iter().flat_map(|&s| [s, s, s, s]).collect(),
+        ),
+    ];
+    let history = History::open(&dir.path().join("h.sqlite3")).expect("history");
+    let mut engine = engine();
+    for (name, spec, data) in variants {
+        let path = dir.path().join(name);
+        let mut w = hound::WavWriter::create(&path, spec).expect("create");
+        for s in data {
+            match (spec.sample_format, spec.bits_per_sample) {
+                (hound::SampleFormat::Float, _) => w.write_sample(s).expect("write"),
+                (_, bits) => w
+                    .write_sample((s * ((1i64 << (bits - 1)) - 1) as f32) as i32)
+                    .expect("write"),
+            }
+        }
+        w.finalize().expect("finalize");
+        let u = engine.transcribe_file(&history, &path).expect("stored");
+        let text = u.entry.text.unwrap_or_default();
+        let wer = WerCount::of("go forward ten meters", &text);
+        assert!(wer.errors == 0, "{name}: {text:?}");
+        assert_eq!(u.entry.audio_ms, Some(2786), "{name}");
+    }
+}
