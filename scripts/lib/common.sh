@@ -1,0 +1,57 @@
+# Shared by scripts/run and scripts/test: install what is missing (idempotently) and set the
+# paths every command uses. Source it; do not run it.
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/dictum/target}"
+export DICTUM_TEST_ASSETS="${DICTUM_TEST_ASSETS:-$repo_root/../shared}"
+
+log() { printf '==> %s\n' "$*" >&2; }
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+# apt_ensure PKG...: installs the Debian/Ubuntu packages that are not installed yet.
+apt_ensure() {
+    local missing=()
+    for pkg in "$@"; do
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    log "installing ${missing[*]}"
+    if [ -z "${DICTUM_APT_UPDATED:-}" ]; then
+        as_root apt-get update -qq
+        export DICTUM_APT_UPDATED=1
+    fi
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+}
+
+# Build tools for whisper.cpp (cmake, C++), bindgen (libclang) and the crates' C parts.
+ensure_build_deps() {
+    apt_ensure build-essential cmake pkg-config clang libclang-dev curl ca-certificates
+    if ! command -v cargo >/dev/null 2>&1; then
+        [ -x "$HOME/.cargo/bin/cargo" ] || {
+            log "installing the Rust toolchain with rustup"
+            curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal -c clippy,rustfmt
+        }
+        export PATH="$HOME/.cargo/bin:$PATH"
+    fi
+}
+
+# ensure_model FILE: makes sure the whisper model FILE is in Dictum's models folder, from the
+# test assets when they are there, else from the models' public home.
+ensure_model() {
+    local file="$1"
+    local dir="${DICTUM_DATA_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/dictum}/models"
+    mkdir -p "$dir"
+    [ -s "$dir/$file" ] && return 0
+    if [ -s "$DICTUM_TEST_ASSETS/models/$file" ]; then
+        log "copying $file from $DICTUM_TEST_ASSETS/models"
+        cp "$DICTUM_TEST_ASSETS/models/$file" "$dir/$file.part"
+    else
+        log "downloading $file"
+        curl -fL --retry 3 -C - -o "$dir/$file.part" \
+            "https://huggingface.co/ggerganov/whisper.cpp/resolve/main/$file"
+    fi
+    mv "$dir/$file.part" "$dir/$file"
+}
