@@ -9,6 +9,7 @@ pub mod audio;
 pub mod config;
 pub mod error;
 pub mod eval;
+pub mod gpu;
 pub mod models;
 pub mod paths;
 pub mod pipeline;
