@@ -2,6 +2,7 @@
 
 mod bench;
 mod cmd_config;
+mod cmd_doctor;
 mod cmd_history;
 mod cmd_transcribe;
 mod context;
@@ -28,6 +29,8 @@ enum Command {
     History(cmd_history::Args),
     /// Show or check the configuration.
     Config(cmd_config::Args),
+    /// Check GPU, models, config, history and display, and say how to fix what is wrong.
+    Doctor(cmd_doctor::Args),
     /// Measure speed and accuracy on a folder of clips (writes a Markdown report).
     Bench(bench::Args),
 }
@@ -53,6 +56,7 @@ fn main() -> ExitCode {
         Command::History(args) => cmd_history::run(args),
         Command::Config(args) => cmd_config::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::Doctor(args) => cmd_doctor::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,326 @@
+//! `dictum doctor`: what this machine has, what Dictum will do with it, and for every problem
+//! the fix. Exit 0 when nothing is broken (warnings allowed).
+
+use dictum_engine::config::Config;
+use dictum_engine::gpu::planner::{self, PlanSettings, Tier};
+use dictum_engine::gpu::{GpuProbe, GpuStatus, NvmlProbe};
+use dictum_engine::store::{History, Query};
+use dictum_engine::stt::check_model_file;
+use dictum_engine::{models, paths};
+use serde::Serialize;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use std::io::Read;
+use std::path::Path;
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+enum Status {
+    Ok,
+    Info,
+    Warn,
+    Fail,
+}
+
+#[derive(Debug, Serialize)]
+struct Check {
+    name: &'static str,
+    status: Status,
+    detail: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fix: Option<String>,
+}
+
+fn check(
+    name: &'static str,
+    status: Status,
+    detail: impl Into<String>,
+    fix: Option<String>,
+) -> Check {
+    Check {
+        name,
+        status,
+        detail: detail.into(),
+        fix,
+    }
+}
+
+fn sha256_file(path: &Path) -> std::io::Result<String> {
+    let mut file = std::fs::File::open(path)?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(hex::encode(hasher.finalize()))
+}
+
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+        .unwrap_or(false)
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let mut checks = Vec::new();
+    checks.push(check(
+        "build",
+        Status::Info,
+        format!(
+            "dictum {} ({} build, CUDA {})",
+            env!("CARGO_PKG_VERSION"),
+            if cfg!(debug_assertions) {
+                "debug"
+            } else {
+                "release"
+            },
+            if cfg!(feature = "cuda") {
+                "compiled in"
+            } else {
+                "not compiled in"
+            }
+        ),
+        None,
+    ));
+
+    // Config.
+    let config = match Config::load() {
+        Ok(loaded) => {
+            let where_ = loaded
+                .path
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| "none (defaults in use)".into());
+            if loaded.warnings.is_empty() {
+                checks.push(check(
+                    "config",
+                    Status::Ok,
+                    format!("config file: {where_}"),
+                    None,
+                ));
+            } else {
+                checks.push(check(
+                    "config",
+                    Status::Warn,
+                    loaded.warnings.join("; "),
+                    Some("remove or correct the unknown keys (`dictum config --print-default` lists every key)".into()),
+                ));
+            }
+            loaded.config
+        }
+        Err(e) => {
+            checks.push(check(
+                "config",
+                Status::Fail,
+                e.to_string(),
+                Some("fix the file at the position shown".into()),
+            ));
+            Config::default()
+        }
+    };
+
+    // Model.
+    let model_dirs = paths::model_dirs()?;
+    let mut model_bytes = None;
+    match models::resolve(&config.stt.model, &model_dirs) {
+        Ok(path) => match check_model_file(&path) {
+            Ok(info) => {
+                model_bytes = Some(info.file_bytes);
+                let sha = sha256_file(&path).unwrap_or_else(|e| format!("unreadable: {e}"));
+                checks.push(check(
+                    "model",
+                    Status::Ok,
+                    format!(
+                        "{} ({} {}, {} MiB, {} tensors, sha256 {sha})",
+                        path.display(),
+                        info.size_name(),
+                        if info.is_english_only() {
+                            "English-only"
+                        } else {
+                            "multilingual"
+                        },
+                        info.file_bytes / (1024 * 1024),
+                        info.tensors
+                    ),
+                    None,
+                ));
+            }
+            Err(e) => checks.push(check(
+                "model",
+                Status::Fail,
+                e.to_string(),
+                Some("download the model again".into()),
+            )),
+        },
+        Err(e) => checks.push(check(
+            "model",
+            Status::Fail,
+            e.to_string(),
+            Some("install the model as the message says, or set stt.model".into()),
+        )),
+    }
+    let installed: Vec<String> = model_dirs
+        .iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .flatten()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".bin"))
+        .collect();
+    checks.push(check(
+        "models installed",
+        Status::Info,
+        if installed.is_empty() {
+            "none".to_string()
+        } else {
+            installed.join(", ")
+        },
+        None,
+    ));
+
+    // GPU and plan.
+    let status = NvmlProbe.probe();
+    let tiers = vec![Tier {
+        name: config.stt.model.clone(),
+        file_bytes: model_bytes.unwrap_or(0),
+    }];
+    let settings = PlanSettings {
+        use_gpu: config.stt.use_gpu,
+        ..PlanSettings::default()
+    };
+    let plan = planner::plan(&settings, &status, 0, &tiers);
+    match &status {
+        GpuStatus::NoGpu { reason } => checks.push(check("gpu", Status::Info, reason.clone(), None)),
+        GpuStatus::Gpus { gpus } => {
+            for g in gpus {
+                checks.push(check("gpu", Status::Ok, g.describe(), None));
+            }
+        }
+        GpuStatus::Error { message } => checks.push(check(
+            "gpu",
+            Status::Warn,
+            message.clone(),
+            Some("check `nvidia-smi`; a driver/library version mismatch needs a reboot after a driver update".into()),
+        )),
+    }
+    checks.push(check(
+        "plan",
+        Status::Ok,
+        format!(
+            "speech on {} with {}: {}",
+            plan.device, plan.model, plan.reason
+        ),
+        None,
+    ));
+
+    // History.
+    match paths::history_db().and_then(|p| History::open(&p)) {
+        Ok(h) => {
+            let n = h.list(&Query::default()).map(|v| v.len()).unwrap_or(0);
+            checks.push(check(
+                "history",
+                Status::Ok,
+                format!(
+                    "{} (schema v{}, {n} entries)",
+                    h.path().display(),
+                    h.schema_version().unwrap_or(0)
+                ),
+                None,
+            ));
+        }
+        Err(e) => checks.push(check(
+            "history",
+            Status::Fail,
+            e.to_string(),
+            Some("make the data dir writable or set DICTUM_DATA_DIR".into()),
+        )),
+    }
+
+    // Display server and injection.
+    let x11 = std::env::var_os("DISPLAY").is_some_and(|v| !v.is_empty());
+    let wayland = std::env::var_os("WAYLAND_DISPLAY").is_some_and(|v| !v.is_empty());
+    let display = match (x11, wayland) {
+        (true, _) => check(
+            "display",
+            Status::Ok,
+            format!(
+                "X11{} : typing with enigo (x11rb), pasting with the clipboard",
+                if wayland { " (XWayland)" } else { "" }
+            ),
+            None,
+        ),
+        (false, true) => {
+            let tool = ["wtype", "ydotool"].into_iter().find(|t| on_path(t));
+            match tool {
+                Some(t) => check(
+                    "display",
+                    Status::Ok,
+                    format!("Wayland without X11: typing with {t}"),
+                    None,
+                ),
+                None => check(
+                    "display",
+                    Status::Warn,
+                    "Wayland without X11 and neither wtype nor ydotool is installed",
+                    Some("install wtype (`sudo apt install wtype`) or ydotool".into()),
+                ),
+            }
+        }
+        (false, false) => check(
+            "display",
+            Status::Info,
+            "no display server (headless): live dictation needs one; file transcription works",
+            None,
+        ),
+    };
+    checks.push(display);
+    checks.push(check(
+        "live dictation",
+        Status::Info,
+        "microphone capture, hotkey and injection are not part of this build yet (issue 4)",
+        None,
+    ));
+
+    let broken = checks.iter().any(|c| c.status == Status::Fail);
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "ok": !broken,
+                "checks": checks,
+                "gpu": status,
+                "plan": plan,
+            }))?
+        );
+    } else {
+        for c in &checks {
+            let tag = match c.status {
+                Status::Ok => "ok  ",
+                Status::Info => "info",
+                Status::Warn => "warn",
+                Status::Fail => "FAIL",
+            };
+            println!("[{tag}] {:<16} {}", c.name, c.detail);
+            if let Some(fix) = &c.fix {
+                println!("       {:<16} fix: {fix}", "");
+            }
+        }
+    }
+    Ok(if broken {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,69 @@
+//! `dictum doctor` on this machine (no NVIDIA GPU): a CPU plan and exit 0; a broken setup
+//! exits non-zero with a fix.
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn models_dir() -> PathBuf {
+    let assets = match std::env::var_os("DICTUM_TEST_ASSETS") {
+        Some(d) => PathBuf::from(d),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
+    };
+    assets.join("models")
+}
+
+fn doctor(models: &std::path::Path, data: &std::path::Path) -> (i32, Value) {
+    let out = Command::new(env!("CARGO_BIN_EXE_dictum"))
+        .args(["doctor", "--json"])
+        .env("DICTUM_DATA_DIR", data)
+        .env("DICTUM_CONFIG", data.join("config.toml"))
+        .env("DICTUM_MODELS_DIR", models)
+        .output()
+        .expect("run dictum doctor");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("doctor json");
+    (out.status.code().unwrap_or(-1), v)
+}
+
+#[test]
+fn doctor_reports_a_cpu_plan_and_exits_zero() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let (code, v) = doctor(&models_dir(), data.path());
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["plan"]["device"], "cpu", "{v:#}");
+    if cfg!(not(feature = "cuda")) {
+        assert!(v["plan"]["reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("--features cuda"));
+    }
+    let gpu = v["gpu"]["status"].as_str().unwrap_or("");
+    assert!(gpu == "no_gpu" || gpu == "gpus", "{v:#}");
+    let checks = v["checks"].as_array().expect("checks");
+    let model = checks
+        .iter()
+        .find(|c| c["name"] == "model")
+        .expect("model check");
+    assert_eq!(model["status"], "ok");
+    assert!(model["detail"].as_str().unwrap_or("").contains("sha256 "));
+}
+
+#[test]
+fn doctor_fails_with_a_fix_when_the_model_is_missing() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let empty = data.path().join("no-models");
+    std::fs::create_dir_all(&empty).expect("mkdir");
+    let (code, v) = doctor(&empty, data.path());
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(v["ok"], false);
+    let model = v["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|c| c["name"] == "model")
+        .cloned()
+        .expect("model check");
+    assert_eq!(model["status"], "fail");
+    assert!(model["fix"].is_string());
+}
