@@ -5,7 +5,7 @@
 use crate::audio::{self, Pcm16k};
 use crate::config::{AudioCtxMode, Config};
 use crate::store::{Entry, History, Outcome, Source};
-use crate::stt::{strip_nonspeech, SttOptions, Transcriber, Window};
+use crate::stt::{strip_nonspeech, ResilientTranscriber, SttOptions, Transcriber, Window};
 use crate::timing::{ms_since, timed, StageTimings};
 use crate::vad::{self, Detector};
 use crate::{Error, Result};
@@ -19,7 +19,7 @@ pub struct Engine {
     pub model_dirs: Vec<PathBuf>,
     /// Where kept audio goes (only with `history.keep_audio`).
     pub audio_dir: Option<PathBuf>,
-    transcriber: Option<Transcriber>,
+    transcriber: Option<ResilientTranscriber>,
 }
 
 /// The outcome of one utterance, as stored in history, plus the error if there was one.
@@ -70,15 +70,22 @@ impl Engine {
         let mut t = Transcriber::load(&path, self.config.stt.use_gpu)?;
         let warm = t.warm_up(&self.stt_options())?;
         let load = t.load_ms;
-        self.transcriber = Some(t);
+        self.transcriber = Some(ResilientTranscriber::new(t));
         Ok(Some((load, warm)))
     }
 
     pub fn transcriber(&self) -> Option<&Transcriber> {
-        self.transcriber.as_ref()
+        self.transcriber.as_ref().map(ResilientTranscriber::primary)
     }
 
     pub fn transcriber_mut(&mut self) -> Option<&mut Transcriber> {
+        self.transcriber
+            .as_mut()
+            .map(ResilientTranscriber::primary_mut)
+    }
+
+    /// The GPU-failure wrapper, for tests that inject GPU faults.
+    pub fn resilient_mut(&mut self) -> Option<&mut ResilientTranscriber> {
         self.transcriber.as_mut()
     }
 
@@ -166,9 +173,14 @@ impl Engine {
             .transcriber
             .as_mut()
             .ok_or_else(|| Error::Transcribe("model not loaded".into()))?;
-        entry.model = Some(transcriber.model_name.clone());
-        entry.device = Some(transcriber.device.clone());
-        let out = transcriber.transcribe(&pcm.samples[vad.keep.clone()], &opts)?;
+        entry.model = Some(transcriber.primary().model_name.clone());
+        let delivered = transcriber.transcribe(&pcm.samples[vad.keep.clone()], &opts)?;
+        entry.device = Some(delivered.device);
+        if let Some(note) = delivered.fallback {
+            entry.error_kind = Some("gpu_fallback".into());
+            entry.error = Some(note);
+        }
+        let out = delivered.output;
         timings.stt = Some(out.ms);
         entry.stt_ms = Some(out.ms);
         entry.language = Some(out.language.clone());

@@ -175,3 +175,37 @@ fn wav_formats_rates_and_channels_all_transcribe() {
         assert_eq!(u.entry.audio_ms, Some(2786), "{name}");
     }
 }
+
+#[test]
+fn gpu_failures_are_redone_on_cpu_and_then_pinned_there() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let history = History::open(&dir.path().join("h.sqlite3")).expect("history");
+    let mut engine = engine();
+    engine.ensure_model().expect("model");
+    let speech = engine.resilient_mut().expect("loaded");
+    speech.simulate_gpu_faults(dictum_engine::stt::MAX_GPU_FAILURES);
+    for i in 0..dictum_engine::stt::MAX_GPU_FAILURES + 1 {
+        let u = engine
+            .transcribe_file(&history, &common::clip("goforward.wav"))
+            .expect("stored");
+        assert_eq!(u.entry.outcome, Outcome::Ok, "utterance {i} delivered");
+        assert_eq!(
+            WerCount::of(
+                "go forward ten meters",
+                u.entry.text.as_deref().unwrap_or("")
+            )
+            .errors,
+            0
+        );
+        assert_eq!(u.entry.device.as_deref(), Some("cpu"));
+        assert_eq!(
+            u.entry.error_kind.as_deref(),
+            Some("gpu_fallback"),
+            "row says what happened"
+        );
+    }
+    assert!(engine.resilient_mut().expect("loaded").is_cpu_only());
+    let rows = history.list(&Query::default()).expect("list");
+    assert_eq!(rows.len(), 4);
+    assert!(rows.iter().all(|r| r.outcome == Outcome::Ok));
+}

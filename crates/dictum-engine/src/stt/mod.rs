@@ -2,8 +2,10 @@
 
 mod model_file;
 mod nonspeech;
+mod resilient;
 mod whisper;
 
 pub use model_file::{check_model_file, ModelInfo};
 pub use nonspeech::strip_nonspeech;
+pub use resilient::{Delivered, ResilientTranscriber, MAX_GPU_FAILURES};
 pub use whisper::{audio_ctx_for, looks_degenerate, SttOptions, SttOutput, Transcriber, Window};

@@ -34,7 +34,7 @@ pub struct Window {
     pub min: u32,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SttOutput {
     /// Whisper's text, segments joined, trimmed.
     pub text: String,
