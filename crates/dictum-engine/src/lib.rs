@@ -10,6 +10,7 @@ pub mod config;
 pub mod error;
 pub mod eval;
 pub mod gpu;
+pub mod llm;
 pub mod models;
 pub mod paths;
 pub mod pipeline;

@@ -1,0 +1,5 @@
+//! The LLM cleanup stage (in progress): config section, prompt and guard.
+
+pub mod config;
+pub mod guard;
+pub mod prompt;
