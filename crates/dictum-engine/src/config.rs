@@ -13,6 +13,7 @@ pub struct Config {
     pub stt: SttConfig,
     pub vad: VadConfig,
     pub history: HistoryConfig,
+    pub llm: crate::llm::config::LlmConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -125,6 +126,43 @@ pad_ms = 250
 keep_audio = false
 # Delete history entries older than this many days; 0 keeps everything.
 retention_days = 0
+
+[llm]
+# Clean up each dictation with a local LLM: punctuation, capitalization, fillers removed.
+# A guard keeps the raw transcript whenever the output is not a faithful cleanup.
+enabled = false
+# "ollama" (native API: /api/chat, /api/ps) or "openai" (any /v1/chat/completions server:
+# llama-server, LM Studio, vLLM, Ollama's /v1).
+backend = "ollama"
+# Server base URL. Local by default: nothing leaves the machine.
+url = "http://127.0.0.1:11434"
+# Model name as the server knows it.
+model = "llama3.2:3b"
+# Ollama only: "chat" (/api/chat) or "generate" (/api/generate).
+ollama_endpoint = "chat"
+# Whole-request timeout in ms; on expiry the raw transcript is typed.
+timeout_ms = 10000
+# Context window the model is loaded with. The warm-up and every request send this same
+# value: Ollama reloads the whole model when it differs from what is loaded.
+num_ctx = 2048
+# How long Ollama keeps the model loaded after a request ("30m", "1h", "-1" = forever).
+keep_alive = "30m"
+temperature = 0.0
+top_p = 0.9
+# Sampling seed; -1 lets the server choose.
+seed = 42
+# Most tokens to generate; 0 = automatic (2 x the input's estimated tokens + 16).
+num_predict = 0
+# A request (after warm-up) whose model load takes longer than this is flagged
+# llm_reloaded in history, with a warning naming the likely cause.
+reload_threshold_ms = 500
+# System prompt; empty = the built-in cleanup prompt. {vocabulary} becomes a line listing
+# stt.vocabulary (also fed to whisper).
+system_prompt = ""
+# The user message; {text} is the transcript.
+user_template = "{text}"
+# Show the model one built-in example (raw transcript and its cleanup) first.
+examples = true
 "#;
 
 /// A loaded config plus what the loader noticed.
@@ -192,6 +230,9 @@ impl Config {
         }
         if self.stt.model.trim().is_empty() {
             return bad("stt.model", "must name a model or a file");
+        }
+        if let Err((key, reason)) = self.llm.validate() {
+            return bad(key, &reason);
         }
         let lang = self.stt.language.as_str();
         if lang != "auto" && whisper_rs::get_lang_id(lang).is_none() {
@@ -305,6 +346,12 @@ mod tests {
         assert!(err.to_string().contains("vad.threshold"), "{err}");
         let err = parse("[stt]\nlanguage = \"klingon\"\n").expect_err("rejected");
         assert!(err.to_string().contains("stt.language"), "{err}");
+        let err = parse("[llm]\nnum_ctx = 0\n").expect_err("rejected");
+        assert!(err.to_string().contains("llm.num_ctx"), "{err}");
+        let err = parse("[llm]\ntimeout_ms = 0\n").expect_err("rejected");
+        assert!(err.to_string().contains("llm.timeout_ms"), "{err}");
+        let err = parse("[llm]\nbackend = \"gpt\"\n").expect_err("rejected");
+        assert!(err.to_string().contains("test.toml:2:"), "{err}");
     }
 
     #[test]

@@ -48,6 +48,9 @@ pub enum Error {
     #[error("history database {path}: {reason}")]
     Store { path: PathBuf, reason: String },
 
+    #[error("LLM cleanup: {0}")]
+    Llm(String),
+
     #[error("cannot find a data directory; set DICTUM_DATA_DIR to a writable folder")]
     NoDataDir,
 }
@@ -68,6 +71,7 @@ impl Error {
                 "config"
             }
             Error::Store { .. } => "store",
+            Error::Llm(_) => "llm",
             Error::NoDataDir => "no_data_dir",
         }
     }

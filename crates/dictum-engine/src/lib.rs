@@ -3,7 +3,8 @@
 //! faces over it.
 //!
 //! Data flow (see `docs/ARCHITECTURE.md`):
-//! audio (decode → 16 kHz mono) → vad (trim / reject silence) → stt (whisper) → store (history).
+//! audio (decode → 16 kHz mono) → vad (trim / reject silence) → stt (whisper) → llm (optional
+//! cleanup, guarded) → store (history).
 
 pub mod audio;
 pub mod config;

@@ -1,9 +1,10 @@
-//! The pipeline for one utterance: decode → resample → VAD → whisper → history.
+//! The pipeline for one utterance: decode → resample → VAD → whisper → LLM cleanup → history.
 //! The history row is inserted as `pending` before any stage runs and completed at the end,
 //! whatever happened: success, no speech, or an error with its message.
 
 use crate::audio::{self, Pcm16k};
 use crate::config::{AudioCtxMode, Config};
+use crate::llm::{Cleaner, LlmReport, WarmUp};
 use crate::store::{Entry, History, Outcome, Source};
 use crate::stt::{strip_nonspeech, ResilientTranscriber, SttOptions, Transcriber, Window};
 use crate::timing::{ms_since, timed, StageTimings};
@@ -20,6 +21,14 @@ pub struct Engine {
     /// Where kept audio goes (only with `history.keep_audio`).
     pub audio_dir: Option<PathBuf>,
     transcriber: Option<ResilientTranscriber>,
+    llm: Option<LlmStage>,
+}
+
+/// The LLM cleanup stage as the (synchronous) engine runs it: the async [`Cleaner`] on a
+/// runtime of its own, so its connection pool lives as long as the engine.
+struct LlmStage {
+    runtime: tokio::runtime::Runtime,
+    cleaner: Cleaner,
 }
 
 /// The outcome of one utterance, as stored in history, plus the error if there was one.
@@ -37,7 +46,64 @@ impl Engine {
             model_dirs,
             audio_dir: None,
             transcriber: None,
+            llm: None,
         }
+    }
+
+    /// Builds the LLM stage from `config.llm` (if enabled) and warms it up with exactly a
+    /// dictation's options. Returns the warm-up, or None when the stage is off. A server that
+    /// is down is not an error: the warm-up says so and dictations fall back to raw text.
+    pub fn enable_llm(&mut self) -> Result<Option<WarmUp>> {
+        self.llm = None;
+        if !self.config.llm.enabled {
+            return Ok(None);
+        }
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Error::Llm(format!("cannot start the async runtime: {e}")))?;
+        let cleaner = Cleaner::new(&self.config.llm, &self.config.stt.vocabulary)
+            .map_err(|e| Error::Llm(e.to_string()))?;
+        let warm = runtime.block_on(cleaner.warm_up());
+        self.llm = Some(LlmStage { runtime, cleaner });
+        Ok(Some(warm))
+    }
+
+    /// Applies a new config; a changed `[llm]` section or vocabulary rebuilds and re-warms the
+    /// LLM stage (returning that warm-up).
+    pub fn reconfigure(&mut self, config: Config) -> Result<Option<WarmUp>> {
+        let llm_changed = config.llm != self.config.llm
+            || config.stt.vocabulary != self.config.stt.vocabulary
+            || (config.llm.enabled && self.llm.is_none());
+        self.config = config;
+        if llm_changed {
+            return self.enable_llm();
+        }
+        Ok(None)
+    }
+
+    /// The LLM stage, for callers that are async themselves.
+    pub fn cleaner(&self) -> Option<&Cleaner> {
+        self.llm.as_ref().map(|s| &s.cleaner)
+    }
+
+    /// Runs the cleanup on `raw` (blocking); None when the stage is off.
+    pub fn clean_text(&self, raw: &str) -> Option<LlmReport> {
+        let stage = self.llm.as_ref()?;
+        Some(stage.runtime.block_on(stage.cleaner.clean(raw)))
+    }
+
+    /// Cleans a finished `ok` row in place: `text` becomes the cleanup only if the guard
+    /// accepted it; every LLM column is filled either way. Never fails.
+    pub fn clean_entry(&self, entry: &mut Entry, timings: &mut StageTimings) -> Option<LlmReport> {
+        if entry.outcome != Outcome::Ok {
+            return None;
+        }
+        let raw = entry.text.clone().unwrap_or_default();
+        let report = self.clean_text(&raw)?;
+        report.apply_to(entry);
+        timings.llm = Some(report.total_ms);
+        Some(report)
     }
 
     pub fn stt_options(&self) -> SttOptions {
@@ -101,6 +167,10 @@ impl Engine {
 
         let mut timings = StageTimings::default();
         let result = self.run_file(path, &mut entry, &mut timings);
+        if result.is_ok() {
+            // Cannot fail: any LLM problem is recorded in the row and the raw text is kept.
+            self.clean_entry(&mut entry, &mut timings);
+        }
         timings.total = Some(ms_since(start));
         entry.total_ms = timings.total;
         let error = match result {

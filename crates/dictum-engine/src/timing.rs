@@ -13,6 +13,7 @@ pub struct StageTimings {
     pub model_load: Option<f64>,
     pub warmup: Option<f64>,
     pub stt: Option<f64>,
+    pub llm: Option<f64>,
     pub total: Option<f64>,
 }
 

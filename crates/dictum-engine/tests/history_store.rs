@@ -75,6 +75,8 @@ fn upgrades_from_every_earlier_version_keep_rows_searchable() {
         );
         if version >= 1 {
             assert_eq!(all[0].stt_ms, Some(12.5));
+            // Rows from before the LLM stage existed have no LLM outcome.
+            assert_eq!(all[0].llm_outcome, None, "from version {version}");
             let hits = history
                 .list(&Query {
                     limit: 5,
@@ -156,4 +158,42 @@ fn list_limit_and_order() {
         .map(|r| r.text.clone().unwrap_or_default())
         .collect();
     assert_eq!(texts, ["entry 4", "entry 3", "entry 2"]);
+}
+
+#[test]
+fn llm_columns_round_trip_and_outcome_is_checked() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("h.sqlite3");
+    let history = History::open(&path).expect("open");
+    let mut e = Entry::new(Source::File);
+    history.insert(&mut e).expect("insert");
+    e.outcome = Outcome::Ok;
+    e.raw_text = Some("um hello".into());
+    e.text = Some("um hello".into());
+    e.llm_backend = Some("ollama".into());
+    e.llm_model = Some("smollm2:135m".into());
+    e.llm_outcome = Some("rejected".into());
+    e.llm_reject_reason = Some("preamble: output opens with \"sure\"".into());
+    e.llm_error = None;
+    e.llm_prompt_eval_ms = Some(12.0);
+    e.llm_eval_ms = Some(34.0);
+    e.llm_ms = Some(50.0);
+    e.llm_load_ms = Some(0.1);
+    e.llm_tokens_per_sec = Some(99.0);
+    e.llm_reloaded = Some(false);
+    history.update(&e).expect("update");
+    let back = history.get(e.id.expect("id")).expect("get").expect("row");
+    assert_eq!(back.llm_backend.as_deref(), Some("ollama"));
+    assert_eq!(back.llm_model.as_deref(), Some("smollm2:135m"));
+    assert_eq!(back.llm_outcome.as_deref(), Some("rejected"));
+    assert_eq!(back.llm_reject_reason, e.llm_reject_reason);
+    assert_eq!(back.llm_prompt_eval_ms, Some(12.0));
+    assert_eq!(back.llm_eval_ms, Some(34.0));
+    assert_eq!(back.llm_tokens_per_sec, Some(99.0));
+    assert_eq!(back.llm_reloaded, Some(false));
+    e.llm_outcome = Some("maybe".into());
+    assert!(
+        history.update(&e).is_err(),
+        "unknown llm_outcome must be refused"
+    );
 }

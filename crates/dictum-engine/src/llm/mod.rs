@@ -1,5 +1,524 @@
-//! The LLM cleanup stage (in progress): config section, prompt and guard.
+//! The LLM cleanup stage: turns whisper's raw words into punctuated, capitalized text without
+//! fillers — and only ever that. The [`Cleaner`] facade owns one `reqwest::Client` (one
+//! connection pool reused across dictations), the backend chosen in config (Ollama native or
+//! OpenAI-compatible), the warm-up, reload detection and the guard. It never fails: a timeout,
+//! a refused connection, an HTTP error or malformed JSON gives the raw transcript back with
+//! the reason in the report (and so in history).
 
 pub mod config;
 pub mod guard;
+pub mod ollama;
+pub mod openai;
 pub mod prompt;
+
+use crate::store::Entry;
+use crate::timing::ms_since;
+use config::{BackendKind, LlmConfig, RequestOptions};
+use prompt::Message;
+use serde::Serialize;
+use serde_json::Value;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// What one request to the server gave back. Times in milliseconds.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Completion {
+    pub text: String,
+    /// Model load time the server reports (Ollama `load_duration`); None when it reports none.
+    pub load_ms: Option<f64>,
+    pub prompt_eval_ms: Option<f64>,
+    pub eval_ms: Option<f64>,
+    pub eval_count: Option<u64>,
+    pub tokens_per_sec: Option<f64>,
+    pub server_total_ms: Option<f64>,
+}
+
+/// What `/api/ps` says about our model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Residency {
+    pub model: String,
+    pub size: Option<u64>,
+    pub size_vram: Option<u64>,
+    pub context_length: Option<u64>,
+    pub expires_at: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LlmError {
+    #[error(
+        "LLM request to {url} timed out after {ms} ms; raise llm.timeout_ms or use a smaller model"
+    )]
+    Timeout { url: String, ms: u64 },
+    #[error("cannot reach the LLM server at {url}: {reason}; start it (e.g. `ollama serve`) or fix llm.url")]
+    Connect { url: String, reason: String },
+    #[error("LLM server at {url} answered HTTP {status}: {body}")]
+    Http {
+        url: String,
+        status: u16,
+        body: String,
+    },
+    #[error("LLM server answer is not what {0}")]
+    Malformed(String),
+    #[error("LLM request failed: {0}")]
+    Other(String),
+}
+
+impl LlmError {
+    /// Short machine-readable kind.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            LlmError::Timeout { .. } => "timeout",
+            LlmError::Connect { .. } => "connect",
+            LlmError::Http { .. } => "http",
+            LlmError::Malformed(_) => "malformed",
+            LlmError::Other(_) => "other",
+        }
+    }
+
+    fn from_reqwest(url: &str, e: reqwest::Error) -> LlmError {
+        use std::error::Error as _;
+        // The innermost cause says most ("connection refused", "connection closed").
+        let mut reason = e.to_string();
+        let mut source = e.source();
+        while let Some(s) = source {
+            reason = s.to_string();
+            source = s.source();
+        }
+        if e.is_timeout() {
+            LlmError::Timeout {
+                url: url.into(),
+                ms: 0,
+            }
+        } else if e.is_connect() {
+            LlmError::Connect {
+                url: url.into(),
+                reason,
+            }
+        } else if e.is_decode() || e.is_body() {
+            LlmError::Malformed(format!("{url} should send ({reason})"))
+        } else {
+            LlmError::Other(format!("{url}: {reason}"))
+        }
+    }
+}
+
+pub(crate) fn http_error(url: &str, status: reqwest::StatusCode, body: &str) -> LlmError {
+    let mut body = body.trim().to_string();
+    if let Ok(v) = serde_json::from_str::<Value>(&body) {
+        if let Some(msg) = v["error"].as_str().or(v["error"]["message"].as_str()) {
+            body = msg.to_string();
+        }
+    }
+    body.truncate(300);
+    LlmError::Http {
+        url: url.into(),
+        status: status.as_u16(),
+        body,
+    }
+}
+
+/// POSTs JSON and parses a JSON answer; every failure becomes an [`LlmError`].
+pub(crate) async fn post_json(
+    client: &reqwest::Client,
+    url: &str,
+    body: &Value,
+) -> Result<Value, LlmError> {
+    let resp = client
+        .post(url)
+        .json(body)
+        .send()
+        .await
+        .map_err(|e| LlmError::from_reqwest(url, e))?;
+    let status = resp.status();
+    let bytes = resp
+        .bytes()
+        .await
+        .map_err(|e| LlmError::from_reqwest(url, e))?;
+    if !status.is_success() {
+        return Err(http_error(url, status, &String::from_utf8_lossy(&bytes)));
+    }
+    serde_json::from_slice(&bytes).map_err(|e| {
+        let mut head = String::from_utf8_lossy(&bytes).into_owned();
+        head.truncate(200);
+        LlmError::Malformed(format!("{url} should send: invalid JSON ({e}): {head:?}"))
+    })
+}
+
+/// One server API. `request` is the exact URL and body `complete` sends (the benchmark posts
+/// the same body with a plain client).
+pub trait Backend {
+    fn request(&self, messages: &[Message], opts: &RequestOptions) -> (String, Value);
+    fn complete(
+        &self,
+        messages: &[Message],
+        opts: &RequestOptions,
+    ) -> impl Future<Output = Result<Completion, LlmError>> + Send;
+    /// Loads the model with exactly the options of a real request.
+    fn warm_up(
+        &self,
+        messages: &[Message],
+        opts: &RequestOptions,
+    ) -> impl Future<Output = Result<Completion, LlmError>> + Send;
+    /// What the server has loaded (`/api/ps`); None where the API has no such thing.
+    fn residency(&self) -> impl Future<Output = Result<Option<Residency>, LlmError>> + Send;
+}
+
+enum AnyBackend {
+    Ollama(ollama::Ollama),
+    OpenAi(openai::OpenAi),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LlmOutcome {
+    /// The guard accepted the output: it is the text.
+    Cleaned,
+    /// The server answered, the guard said no: the raw transcript is the text.
+    Rejected,
+    /// No usable answer (timeout, connection, HTTP, JSON): the raw transcript is the text.
+    Failed,
+    /// The stage is off.
+    Disabled,
+}
+
+impl LlmOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LlmOutcome::Cleaned => "cleaned",
+            LlmOutcome::Rejected => "rejected",
+            LlmOutcome::Failed => "failed",
+            LlmOutcome::Disabled => "disabled",
+        }
+    }
+}
+
+/// Everything about one cleanup, as stored in history and printed by `--json`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LlmReport {
+    pub backend: String,
+    pub model: String,
+    pub outcome: LlmOutcome,
+    /// The text to type: the cleaned text if accepted, else the raw transcript.
+    pub text: String,
+    /// What the model answered (None when it did not).
+    pub output: Option<String>,
+    pub reject_reason: Option<String>,
+    pub error: Option<String>,
+    pub error_kind: Option<String>,
+    pub load_ms: Option<f64>,
+    pub prompt_eval_ms: Option<f64>,
+    pub eval_ms: Option<f64>,
+    pub tokens_per_sec: Option<f64>,
+    /// Client-side wall time of the whole stage.
+    pub total_ms: f64,
+    pub reloaded: bool,
+    /// Why it was probably reloaded (only when `reloaded`).
+    pub reload_cause: Option<String>,
+}
+
+impl LlmReport {
+    /// Writes the report into a history row: `text` only changes when the guard accepted.
+    pub fn apply_to(&self, entry: &mut Entry) {
+        entry.llm_backend = Some(self.backend.clone());
+        entry.llm_model = Some(self.model.clone());
+        entry.llm_outcome = Some(self.outcome.as_str().to_string());
+        entry.llm_reject_reason = self.reject_reason.clone();
+        entry.llm_error = self.error.clone();
+        entry.llm_ms = Some(self.total_ms);
+        entry.llm_load_ms = self.load_ms;
+        entry.llm_prompt_eval_ms = self.prompt_eval_ms;
+        entry.llm_eval_ms = self.eval_ms;
+        entry.llm_tokens_per_sec = self.tokens_per_sec;
+        entry.llm_reloaded = Some(self.reloaded);
+        if self.outcome == LlmOutcome::Cleaned {
+            entry.text = Some(self.text.clone());
+        }
+    }
+
+    /// The `llm` object of `--json` output.
+    pub fn to_json(&self) -> Value {
+        let mut v = serde_json::json!({
+            "backend": self.backend,
+            "model": self.model,
+            "outcome": self.outcome,
+            "load_ms": self.load_ms,
+            "prompt_eval_ms": self.prompt_eval_ms,
+            "eval_ms": self.eval_ms,
+            "tokens_per_sec": self.tokens_per_sec,
+            "total_ms": self.total_ms,
+            "reloaded": self.reloaded,
+        });
+        if let Some(r) = &self.reject_reason {
+            v["reject_reason"] = r.clone().into();
+        }
+        if let Some(e) = &self.error {
+            v["error"] = e.clone().into();
+        }
+        if let Some(o) = &self.output {
+            v["output"] = o.clone().into();
+        }
+        v
+    }
+}
+
+/// What a warm-up found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WarmUp {
+    pub ok: bool,
+    pub total_ms: f64,
+    pub load_ms: Option<f64>,
+    /// `/api/ps` after the warm-up (Ollama); None for OpenAI-compatible servers.
+    pub residency: Option<Residency>,
+    /// Problems, each already logged with `tracing::warn!`.
+    pub warnings: Vec<String>,
+}
+
+/// The text the warm-up cleans (through the very same prompt and options as a dictation).
+pub const WARMUP_TEXT: &str = "um this is a warm up";
+
+pub struct Cleaner {
+    config: LlmConfig,
+    vocabulary: Vec<String>,
+    backend: AnyBackend,
+    client: reqwest::Client,
+    limits: guard::Limits,
+    /// A request has loaded the model: a later long load is a reload.
+    loaded_once: AtomicBool,
+    last_request: Mutex<Option<Instant>>,
+}
+
+impl Cleaner {
+    /// Builds the client and backend; no request is sent.
+    pub fn new(config: &LlmConfig, vocabulary: &[String]) -> Result<Cleaner, LlmError> {
+        let timeout = Duration::from_millis(config.timeout_ms.max(1));
+        let client = reqwest::Client::builder()
+            .timeout(timeout)
+            .connect_timeout(timeout.min(Duration::from_secs(3)))
+            .tcp_nodelay(true)
+            .pool_idle_timeout(Duration::from_secs(300))
+            .build()
+            .map_err(|e| LlmError::Other(format!("cannot build the HTTP client: {e}")))?;
+        let backend = match config.backend {
+            BackendKind::Ollama => AnyBackend::Ollama(ollama::Ollama::new(client.clone(), config)),
+            BackendKind::Openai => AnyBackend::OpenAi(openai::OpenAi::new(client.clone(), config)),
+        };
+        Ok(Cleaner {
+            config: config.clone(),
+            vocabulary: vocabulary.to_vec(),
+            backend,
+            client,
+            limits: guard::Limits::default(),
+            loaded_once: AtomicBool::new(false),
+            last_request: Mutex::new(None),
+        })
+    }
+
+    pub fn config(&self) -> &LlmConfig {
+        &self.config
+    }
+
+    /// The one client (and connection pool) every request uses.
+    pub fn client(&self) -> &reqwest::Client {
+        &self.client
+    }
+
+    /// The messages of a cleanup request for `text`.
+    pub fn messages(&self, text: &str) -> Vec<Message> {
+        prompt::messages(&self.config, &self.vocabulary, text)
+    }
+
+    /// The exact URL and JSON body a cleanup of `text` sends.
+    pub fn request_for(&self, text: &str) -> (String, Value) {
+        let msgs = self.messages(text);
+        let opts = self.config.request_options(text);
+        match &self.backend {
+            AnyBackend::Ollama(b) => b.request(&msgs, &opts),
+            AnyBackend::OpenAi(b) => b.request(&msgs, &opts),
+        }
+    }
+
+    async fn complete(&self, text: &str, warm: bool) -> Result<Completion, LlmError> {
+        let msgs = self.messages(text);
+        let opts = self.config.request_options(text);
+        let result = match (&self.backend, warm) {
+            (AnyBackend::Ollama(b), false) => b.complete(&msgs, &opts).await,
+            (AnyBackend::Ollama(b), true) => b.warm_up(&msgs, &opts).await,
+            (AnyBackend::OpenAi(b), false) => b.complete(&msgs, &opts).await,
+            (AnyBackend::OpenAi(b), true) => b.warm_up(&msgs, &opts).await,
+        };
+        result.map_err(|e| match e {
+            LlmError::Timeout { url, .. } => LlmError::Timeout {
+                url,
+                ms: self.config.timeout_ms,
+            },
+            other => other,
+        })
+    }
+
+    /// What the server has loaded (Ollama `/api/ps`); Ok(None) for OpenAI-compatible servers
+    /// or when our model is not loaded.
+    pub async fn residency(&self) -> Result<Option<Residency>, LlmError> {
+        match &self.backend {
+            AnyBackend::Ollama(b) => b.residency().await,
+            AnyBackend::OpenAi(b) => b.residency().await,
+        }
+    }
+
+    /// Loads the model with exactly a dictation's options, then checks what is resident. Call
+    /// at start-up and after any config change (a new `Cleaner`).
+    pub async fn warm_up(&self) -> WarmUp {
+        let start = Instant::now();
+        let result = self.complete(WARMUP_TEXT, true).await;
+        let mut warnings = Vec::new();
+        let (ok, load_ms) = match result {
+            Ok(c) => {
+                self.loaded_once.store(true, Ordering::SeqCst);
+                self.touch();
+                (true, c.load_ms)
+            }
+            Err(e) => {
+                warnings.push(format!("LLM warm-up failed: {e}"));
+                (false, None)
+            }
+        };
+        let total_ms = ms_since(start);
+        let residency = if ok && self.config.backend == BackendKind::Ollama {
+            match self.residency().await {
+                Ok(Some(r)) => {
+                    if let Some(ctx) = r
+                        .context_length
+                        .filter(|c| *c != u64::from(self.config.num_ctx))
+                    {
+                        warnings.push(format!(
+                            "the LLM server has {} loaded with a {ctx}-token context, but llm.num_ctx is {}: every dictation would reload it; check OLLAMA_CONTEXT_LENGTH or other clients of the server",
+                            r.model, self.config.num_ctx
+                        ));
+                    }
+                    if r.size_vram == Some(0) {
+                        tracing::info!("LLM {} runs on the CPU (size_vram 0)", r.model);
+                    }
+                    Some(r)
+                }
+                Ok(None) => {
+                    warnings.push(format!(
+                        "after the warm-up, /api/ps does not list {}: the server unloaded it at once (keep_alive {:?}?)",
+                        self.config.model, self.config.keep_alive
+                    ));
+                    None
+                }
+                Err(e) => {
+                    warnings.push(format!("cannot check what the LLM server has loaded: {e}"));
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        for w in &warnings {
+            tracing::warn!("{w}");
+        }
+        WarmUp {
+            ok,
+            total_ms,
+            load_ms,
+            residency,
+            warnings,
+        }
+    }
+
+    fn touch(&self) -> Option<Duration> {
+        let mut last = self.last_request.lock().unwrap_or_else(|p| p.into_inner());
+        let since = last.map(|t| t.elapsed());
+        *last = Some(Instant::now());
+        since
+    }
+
+    fn report(&self, raw: &str, outcome: LlmOutcome, total_ms: f64) -> LlmReport {
+        LlmReport {
+            backend: self.config.backend.as_str().into(),
+            model: self.config.model.clone(),
+            outcome,
+            text: raw.to_string(),
+            output: None,
+            reject_reason: None,
+            error: None,
+            error_kind: None,
+            load_ms: None,
+            prompt_eval_ms: None,
+            eval_ms: None,
+            tokens_per_sec: None,
+            total_ms,
+            reloaded: false,
+            reload_cause: None,
+        }
+    }
+
+    /// Cleans one transcript. Never fails: the report's `text` is always usable.
+    pub async fn clean(&self, raw: &str) -> LlmReport {
+        let start = Instant::now();
+        if raw.trim().is_empty() {
+            return self.report(raw, LlmOutcome::Disabled, 0.0);
+        }
+        let result = self.complete(raw, false).await;
+        let total_ms = ms_since(start);
+        let c = match result {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!("{e}; typing the raw transcript");
+                let mut r = self.report(raw, LlmOutcome::Failed, total_ms);
+                r.error = Some(e.to_string());
+                r.error_kind = Some(e.kind().into());
+                return r;
+            }
+        };
+        let since_last = self.touch();
+        let was_loaded = self.loaded_once.swap(true, Ordering::SeqCst);
+        let threshold = self.config.reload_threshold_ms as f64;
+        let reloaded = was_loaded && c.load_ms.is_some_and(|ms| ms > threshold);
+        let mut r = self.report(raw, LlmOutcome::Rejected, total_ms);
+        r.output = Some(c.text.clone());
+        r.load_ms = c.load_ms;
+        r.prompt_eval_ms = c.prompt_eval_ms;
+        r.eval_ms = c.eval_ms;
+        r.tokens_per_sec = c.tokens_per_sec;
+        r.reloaded = reloaded;
+        if reloaded {
+            let cause = self.reload_cause(since_last);
+            tracing::warn!(
+                "the LLM server reloaded {} for this dictation ({:.0} ms of load time): {cause}",
+                self.config.model,
+                c.load_ms.unwrap_or_default()
+            );
+            r.reload_cause = Some(cause);
+        }
+        match guard::judge(raw, &c.text, &self.limits) {
+            Ok(text) => {
+                r.outcome = LlmOutcome::Cleaned;
+                r.text = text;
+            }
+            Err(rejection) => {
+                tracing::info!("LLM output rejected ({rejection}); typing the raw transcript");
+                r.reject_reason = Some(rejection.to_string());
+            }
+        }
+        r
+    }
+
+    /// The likely cause of a reload, from what Dictum knows.
+    fn reload_cause(&self, since_last: Option<Duration>) -> String {
+        let keep = config::keep_alive_secs(&self.config.keep_alive).unwrap_or(300.0);
+        match since_last {
+            Some(d) if keep >= 0.0 && d.as_secs_f64() > keep => format!(
+                "keep_alive expired: the last request was {:.0} s ago and llm.keep_alive is {:?}; raise it (\"-1\" keeps the model loaded)",
+                d.as_secs_f64(),
+                self.config.keep_alive
+            ),
+            _ => format!(
+                "the model was unloaded or reloaded since the last request although keep_alive ({:?}) had not expired: most likely another client asked for it with a different num_ctx (Dictum uses {}), or another model evicted it from memory",
+                self.config.keep_alive, self.config.num_ctx
+            ),
+        }
+    }
+}

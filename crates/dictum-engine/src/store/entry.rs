@@ -73,6 +73,13 @@ pub struct Entry {
     pub llm_tokens_per_sec: Option<f64>,
     pub llm_load_ms: Option<f64>,
     pub llm_reloaded: Option<bool>,
+    pub llm_backend: Option<String>,
+    pub llm_model: Option<String>,
+    pub llm_outcome: Option<String>,
+    pub llm_reject_reason: Option<String>,
+    pub llm_error: Option<String>,
+    pub llm_prompt_eval_ms: Option<f64>,
+    pub llm_eval_ms: Option<f64>,
 }
 
 /// Columns in the order of `Entry::values` (id excluded).
@@ -105,6 +112,13 @@ pub(super) const COLUMNS: &[&str] = &[
     "llm_tokens_per_sec",
     "llm_load_ms",
     "llm_reloaded",
+    "llm_backend",
+    "llm_model",
+    "llm_outcome",
+    "llm_reject_reason",
+    "llm_error",
+    "llm_prompt_eval_ms",
+    "llm_eval_ms",
 ];
 
 fn opt<T: Into<Value> + Clone>(v: &Option<T>) -> Value {
@@ -143,6 +157,13 @@ impl Entry {
             llm_tokens_per_sec: None,
             llm_load_ms: None,
             llm_reloaded: None,
+            llm_backend: None,
+            llm_model: None,
+            llm_outcome: None,
+            llm_reject_reason: None,
+            llm_error: None,
+            llm_prompt_eval_ms: None,
+            llm_eval_ms: None,
         }
     }
 
@@ -180,6 +201,13 @@ impl Entry {
             opt(&self.llm_tokens_per_sec),
             opt(&self.llm_load_ms),
             opt(&self.llm_reloaded),
+            opt(&self.llm_backend),
+            opt(&self.llm_model),
+            opt(&self.llm_outcome),
+            opt(&self.llm_reject_reason),
+            opt(&self.llm_error),
+            opt(&self.llm_prompt_eval_ms),
+            opt(&self.llm_eval_ms),
         ]
     }
 
@@ -221,6 +249,13 @@ impl Entry {
             llm_tokens_per_sec: row.get(26)?,
             llm_load_ms: row.get(27)?,
             llm_reloaded: row.get(28)?,
+            llm_backend: row.get(29)?,
+            llm_model: row.get(30)?,
+            llm_outcome: row.get(31)?,
+            llm_reject_reason: row.get(32)?,
+            llm_error: row.get(33)?,
+            llm_prompt_eval_ms: row.get(34)?,
+            llm_eval_ms: row.get(35)?,
         })
     }
 }

@@ -13,6 +13,10 @@ pub const MIGRATION_FILES: &[(&str, &str)] = &[
         "0002_history_fts.sql",
         include_str!("../../../../migrations/0002_history_fts.sql"),
     ),
+    (
+        "0003_llm.sql",
+        include_str!("../../../../migrations/0003_llm.sql"),
+    ),
 ];
 
 pub fn migrations() -> Migrations<'static> {
