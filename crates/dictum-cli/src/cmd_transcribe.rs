@@ -1,4 +1,5 @@
 use crate::context::{load_config, open_history};
+use crate::llm_args::LlmArgs;
 use dictum_engine::paths;
 use dictum_engine::pipeline::{Engine, Utterance};
 use dictum_engine::store::Outcome;
@@ -19,6 +20,11 @@ pub struct Args {
     /// Print one JSON object instead of the text.
     #[arg(long)]
     json: bool,
+    /// Clean the text with the LLM stage (as if llm.enabled = true).
+    #[arg(long)]
+    clean: bool,
+    #[command(flatten)]
+    llm: LlmArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -29,9 +35,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(language) = args.language {
         config.stt.language = language;
     }
+    if args.clean {
+        config.llm.enabled = true;
+    }
+    args.llm.apply(&mut config)?;
     let history = open_history()?;
     let mut engine = Engine::new(config, paths::model_dirs()?);
     engine.audio_dir = Some(paths::audio_dir()?);
+    engine.enable_llm()?;
     let utterance = engine.transcribe_file(&history, &args.file)?;
     if args.json {
         println!("{}", to_json(&utterance));
@@ -63,6 +74,10 @@ pub fn to_json(u: &Utterance) -> serde_json::Value {
         "speech_ms": e.speech_ms,
         "timings_ms": u.timings,
     });
+    obj["llm"] = u
+        .llm
+        .as_ref()
+        .map_or(serde_json::Value::Null, |r| r.to_json());
     if let Some(err) = &u.error {
         obj["error"] = json!(err.to_string());
         obj["error_kind"] = json!(err.kind());

@@ -1,11 +1,13 @@
 //! `dictum`: the command-line face of the Dictum engine.
 
 mod bench;
+mod cmd_clean;
 mod cmd_config;
 mod cmd_doctor;
 mod cmd_history;
 mod cmd_transcribe;
 mod context;
+mod llm_args;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -25,6 +27,8 @@ struct Cli {
 enum Command {
     /// Transcribe an audio file (WAV, any rate/depth/channels) and store it in history.
     Transcribe(cmd_transcribe::Args),
+    /// Clean up text with the LLM stage (punctuation, capitalization, fillers), guarded.
+    Clean(cmd_clean::Args),
     /// Show past dictations, newest first.
     History(cmd_history::Args),
     /// Show or check the configuration.
@@ -53,6 +57,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Transcribe(args) => cmd_transcribe::run(args),
+        Command::Clean(args) => cmd_clean::run(args),
         Command::History(args) => cmd_history::run(args),
         Command::Config(args) => cmd_config::run(args),
         Command::Bench(args) => bench::run(args),

@@ -37,6 +37,8 @@ pub struct Utterance {
     pub entry: Entry,
     pub timings: StageTimings,
     pub error: Option<Error>,
+    /// The LLM cleanup, when the stage ran.
+    pub llm: Option<LlmReport>,
 }
 
 impl Engine {
@@ -167,10 +169,12 @@ impl Engine {
 
         let mut timings = StageTimings::default();
         let result = self.run_file(path, &mut entry, &mut timings);
-        if result.is_ok() {
+        let llm = if result.is_ok() {
             // Cannot fail: any LLM problem is recorded in the row and the raw text is kept.
-            self.clean_entry(&mut entry, &mut timings);
-        }
+            self.clean_entry(&mut entry, &mut timings)
+        } else {
+            None
+        };
         timings.total = Some(ms_since(start));
         entry.total_ms = timings.total;
         let error = match result {
@@ -187,6 +191,7 @@ impl Engine {
             entry,
             timings,
             error,
+            llm,
         })
     }
 
