@@ -34,6 +34,12 @@ pub struct Args {
     /// Also write the report to this file.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// `llm`: dictation-like sentences, one per line, '#' = comment
+    /// (default: tests/data/dictations.txt).
+    #[arg(long)]
+    sentences: Option<PathBuf>,
+    #[command(flatten)]
+    llm: crate::llm_args::LlmArgs,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -42,6 +48,9 @@ enum What {
     Stt,
     /// The VAD candidates on every clip: speech found, verdict, time.
     Vad,
+    /// The LLM cleanup stage against the same HTTP body posted directly (interleaved, same
+    /// server, same run), and the guard's verdicts over a list of dictation-like sentences.
+    Llm,
 }
 
 struct Clip {
@@ -104,9 +113,32 @@ pub fn peak_rss_mib() -> Option<f64> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let What::Llm = args.what {
+        let mut config = load_config()?;
+        config.llm.enabled = true;
+        args.llm.apply(&mut config)?;
+        let file = args
+            .sentences
+            .unwrap_or_else(|| PathBuf::from("tests/data/dictations.txt"));
+        let text = std::fs::read_to_string(&file)
+            .map_err(|e| anyhow::anyhow!("cannot read sentences from {}: {e}", file.display()))?;
+        let sentences: Vec<String> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(str::to_string)
+            .collect();
+        let report = crate::bench_llm::run(&config, &sentences, args.runs.max(1))?;
+        print!("{report}");
+        if let Some(out) = args.out {
+            std::fs::write(&out, &report)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let assets = assets_dir(args.assets);
     let clips = load_clips(&assets)?;
     let report = match args.what {
+        What::Llm => unreachable!("handled above"),
         What::Vad => bench_vad(&clips),
         What::Stt => {
             let mut config = load_config()?;

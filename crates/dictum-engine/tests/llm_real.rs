@@ -324,10 +324,12 @@ fn server_killed_mid_request_keeps_raw_text_and_stores_the_row() {
     let _serial = serial();
     let dir = tempfile::tempdir().expect("tempdir");
     let (mut standin, url) = start_standin(dir.path());
-    let mut config = Config::default();
-    config.llm = LlmConfig {
-        num_predict: 300,
-        ..test_config(BackendKind::Ollama, &url)
+    let config = Config {
+        llm: LlmConfig {
+            num_predict: 300,
+            ..test_config(BackendKind::Ollama, &url)
+        },
+        ..Config::default()
     };
     let mut engine = Engine::new(config, vec![]);
     let warm = engine.enable_llm().expect("llm stage").expect("enabled");
@@ -472,12 +474,14 @@ fn hung_server_times_out_and_every_failure_keeps_the_raw_text() {
 #[test]
 fn transcribe_file_with_the_llm_down_stores_whispers_text() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut config = Config::default();
+    let mut config = Config {
+        llm: test_config(
+            BackendKind::Ollama,
+            &format!("http://127.0.0.1:{}", free_port()),
+        ),
+        ..Config::default()
+    };
     config.stt.model = common::tiny_model().display().to_string();
-    config.llm = test_config(
-        BackendKind::Ollama,
-        &format!("http://127.0.0.1:{}", free_port()),
-    );
     let history = History::open(&dir.path().join("h.sqlite3")).expect("history");
     let mut engine = Engine::new(config, vec![]);
     let warm = engine.enable_llm().expect("stage").expect("enabled");
