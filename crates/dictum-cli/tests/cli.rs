@@ -274,3 +274,87 @@ fn print_default_is_the_documented_default_config() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stderr(&out), "", "no warnings for the default file");
 }
+
+/// A local port nothing listens on: the LLM server is "down".
+fn dead_llm_url() -> String {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("free port");
+    format!("http://127.0.0.1:{port}")
+}
+
+#[test]
+fn clean_and_transcribe_clean_fall_back_to_raw_text_when_the_llm_is_down() {
+    let sb = Sandbox::new();
+    let url = dead_llm_url();
+    let out = sb.dictum(&[
+        "clean",
+        "--json",
+        "--llm-backend",
+        "openai",
+        "--llm-url",
+        &url,
+        "--llm-model",
+        "m",
+        "um",
+        "hello",
+        "world",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["text"], "um hello world", "raw text kept");
+    let llm = &v["llm"];
+    for key in [
+        "backend",
+        "model",
+        "outcome",
+        "load_ms",
+        "prompt_eval_ms",
+        "eval_ms",
+        "tokens_per_sec",
+        "reloaded",
+    ] {
+        assert!(llm.get(key).is_some(), "llm.{key} missing: {llm}");
+    }
+    assert_eq!(llm["backend"], "openai");
+    assert_eq!(llm["model"], "m");
+    assert_eq!(llm["outcome"], "failed");
+    assert!(
+        llm["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("cannot reach")),
+        "{llm}"
+    );
+
+    let out = sb.dictum(&[
+        "transcribe",
+        &clip("jfk.wav"),
+        "--clean",
+        "--json",
+        "--llm-url",
+        &url,
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["outcome"], "ok");
+    assert_eq!(v["llm"]["outcome"], "failed");
+    assert_eq!(v["llm"]["backend"], "ollama");
+    assert!(v["text"].as_str().is_some_and(|t| t.contains("country")));
+    let rows = sb.history();
+    assert_eq!(
+        rows.len(),
+        1,
+        "clean stores nothing; transcribe stores its row"
+    );
+    assert_eq!(rows[0]["llm_outcome"], "failed");
+    assert_eq!(rows[0]["text"], v["text"]);
+
+    let out = sb.dictum(&["clean", "--llm-backend", "gpt", "x"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("use ollama or openai"),
+        "{}",
+        stderr(&out)
+    );
+}
