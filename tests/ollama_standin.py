@@ -890,6 +890,8 @@ class Handler(BaseHTTPRequestHandler):
             return
 
         port, load_ns = CFG.runner.acquire(num_ctx, threads)
+        # Tests watch for this line to know a request is being processed (--verbose).
+        log(f"forwarding {self.path} to llama-server on port {port}")
         try:
             if raw:
                 body = dict(params)
