@@ -1,8 +1,10 @@
 //! Audio in: decode a file into samples, downmix, resample to 16 kHz mono.
 
+pub mod capture;
 mod resample;
 mod wav;
 
+pub use capture::{Capture, CaptureError, CaptureOptions, Captured};
 pub use resample::{downmix, resample_to_16k};
 pub use wav::{read_wav, write_wav_16k, Decoded};
 

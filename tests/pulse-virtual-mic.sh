@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# A private PulseAudio daemon with a virtual microphone, for capture tests.
+#
+#   tests/pulse-virtual-mic.sh start [DIR]   start it (idempotent); prints the env to use
+#   tests/pulse-virtual-mic.sh env   [DIR]   print the env of a running one
+#   tests/pulse-virtual-mic.sh stop  [DIR]   stop it and remove DIR
+#
+# DIR (default /tmp/dictum-pulse-$UID) holds everything: runtime dir, socket, pid, log, a
+# HOME for the daemon's cookie. Nothing touches the user's own PulseAudio/PipeWire session.
+#
+# Graph: module-null-sink `dictum_sink` (play into it: `paplay --device=dictum_sink x.wav`)
+#        -> its monitor -> module-virtual-source `dictum_mic`, the default source.
+# Loading the null sink makes it the default *output* too, so plain `paplay x.wav` also
+# reaches the mic.
+#
+# Works as root: the daemon runs with --system=false, -n (no default.pa: no hardware, no
+# D-Bus, no X11 modules) and loads exactly the modules above; anonymous auth on a socket in
+# DIR. Installs pulseaudio, pulseaudio-utils and libasound2-plugins via apt when missing.
+#
+# `start` prints `KEY=value` lines (also usable with `eval "$(… start | sed 's/^/export /')"`):
+#   PULSE_SERVER     unix:DIR/runtime/pulse/native  (clients: pactl, paplay, cpal, ALSA pulse plugin)
+#   XDG_RUNTIME_DIR  DIR/runtime
+#   PULSE_RUNTIME_PATH DIR/runtime/pulse
+#   DICTUM_PULSE_DIR DIR
+set -euo pipefail
+
+cmd="${1:-}"
+dir="${2:-${DICTUM_PULSE_DIR:-/tmp/dictum-pulse-$(id -u)}}"
+runtime="$dir/runtime"
+pulse_dir="$runtime/pulse"
+socket="$pulse_dir/native"
+server="unix:$socket"
+
+log() { echo "pulse-virtual-mic: $*" >&2; }
+
+print_env() {
+    echo "PULSE_SERVER=$server"
+    echo "XDG_RUNTIME_DIR=$runtime"
+    echo "PULSE_RUNTIME_PATH=$pulse_dir"
+    echo "DICTUM_PULSE_DIR=$dir"
+}
+
+ensure_packages() {
+    local missing=()
+    command -v pulseaudio >/dev/null 2>&1 || missing+=(pulseaudio)
+    command -v pactl >/dev/null 2>&1 && command -v paplay >/dev/null 2>&1 || missing+=(pulseaudio-utils)
+    [ -e /usr/share/alsa/alsa.conf.d/pulse.conf ] || [ -e /etc/alsa/conf.d/99-pulse.conf ] ||
+        dpkg -s libasound2-plugins >/dev/null 2>&1 || missing+=(libasound2-plugins)
+    if [ "${#missing[@]}" -gt 0 ]; then
+        log "installing ${missing[*]}"
+        local sudo=""
+        [ "$(id -u)" -eq 0 ] || sudo="sudo"
+        $sudo apt-get update -qq >&2
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+    fi
+}
+
+pa() { PULSE_SERVER="$server" PULSE_RUNTIME_PATH="$pulse_dir" XDG_RUNTIME_DIR="$runtime" "$@"; }
+
+running() { [ -S "$socket" ] && pa pactl info >/dev/null 2>&1; }
+
+daemon_pid() { cat "$pulse_dir/pid" 2>/dev/null || true; }
+
+start() {
+    ensure_packages
+    if running; then
+        log "already running in $dir"
+    else
+        mkdir -p "$pulse_dir" "$dir/home"
+        chmod 700 "$runtime" "$pulse_dir"
+        rm -f "$socket" "$pulse_dir/pid"
+        # HOME points at DIR so the daemon's cookie and state stay out of the real home.
+        HOME="$dir/home" XDG_CONFIG_HOME="$dir/home/.config" \
+            PULSE_RUNTIME_PATH="$pulse_dir" XDG_RUNTIME_DIR="$runtime" \
+            pulseaudio --daemonize=yes --system=false -n \
+            --exit-idle-time=-1 --disallow-exit --disallow-module-loading=no \
+            --use-pid-file=yes --log-target="file:$dir/pulse.log" \
+            --load="module-native-protocol-unix auth-anonymous=1 socket=$socket" \
+            --load="module-null-sink sink_name=dictum_sink sink_properties=device.description=Dictum_test_sink" \
+            --load="module-virtual-source source_name=dictum_mic master=dictum_sink.monitor" \
+            || { log "pulseaudio failed to start; log:"; cat "$dir/pulse.log" >&2 || true; exit 1; }
+        for _ in $(seq 1 100); do
+            running && break
+            sleep 0.05
+        done
+        running || { log "pulseaudio did not answer on $socket; log:"; cat "$dir/pulse.log" >&2 || true; exit 1; }
+    fi
+    pa pactl set-default-source dictum_mic
+    pa pactl set-default-sink dictum_sink
+    pa pactl list short sources | grep -q "dictum_mic" || { log "dictum_mic missing"; exit 1; }
+    print_env
+}
+
+stop() {
+    local pid
+    pid="$(daemon_pid)"
+    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+        kill "$pid" 2>/dev/null || true
+        for _ in $(seq 1 50); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.05
+        done
+        kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null || true
+    fi
+    case "$dir" in
+        /tmp/*|"${TMPDIR:-/tmp}"/*) rm -rf "$dir" ;;
+        *) log "not removing $dir (outside /tmp)" ;;
+    esac
+}
+
+case "$cmd" in
+    start) start ;;
+    stop) stop ;;
+    env)
+        running || { log "not running in $dir (run: $0 start)"; exit 1; }
+        print_env
+        ;;
+    *)
+        echo "usage: $0 start|stop|env [DIR]" >&2
+        exit 2
+        ;;
+esac
