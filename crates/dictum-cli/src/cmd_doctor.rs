@@ -4,6 +4,7 @@
 use dictum_engine::config::Config;
 use dictum_engine::gpu::planner::{self, PlanSettings, Tier};
 use dictum_engine::gpu::{GpuProbe, GpuStatus, NvmlProbe};
+use dictum_engine::pipeline::Engine;
 use dictum_engine::store::{History, Query};
 use dictum_engine::stt::check_model_file;
 use dictum_engine::{models, paths};
@@ -190,6 +191,83 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         None,
     ));
 
+    // LLM: reachable, resident, context as configured, fast enough.
+    let mut llm_resident_bytes = 0;
+    if config.llm.enabled {
+        let llm = &config.llm;
+        let mut engine = Engine::new(config.clone(), vec![]);
+        match engine.enable_llm() {
+            Ok(Some(warm)) if warm.ok => {
+                checks.push(check(
+                    "llm",
+                    Status::Ok,
+                    format!(
+                        "{:?} backend at {} with {}: warm-up {:.0} ms (load {:.0} ms)",
+                        llm.backend,
+                        llm.url,
+                        llm.model,
+                        warm.total_ms,
+                        warm.load_ms.unwrap_or(0.0)
+                    ),
+                    None,
+                ));
+                if let Some(r) = &warm.residency {
+                    llm_resident_bytes = r.size_vram.unwrap_or(0);
+                    let ctx_ok = r.context_length.is_none_or(|c| c == u64::from(llm.num_ctx));
+                    checks.push(check(
+                        "llm resident",
+                        if ctx_ok { Status::Ok } else { Status::Warn },
+                        format!(
+                            "{}: {} MiB in VRAM, loaded context {} (config num_ctx {})",
+                            r.model,
+                            r.size_vram.unwrap_or(0) / (1024 * 1024),
+                            r.context_length.map_or("unknown".into(), |c| c.to_string()),
+                            llm.num_ctx
+                        ),
+                        (!ctx_ok).then(|| {
+                            "another program loaded the model with a different num_ctx; every switch reloads it (~2-3 s): use the same num_ctx everywhere".to_string()
+                        }),
+                    ));
+                }
+                if let Some(report) = engine.clean_text("um this is a quick speed test of the cleanup") {
+                    match report.tokens_per_sec {
+                        Some(tps) if tps < 20.0 => checks.push(check(
+                            "llm speed",
+                            Status::Warn,
+                            format!("{tps:.1} tokens/s"),
+                            Some("the LLM is probably running on the CPU: check `ollama ps`, VRAM (`dictum doctor` gpu line) or use a smaller model".into()),
+                        )),
+                        Some(tps) => checks.push(check("llm speed", Status::Ok, format!("{tps:.1} tokens/s"), None)),
+                        None => checks.push(check(
+                            "llm speed",
+                            Status::Info,
+                            format!("no token timing in the answer ({:?})", report.outcome),
+                            None,
+                        )),
+                    }
+                }
+            }
+            Ok(Some(warm)) => checks.push(check(
+                "llm",
+                Status::Warn,
+                warm.warnings.join("; "),
+                Some(format!(
+                    "start the server or fix [llm] url/model ({}); until then dictations keep the raw transcript",
+                    llm.url
+                )),
+            )),
+            Ok(None) => {}
+            Err(e) => checks.push(check("llm", Status::Fail, e.to_string(), Some("fix the [llm] section".into()))),
+        }
+    } else {
+        checks.push(check(
+            "llm",
+            Status::Info,
+            "LLM cleanup is off ([llm] enabled = false)",
+            None,
+        ));
+    }
+
     // GPU and plan.
     let status = NvmlProbe.probe();
     let tiers = vec![Tier {
@@ -200,7 +278,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         use_gpu: config.stt.use_gpu,
         ..PlanSettings::default()
     };
-    let plan = planner::plan(&settings, &status, 0, &tiers);
+    let plan = planner::plan(&settings, &status, llm_resident_bytes, &tiers);
     match &status {
         GpuStatus::NoGpu { reason } => checks.push(check("gpu", Status::Info, reason.clone(), None)),
         GpuStatus::Gpus { gpus } => {
@@ -286,10 +364,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ),
     };
     checks.push(display);
+    let inputs = dictum_engine::audio::Capture::input_devices();
+    checks.push(if inputs.is_empty() {
+        check(
+            "audio input",
+            Status::Warn,
+            "no audio input device found",
+            Some("plug in a microphone, or check that PulseAudio/PipeWire is running (`pactl list short sources`)".into()),
+        )
+    } else {
+        check("audio input", Status::Info, format!("inputs cpal sees: {}", inputs.join(", ")), None)
+    });
     checks.push(check(
         "live dictation",
         Status::Info,
-        "microphone capture, hotkey and injection are not part of this build yet (issue 4)",
+        "the hotkey daemon (`dictum run`) and text injection are not part of this build yet (issue 4)",
         None,
     ));
 

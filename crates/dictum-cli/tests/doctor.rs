@@ -67,3 +67,31 @@ fn doctor_fails_with_a_fix_when_the_model_is_missing() {
     assert_eq!(model["status"], "fail");
     assert!(model["fix"].is_string());
 }
+
+#[test]
+fn doctor_warns_with_a_fix_when_the_llm_is_unreachable_but_exits_zero() {
+    let data = tempfile::tempdir().expect("tempdir");
+    // Port 9 (discard) on loopback: nothing listens there.
+    std::fs::write(
+        data.path().join("config.toml"),
+        "[llm]\nenabled = true\nurl = \"http://127.0.0.1:9\"\ntimeout_ms = 2000\n",
+    )
+    .expect("config");
+    let (code, v) = doctor(&models_dir(), data.path());
+    assert_eq!(
+        code, 0,
+        "an unreachable LLM breaks nothing: raw text is kept\n{v:#}"
+    );
+    let llm = v["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|c| c["name"] == "llm")
+        .cloned()
+        .expect("llm check");
+    assert_eq!(llm["status"], "warn", "{llm}");
+    assert!(
+        llm["fix"].as_str().unwrap_or("").contains("127.0.0.1:9"),
+        "{llm}"
+    );
+}
