@@ -155,12 +155,15 @@ pub trait Backend {
         messages: &[Message],
         opts: &RequestOptions,
     ) -> impl Future<Output = Result<Completion, LlmError>> + Send;
-    /// Loads the model with exactly the options of a real request.
+    /// Loads the model with exactly the options of a real request: it *is* a real request,
+    /// so no backend can let the warm-up drift from what dictations send.
     fn warm_up(
         &self,
         messages: &[Message],
         opts: &RequestOptions,
-    ) -> impl Future<Output = Result<Completion, LlmError>> + Send;
+    ) -> impl Future<Output = Result<Completion, LlmError>> + Send {
+        self.complete(messages, opts)
+    }
     /// What the server has loaded (`/api/ps`); None where the API has no such thing.
     fn residency(&self) -> impl Future<Output = Result<Option<Residency>, LlmError>> + Send;
 }

@@ -126,14 +126,6 @@ impl Backend for Ollama {
         })
     }
 
-    async fn warm_up(
-        &self,
-        messages: &[Message],
-        opts: &RequestOptions,
-    ) -> Result<Completion, LlmError> {
-        self.complete(messages, opts).await
-    }
-
     async fn residency(&self) -> Result<Option<Residency>, LlmError> {
         let url = format!("{}/api/ps", self.base);
         let resp = self

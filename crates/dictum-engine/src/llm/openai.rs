@@ -86,14 +86,6 @@ impl Backend for OpenAi {
         })
     }
 
-    async fn warm_up(
-        &self,
-        messages: &[Message],
-        opts: &RequestOptions,
-    ) -> Result<Completion, LlmError> {
-        self.complete(messages, opts).await
-    }
-
     async fn residency(&self) -> Result<Option<Residency>, LlmError> {
         Ok(None)
     }
