@@ -216,6 +216,25 @@ struct Shared {
 }
 
 impl Shared {
+    fn new(preroll_samples: usize, max_samples: usize) -> Shared {
+        Shared {
+            state: Mutex::new(State {
+                preroll: Ring::new(preroll_samples),
+                total: 0,
+                first_frames: None,
+                utterance: None,
+                max_samples,
+                truncated: false,
+                dropped: 0,
+            }),
+            arrived: Condvar::new(),
+            level: AtomicU32::new(0),
+            failed: AtomicBool::new(false),
+            error: Mutex::new(None),
+            opened_at: Instant::now(),
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock cannot leave State inconsistent in a way that matters
         // more than losing audio: keep going.
@@ -397,22 +416,7 @@ impl Capture {
         let preroll_samples = (opts.preroll_ms as u64 * SAMPLE_RATE as u64 / 1000) as usize;
         let max_samples = (opts.max_utterance.as_millis() as u64 * SAMPLE_RATE as u64 / 1000)
             .min(usize::MAX as u64) as usize;
-        let shared = Arc::new(Shared {
-            state: Mutex::new(State {
-                preroll: Ring::new(preroll_samples),
-                total: 0,
-                first_frames: None,
-                utterance: None,
-                max_samples,
-                truncated: false,
-                dropped: 0,
-            }),
-            arrived: Condvar::new(),
-            level: AtomicU32::new(0),
-            failed: AtomicBool::new(false),
-            error: Mutex::new(None),
-            opened_at: Instant::now(),
-        });
+        let shared = Arc::new(Shared::new(preroll_samples, max_samples));
         let (ready_tx, ready_rx) = mpsc::channel::<Result<StreamInfo, CaptureError>>();
         let (shutdown_tx, shutdown_rx) = mpsc::channel::<()>();
         let (closed_tx, closed_rx) = mpsc::channel::<()>();
@@ -885,22 +889,7 @@ mod tests {
     }
 
     fn shared(max: usize) -> Arc<Shared> {
-        Arc::new(Shared {
-            state: Mutex::new(State {
-                preroll: Ring::new(4800),
-                total: 0,
-                first_frames: None,
-                utterance: None,
-                max_samples: max,
-                truncated: false,
-                dropped: 0,
-            }),
-            arrived: Condvar::new(),
-            level: AtomicU32::new(0),
-            failed: AtomicBool::new(false),
-            error: Mutex::new(None),
-            opened_at: Instant::now(),
-        })
+        Arc::new(Shared::new(4800, max))
     }
 
     #[test]
