@@ -29,8 +29,10 @@ apt_ensure() {
 # Build tools for whisper.cpp (cmake, C++), bindgen (libclang) and the crates' C parts.
 ensure_build_deps() {
     # python3 + pip: scripts/llama-server fetches the test LLM server's source with pip, and
-    # tests/ollama_standin.py runs on python3 (both used by the real-LLM tests).
-    apt_ensure build-essential cmake pkg-config clang libclang-dev curl ca-certificates python3 python3-pip
+    # tests/ollama_standin.py runs on python3 (both used by the real-LLM tests). libasound2-dev:
+    # cpal links ALSA (its fallback host); a fresh machine does not have it.
+    apt_ensure build-essential cmake pkg-config clang libclang-dev curl ca-certificates python3 python3-pip \
+        libasound2-dev
     if ! command -v cargo >/dev/null 2>&1; then
         [ -x "$HOME/.cargo/bin/cargo" ] || {
             log "installing the Rust toolchain with rustup"
