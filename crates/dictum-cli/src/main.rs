@@ -6,6 +6,7 @@ mod cmd_clean;
 mod cmd_config;
 mod cmd_doctor;
 mod cmd_history;
+mod cmd_run;
 mod cmd_transcribe;
 mod context;
 mod llm_args;
@@ -26,6 +27,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run the dictation daemon: hold the hotkey, speak, release; the words are typed.
+    Run(cmd_run::Args),
     /// Transcribe an audio file (WAV, any rate/depth/channels) and store it in history.
     Transcribe(cmd_transcribe::Args),
     /// Clean up text with the LLM stage (punctuation, capitalization, fillers), guarded.
@@ -48,7 +51,7 @@ fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("DICTUM_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,pulseaudio=off")),
         )
         .with_writer(std::io::stderr)
         .with_target(false)
@@ -57,6 +60,7 @@ fn main() -> ExitCode {
 
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Run(args) => cmd_run::run(args),
         Command::Transcribe(args) => cmd_transcribe::run(args),
         Command::Clean(args) => cmd_clean::run(args),
         Command::History(args) => cmd_history::run(args),

@@ -14,6 +14,7 @@ pub struct Config {
     pub vad: VadConfig,
     pub history: HistoryConfig,
     pub llm: crate::llm::config::LlmConfig,
+    pub dictation: crate::dictation::config::DictationConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -163,6 +164,42 @@ system_prompt = ""
 user_template = "{text}"
 # Show the model one built-in example (raw transcript and its cleanup) first.
 examples = true
+
+[dictation]
+# The dictation hotkey (`dictum run`, tray app): modifiers ctrl, alt, shift, super joined
+# with "+" to one key, e.g. "ctrl+alt+space", "super+shift+d", "f9". A lone modifier
+# cannot be grabbed. Changes apply without a restart.
+hotkey = "ctrl+alt+space"
+# "push_to_talk": hold the key while speaking. "toggle": press to start, press to stop.
+mode = "push_to_talk"
+# Discards the dictation under way; only grabbed while one is. "" = no cancel key.
+cancel_key = "escape"
+# Input device name as listed by `dictum doctor`; "" = the system default.
+input_device = ""
+# Audio kept from just before the key press (the first word is never clipped), in ms.
+preroll_ms = 300
+# Audio recorded after the release (the last word is never clipped), in ms. Skipped when
+# the speech had already ended that long before the release.
+post_roll_ms = 300
+# Longest utterance in seconds; you are told when it is reached.
+max_utterance_s = 300
+# Transcribe while the key is held, so only the tail is left after the release.
+streaming = true
+# A pause (ms of silence) while the key is held starts transcribing what was said so far.
+pause_ms = 250
+# What was said so far becomes final (never transcribed again) at a pause once it holds this
+# much audio (ms); shorter stretches are re-transcribed whole at the next pause, which keeps
+# whisper's context (one pass over 10 s costs about the same as over 1 s).
+commit_min_ms = 10000
+# Speech without a pause is cut at its quietest point after this long (ms, 5000-28000;
+# 15000 fits whisper's smallest sized window).
+chunk_max_ms = 15000
+# Utterances that may wait for transcription; one over the cap is stored (row and audio),
+# not dropped, and you are told.
+queue_max = 8
+# Unload the speech model after this many idle minutes (0 = never); it reloads on the
+# next key press while the pre-roll keeps your first words.
+idle_unload_min = 0
 "#;
 
 /// A loaded config plus what the loader noticed.
@@ -232,6 +269,9 @@ impl Config {
             return bad("stt.model", "must name a model or a file");
         }
         if let Err((key, reason)) = self.llm.validate() {
+            return bad(key, &reason);
+        }
+        if let Err((key, reason)) = self.dictation.validate() {
             return bad(key, &reason);
         }
         let lang = self.stt.language.as_str();

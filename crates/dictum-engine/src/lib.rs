@@ -8,9 +8,11 @@
 
 pub mod audio;
 pub mod config;
+pub mod dictation;
 pub mod error;
 pub mod eval;
 pub mod gpu;
+pub mod hotkey;
 pub mod llm;
 pub mod models;
 pub mod paths;

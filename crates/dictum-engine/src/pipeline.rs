@@ -31,6 +31,70 @@ struct LlmStage {
     cleaner: Cleaner,
 }
 
+/// What whisper made of one stretch of audio (a file, or a chunk of a live utterance).
+#[derive(Debug, Clone, Default)]
+pub struct Segment {
+    /// The words, annotations like `(water splashing)` removed; empty = no speech.
+    pub text: String,
+    /// Whisper's own output.
+    pub raw: String,
+    pub vad_ms: f64,
+    pub speech_ms: i64,
+    /// Whisper time (0 when the VAD found no speech and whisper did not run).
+    pub stt_ms: f64,
+    pub language: Option<String>,
+    pub model: Option<String>,
+    pub device: Option<String>,
+    /// Set when the GPU failed and the segment was redone on the CPU.
+    pub fallback: Option<String>,
+    /// (load ms, warm-up ms) when this segment had to load the model.
+    pub model_load: Option<(f64, f64)>,
+}
+
+impl Segment {
+    /// Copies the timings and facts (not the text) into a history row.
+    pub fn apply_to(&self, entry: &mut Entry, timings: &mut StageTimings) {
+        timings.vad = Some(timings.vad.unwrap_or(0.0) + self.vad_ms);
+        entry.vad_ms = timings.vad;
+        entry.speech_ms = Some(entry.speech_ms.unwrap_or(0) + self.speech_ms);
+        if let Some((load, warm)) = self.model_load {
+            timings.model_load = Some(load);
+            timings.warmup = Some(warm);
+            entry.model_load_ms = Some(load);
+            entry.warmup_ms = Some(warm);
+        }
+        if self.stt_ms > 0.0 {
+            timings.stt = Some(timings.stt.unwrap_or(0.0) + self.stt_ms);
+            entry.stt_ms = timings.stt;
+        }
+        if let Some(m) = &self.model {
+            entry.model = Some(m.clone());
+        }
+        if let Some(l) = &self.language {
+            entry.language = Some(l.clone());
+        }
+        if let Some(d) = &self.device {
+            entry.device = Some(d.clone());
+        }
+        if let Some(note) = &self.fallback {
+            entry.error_kind = Some("gpu_fallback".into());
+            entry.error = Some(note.clone());
+        }
+    }
+}
+
+/// The last `n` characters of `s`, starting at a word boundary.
+fn tail_chars(s: &str, n: usize) -> &str {
+    let s = s.trim();
+    let count = s.chars().count();
+    if count <= n {
+        return s;
+    }
+    let start = s.char_indices().nth(count - n).map_or(0, |(i, _)| i);
+    let cut = &s[start..];
+    cut.find(' ').map_or(cut, |i| cut[i + 1..].trim_start())
+}
+
 /// The outcome of one utterance, as stored in history, plus the error if there was one.
 #[derive(Debug)]
 pub struct Utterance {
@@ -226,51 +290,68 @@ impl Engine {
     ) -> Result<()> {
         entry.audio_ms.get_or_insert(pcm.duration_ms() as i64);
         self.keep_audio(pcm, entry);
-        let (vad, ms) = timed(|| vad::analyze(&pcm.samples, &self.config.vad, Detector::Earshot));
-        timings.vad = Some(ms);
-        entry.vad_ms = Some(ms);
-        entry.speech_ms = Some(vad.speech_ms as i64);
-        if vad.no_speech {
-            entry.outcome = Outcome::NoSpeech;
-            entry.raw_text = Some(String::new());
-            entry.text = Some(String::new());
-            return Ok(());
-        }
-
-        if let Some((load, warm)) = self.ensure_model()? {
-            timings.model_load = Some(load);
-            timings.warmup = Some(warm);
-            entry.model_load_ms = Some(load);
-            entry.warmup_ms = Some(warm);
-        }
-        let opts = self.stt_options();
-        let transcriber = self
-            .transcriber
-            .as_mut()
-            .ok_or_else(|| Error::Transcribe("model not loaded".into()))?;
-        entry.model = Some(transcriber.primary().model_name.clone());
-        let delivered = transcriber.transcribe(&pcm.samples[vad.keep.clone()], &opts)?;
-        entry.device = Some(delivered.device);
-        if let Some(note) = delivered.fallback {
-            entry.error_kind = Some("gpu_fallback".into());
-            entry.error = Some(note);
-        }
-        let out = delivered.output;
-        timings.stt = Some(out.ms);
-        entry.stt_ms = Some(out.ms);
-        entry.language = Some(out.language.clone());
-        let text = strip_nonspeech(&out.text);
-        entry.raw_text = Some(out.text);
-        entry.outcome = if text.is_empty() {
+        let seg = self.transcribe_segment(&pcm.samples, "")?;
+        seg.apply_to(entry, timings);
+        entry.outcome = if seg.text.is_empty() {
             Outcome::NoSpeech
         } else {
             Outcome::Ok
         };
-        entry.text = Some(text);
+        entry.raw_text = Some(seg.raw);
+        entry.text = Some(seg.text);
         Ok(())
     }
 
-    fn keep_audio(&self, pcm: &Pcm16k, entry: &mut Entry) {
+    /// VAD → whisper on one stretch of 16 kHz mono audio. `context` is the text said just
+    /// before it (earlier chunks of the same utterance): whisper gets it as its prompt, after
+    /// the vocabulary, so words and casing carry across chunk boundaries.
+    pub fn transcribe_segment(&mut self, samples: &[f32], context: &str) -> Result<Segment> {
+        let (vad, vad_ms) = timed(|| vad::analyze(samples, &self.config.vad, Detector::Earshot));
+        let mut seg = Segment {
+            vad_ms,
+            speech_ms: vad.speech_ms as i64,
+            ..Segment::default()
+        };
+        if vad.no_speech {
+            return Ok(seg);
+        }
+        seg.model_load = self.ensure_model()?;
+        let mut opts = self.stt_options();
+        let context = tail_chars(context, 200);
+        if !context.is_empty() {
+            opts.initial_prompt = if opts.initial_prompt.is_empty() {
+                context.to_string()
+            } else {
+                format!("{}. {context}", opts.initial_prompt)
+            };
+        }
+        let transcriber = self
+            .transcriber
+            .as_mut()
+            .ok_or_else(|| Error::Transcribe("model not loaded".into()))?;
+        seg.model = Some(transcriber.primary().model_name.clone());
+        let delivered = transcriber.transcribe(&samples[vad.keep.clone()], &opts)?;
+        seg.device = Some(delivered.device);
+        seg.fallback = delivered.fallback;
+        let out = delivered.output;
+        seg.stt_ms = out.ms;
+        seg.language = Some(out.language.clone());
+        seg.text = strip_nonspeech(&out.text);
+        seg.raw = out.text;
+        Ok(seg)
+    }
+
+    /// Drops the speech model (idle unload); the next utterance loads it again.
+    pub fn unload_model(&mut self) -> bool {
+        self.transcriber.take().is_some()
+    }
+
+    pub fn model_loaded(&self) -> bool {
+        self.transcriber.is_some()
+    }
+
+    /// Keeps a WAV of `pcm` for `entry` when `history.keep_audio` is on.
+    pub fn keep_audio(&self, pcm: &Pcm16k, entry: &mut Entry) {
         if !self.config.history.keep_audio {
             return;
         }

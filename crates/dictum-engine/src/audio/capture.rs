@@ -574,6 +574,27 @@ impl Capture {
         })
     }
 
+    /// Appends the utterance's samples from index `from` on to `out` (for transcribing while
+    /// the key is held); returns the utterance's length so far. Index 0 is the first pre-roll
+    /// sample, the same indexing as the audio [`Capture::stop`] returns.
+    pub fn recorded_since(&self, from: usize, out: &mut Vec<f32>) -> usize {
+        let st = self.shared.lock();
+        match &st.utterance {
+            Some(utt) => {
+                if from < utt.len() {
+                    out.extend_from_slice(&utt[from..]);
+                }
+                utt.len()
+            }
+            None => 0,
+        }
+    }
+
+    /// True once the stream has failed (device gone, server gone): reopen it.
+    pub fn has_failed(&self) -> bool {
+        self.shared.failed.load(Ordering::SeqCst)
+    }
+
     /// True between `start()` and `stop()`.
     pub fn is_recording(&self) -> bool {
         self.shared.lock().utterance.is_some()

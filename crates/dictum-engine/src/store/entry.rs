@@ -80,6 +80,15 @@ pub struct Entry {
     pub llm_error: Option<String>,
     pub llm_prompt_eval_ms: Option<f64>,
     pub llm_eval_ms: Option<f64>,
+    pub press_to_capture_ms: Option<f64>,
+    pub preroll_ms: Option<i64>,
+    pub post_roll_ms: Option<i64>,
+    pub release_to_text_ms: Option<f64>,
+    pub release_to_typed_ms: Option<f64>,
+    pub tail_stt_ms: Option<f64>,
+    pub chunks: Option<i64>,
+    pub inject_method: Option<String>,
+    pub inject_error: Option<String>,
 }
 
 /// Columns in the order of `Entry::values` (id excluded).
@@ -119,6 +128,15 @@ pub(super) const COLUMNS: &[&str] = &[
     "llm_error",
     "llm_prompt_eval_ms",
     "llm_eval_ms",
+    "press_to_capture_ms",
+    "preroll_ms",
+    "post_roll_ms",
+    "release_to_text_ms",
+    "release_to_typed_ms",
+    "tail_stt_ms",
+    "chunks",
+    "inject_method",
+    "inject_error",
 ];
 
 fn opt<T: Into<Value> + Clone>(v: &Option<T>) -> Value {
@@ -164,6 +182,15 @@ impl Entry {
             llm_error: None,
             llm_prompt_eval_ms: None,
             llm_eval_ms: None,
+            press_to_capture_ms: None,
+            preroll_ms: None,
+            post_roll_ms: None,
+            release_to_text_ms: None,
+            release_to_typed_ms: None,
+            tail_stt_ms: None,
+            chunks: None,
+            inject_method: None,
+            inject_error: None,
         }
     }
 
@@ -208,6 +235,15 @@ impl Entry {
             opt(&self.llm_error),
             opt(&self.llm_prompt_eval_ms),
             opt(&self.llm_eval_ms),
+            opt(&self.press_to_capture_ms),
+            opt(&self.preroll_ms),
+            opt(&self.post_roll_ms),
+            opt(&self.release_to_text_ms),
+            opt(&self.release_to_typed_ms),
+            opt(&self.tail_stt_ms),
+            opt(&self.chunks),
+            opt(&self.inject_method),
+            opt(&self.inject_error),
         ]
     }
 
@@ -256,6 +292,15 @@ impl Entry {
             llm_error: row.get(33)?,
             llm_prompt_eval_ms: row.get(34)?,
             llm_eval_ms: row.get(35)?,
+            press_to_capture_ms: row.get(36)?,
+            preroll_ms: row.get(37)?,
+            post_roll_ms: row.get(38)?,
+            release_to_text_ms: row.get(39)?,
+            release_to_typed_ms: row.get(40)?,
+            tail_stt_ms: row.get(41)?,
+            chunks: row.get(42)?,
+            inject_method: row.get(43)?,
+            inject_error: row.get(44)?,
         })
     }
 }

@@ -17,6 +17,10 @@ pub const MIGRATION_FILES: &[(&str, &str)] = &[
         "0003_llm.sql",
         include_str!("../../../../migrations/0003_llm.sql"),
     ),
+    (
+        "0004_live.sql",
+        include_str!("../../../../migrations/0004_live.sql"),
+    ),
 ];
 
 pub fn migrations() -> Migrations<'static> {

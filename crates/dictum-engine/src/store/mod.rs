@@ -117,6 +117,13 @@ impl History {
         Ok(())
     }
 
+    /// The newest row's id, if any.
+    pub fn last_id(&self) -> Result<Option<i64>> {
+        self.conn
+            .query_row("SELECT MAX(id) FROM dictations", [], |r| r.get(0))
+            .map_err(|e| self.err(e))
+    }
+
     pub fn get(&self, id: i64) -> Result<Option<Entry>> {
         let sql = format!(
             "SELECT id, {} FROM dictations WHERE id = ?1",

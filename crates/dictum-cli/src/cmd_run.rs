@@ -1,0 +1,219 @@
+//! `dictum run`: the headless dictation daemon. Registers the hotkey, keeps the microphone
+//! open and the models warm, and types what you say into the focused window. The config file
+//! is watched: hotkey, mode, device, model and LLM changes apply without a restart.
+
+use crate::context::load_config;
+use crate::llm_args::LlmArgs;
+use dictum_engine::config::Config;
+use dictum_engine::dictation::config::Mode;
+use dictum_engine::dictation::{
+    Command, Dictation, Event, Sink, SinkFactory, StartOptions, StdoutSink,
+};
+use dictum_engine::paths;
+use std::io::BufRead;
+use std::process::ExitCode;
+use std::sync::mpsc;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Model: a catalog name such as `tiny.en-q8_0`, or a path to a ggml .bin file.
+    #[arg(long)]
+    model: Option<String>,
+    /// Where the text goes: `type` (keystrokes), `paste` (clipboard + Ctrl+V, previous
+    /// clipboard restored), or `stdout` (print each dictation as a line). Default: the
+    /// config's [inject] method.
+    #[arg(long)]
+    output: Option<String>,
+    /// push-to-talk or toggle (default: the config's [dictation] mode).
+    #[arg(long)]
+    mode: Option<String>,
+    /// Override the hotkey, e.g. "ctrl+alt+space".
+    #[arg(long)]
+    hotkey: Option<String>,
+    /// Do not grab a global hotkey; drive it with commands on standard input instead.
+    #[arg(long)]
+    no_hotkey: bool,
+    /// Read commands from standard input, one a line: press, release, toggle, cancel,
+    /// pause, resume, quit.
+    #[arg(long)]
+    stdin_commands: bool,
+    /// Print events (ready, state, dictation, notice) as JSON lines on standard output.
+    #[arg(long)]
+    json: bool,
+    /// Clean each dictation with the LLM stage (as if llm.enabled = true).
+    #[arg(long)]
+    clean: bool,
+    #[command(flatten)]
+    llm: LlmArgs,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let mut config = load_config()?;
+    if let Some(model) = &args.model {
+        config.stt.model = model.clone();
+    }
+    if let Some(mode) = &args.mode {
+        config.dictation.mode = match mode.as_str() {
+            "push-to-talk" | "push_to_talk" | "ptt" => Mode::PushToTalk,
+            "toggle" => Mode::Toggle,
+            other => anyhow::bail!("unknown mode `{other}`; use push-to-talk or toggle"),
+        };
+    }
+    if let Some(hotkey) = &args.hotkey {
+        config.dictation.hotkey = hotkey.clone();
+    }
+    if args.clean {
+        config.llm.enabled = true;
+    }
+    args.llm.apply(&mut config)?;
+    let output = args.output.clone();
+    if let Some(o) = &output {
+        if !["type", "paste", "stdout"].contains(&o.as_str()) {
+            anyhow::bail!("unknown --output `{o}`; use type, paste or stdout");
+        }
+    }
+    // Overrides given on the command line stay in force when the config file changes.
+    let overrides = {
+        let model = args.model.clone();
+        let mode = config.dictation.mode;
+        let hotkey = args.hotkey.clone();
+        let clean = args.clean;
+        let llm = args.llm.clone();
+        move |c: &mut Config| {
+            if let Some(m) = &model {
+                c.stt.model = m.clone();
+            }
+            c.dictation.mode = mode;
+            if let Some(h) = &hotkey {
+                c.dictation.hotkey = h.clone();
+            }
+            if clean {
+                c.llm.enabled = true;
+            }
+            let _ = llm.apply(c);
+        }
+    };
+    let config_path = paths::config_file().ok();
+    let (events_tx, events_rx) = mpsc::channel();
+    let opts = StartOptions {
+        config: config.clone(),
+        config_path,
+        history_path: paths::history_db()?,
+        model_dirs: paths::model_dirs()?,
+        audio_dir: Some(paths::audio_dir()?),
+        hotkeys: !args.no_hotkey,
+        sink: sink_factory(output.clone(), args.json),
+        window_probe: window_probe(),
+        overrides: Some(Box::new(overrides)),
+    };
+    eprintln!(
+        "dictum: starting (model {}, loading and warming up)...",
+        config.stt.model
+    );
+    let dictation = Dictation::start(opts, events_tx).map_err(|e| anyhow::anyhow!(e))?;
+
+    if args.stdin_commands {
+        let cmds = dictation_commands(&dictation);
+        std::thread::spawn(move || {
+            for line in std::io::stdin().lock().lines() {
+                let Ok(line) = line else { break };
+                let cmd = match line.trim() {
+                    "press" => Command::Press,
+                    "release" => Command::Release,
+                    "toggle" => Command::Toggle,
+                    "cancel" => Command::Cancel,
+                    "pause" => Command::PauseHotkey(true),
+                    "resume" => Command::PauseHotkey(false),
+                    "quit" | "exit" => Command::Shutdown,
+                    "" => continue,
+                    other => {
+                        eprintln!("dictum: unknown command `{other}` (press, release, toggle, cancel, pause, resume, quit)");
+                        continue;
+                    }
+                };
+                let quit = matches!(cmd, Command::Shutdown);
+                if cmds.send(cmd).is_err() || quit {
+                    break;
+                }
+            }
+        });
+    }
+    let mut dictation = Some(dictation);
+    for ev in events_rx {
+        if args.json {
+            if let Ok(line) = serde_json::to_string(&ev) {
+                println!("{line}");
+            }
+        } else {
+            print_human(&ev, &config);
+        }
+        if matches!(ev, Event::Stopped) {
+            break;
+        }
+    }
+    if let Some(d) = dictation.take() {
+        d.shutdown();
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A sender of commands to the running dictation, usable from another thread.
+fn dictation_commands(d: &Dictation) -> mpsc::Sender<Command> {
+    d.command_sender()
+}
+
+fn print_human(ev: &Event, config: &Config) {
+    match ev {
+        Event::Ready(info) => eprintln!(
+            "dictum: ready in {:.1} s: hold {} and speak ({}); model {} on {} (load {:.0} ms, warm-up {:.0} ms); microphone {}",
+            info.startup_ms / 1000.0,
+            info.hotkey.as_deref().unwrap_or("(no hotkey)"),
+            info.mode,
+            info.model,
+            info.device,
+            info.model_load_ms,
+            info.warmup_ms,
+            info.input
+        ),
+        Event::State { state } => tracing::info!("state: {}", state.as_str()),
+        Event::Notice { message } => eprintln!("dictum: {message}"),
+        Event::Dictation(r) => {
+            let _ = config;
+            eprintln!(
+                "dictum: #{} {:?} ({} ms audio, text ready {:.0} ms after release, typed {:.0} ms): {}",
+                r.id,
+                r.outcome,
+                r.audio_ms.unwrap_or(0),
+                r.release_to_text_ms.unwrap_or(0.0),
+                r.release_to_typed_ms.unwrap_or(0.0),
+                r.text
+            );
+            if let Some(e) = &r.inject_error {
+                eprintln!("dictum: could not type it ({e}); the text is on the clipboard");
+            }
+        }
+        Event::Stopped => eprintln!("dictum: stopped"),
+    }
+}
+
+/// Picks the sink per the config (or `--output`), built on the injector thread.
+fn sink_factory(output: Option<String>, json_events: bool) -> SinkFactory {
+    Box::new(move |config: &Config| -> Result<Box<dyn Sink>, String> {
+        let method = output.clone().unwrap_or_else(|| config_method(config));
+        match method.as_str() {
+            "stdout" if json_events => {
+                Err("--output stdout and --json both write to standard output; pick one".into())
+            }
+            "stdout" => Ok(Box::new(StdoutSink)),
+            other => Err(format!("output `{other}` is not available in this build")),
+        }
+    })
+}
+
+fn config_method(_config: &Config) -> String {
+    "stdout".into()
+}
+
+fn window_probe() -> Option<dictum_engine::dictation::WindowProbe> {
+    None
+}

@@ -1,0 +1,107 @@
+//! The `[dictation]` config section: the hotkey, its mode, and how live audio is captured and
+//! streamed. Documented with its defaults in `config::DEFAULT_TOML`.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Hold the hotkey while speaking; releasing it ends the utterance.
+    PushToTalk,
+    /// Press once to start, press again to stop.
+    Toggle,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DictationConfig {
+    /// The dictation hotkey, e.g. "ctrl+alt+space", "super+shift+d", "f9".
+    pub hotkey: String,
+    pub mode: Mode,
+    /// Discards the utterance being recorded (or not yet typed); "" = no cancel key. Only
+    /// grabbed while a dictation is under way, so it never steals the key from other apps.
+    pub cancel_key: String,
+    /// Input device name (see `dictum doctor`); "" = the system default.
+    pub input_device: String,
+    /// Audio kept from just before the key went down, so the first word is never clipped.
+    pub preroll_ms: u32,
+    /// Audio recorded after the key goes up, so the last word is never clipped.
+    pub post_roll_ms: u32,
+    /// Longest utterance; audio after it is not recorded and the user is told.
+    pub max_utterance_s: u32,
+    /// Transcribe while the key is held, so only the tail is left after the release.
+    pub streaming: bool,
+    /// Silence that ends a streamed chunk.
+    pub pause_ms: u32,
+    /// A chunk is final (not re-transcribed) once it holds at least this much audio.
+    pub commit_min_ms: u32,
+    /// Speech without a pause is cut at its quietest point after this long.
+    pub chunk_max_ms: u32,
+    /// Utterances that may wait for transcription; one over the cap is stored (audio and
+    /// row), not transcribed, and the user is told.
+    pub queue_max: u32,
+    /// Unload the speech model after this many idle minutes (0 = keep it loaded); it is
+    /// reloaded on the next key press while the pre-roll keeps the first words.
+    pub idle_unload_min: u32,
+}
+
+impl Default for DictationConfig {
+    fn default() -> Self {
+        DictationConfig {
+            hotkey: "ctrl+alt+space".into(),
+            mode: Mode::PushToTalk,
+            cancel_key: "escape".into(),
+            input_device: String::new(),
+            preroll_ms: 300,
+            post_roll_ms: 300,
+            max_utterance_s: 300,
+            streaming: true,
+            pause_ms: 250,
+            commit_min_ms: 10_000,
+            chunk_max_ms: 15_000,
+            queue_max: 8,
+            idle_unload_min: 0,
+        }
+    }
+}
+
+impl DictationConfig {
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        if let Err(e) = crate::hotkey::parse(&self.hotkey) {
+            return Err(("dictation.hotkey", e));
+        }
+        if !self.cancel_key.trim().is_empty() {
+            if let Err(e) = crate::hotkey::parse(&self.cancel_key) {
+                return Err(("dictation.cancel_key", e));
+            }
+        }
+        if self.preroll_ms > 5000 {
+            return Err(("dictation.preroll_ms", "must be at most 5000".into()));
+        }
+        if self.post_roll_ms > 5000 {
+            return Err(("dictation.post_roll_ms", "must be at most 5000".into()));
+        }
+        if self.max_utterance_s == 0 {
+            return Err(("dictation.max_utterance_s", "must be at least 1".into()));
+        }
+        if self.pause_ms < 100 {
+            return Err(("dictation.pause_ms", "must be at least 100".into()));
+        }
+        if self.chunk_max_ms < 5000 || self.chunk_max_ms > 28_000 {
+            return Err((
+                "dictation.chunk_max_ms",
+                "must be between 5000 and 28000 (whisper sees at most 30 s at once)".into(),
+            ));
+        }
+        if self.commit_min_ms > self.chunk_max_ms {
+            return Err((
+                "dictation.commit_min_ms",
+                "must not exceed dictation.chunk_max_ms".into(),
+            ));
+        }
+        if self.queue_max == 0 {
+            return Err(("dictation.queue_max", "must be at least 1".into()));
+        }
+        Ok(())
+    }
+}

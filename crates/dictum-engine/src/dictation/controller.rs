@@ -1,0 +1,675 @@
+//! The controller thread: the one owner of the dictation state. It turns key events into
+//! recordings, feeds the streaming segmenter while the key is held, hands finished
+//! utterances to the worker, and publishes state and results.
+
+use crate::audio::capture::{Capture, CaptureOptions};
+use crate::audio::Pcm16k;
+use crate::config::Config;
+use crate::dictation::config::Mode;
+use crate::dictation::injector::{self, InjectorMsg};
+use crate::dictation::segmenter::{Decision, Segmenter};
+use crate::dictation::state::{on_key, Action, State};
+use crate::dictation::worker::{Finish, Job, Queue, Worker};
+use crate::dictation::{Command, Event, Input, ReadyInfo, Shared, StartOptions};
+use crate::hotkey::{Hotkeys, KeyEvent};
+use crate::pipeline::Engine;
+use crate::store::{Entry, History, Outcome, Source};
+use crate::timing::{ms_since, StageTimings};
+use crate::SAMPLE_RATE;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant, SystemTime};
+
+/// The utterance being recorded.
+struct Live {
+    entry: Entry,
+    /// Samples copied from the capture so far (index 0 = first pre-roll sample).
+    buf: Vec<f32>,
+    seg: Segmenter,
+    limit_told: bool,
+}
+
+struct Controller {
+    config: Config,
+    config_path: Option<PathBuf>,
+    config_mtime: Option<SystemTime>,
+    capture: Option<Capture>,
+    hotkeys: Option<Hotkeys>,
+    history: History,
+    queue: Arc<Queue>,
+    shared: Arc<Shared>,
+    to_injector: mpsc::Sender<InjectorMsg>,
+    events: mpsc::Sender<Event>,
+    live: Option<Live>,
+    in_flight: usize,
+    state: State,
+    window_probe: Option<crate::dictation::WindowProbe>,
+    overrides: Option<crate::dictation::ConfigOverrides>,
+    audio_dir: Option<PathBuf>,
+    last_housekeeping: Instant,
+}
+
+fn capture_options(config: &Config) -> CaptureOptions {
+    let d = &config.dictation;
+    CaptureOptions {
+        device: (!d.input_device.trim().is_empty()).then(|| d.input_device.clone()),
+        preroll_ms: d.preroll_ms,
+        max_utterance: Duration::from_secs(d.max_utterance_s as u64),
+        ..CaptureOptions::default()
+    }
+}
+
+pub(crate) fn run(
+    opts: StartOptions,
+    inputs_tx: mpsc::Sender<Input>,
+    inputs: mpsc::Receiver<Input>,
+    events: mpsc::Sender<Event>,
+    ready: mpsc::Sender<Result<(), String>>,
+) {
+    let started = Instant::now();
+    let shared = Arc::new(Shared::default());
+    let queue = Arc::new(Queue::default());
+    let (to_injector, injector_rx) = mpsc::channel();
+    let mut controller = match start(
+        opts,
+        &inputs_tx,
+        &inputs,
+        &shared,
+        &queue,
+        to_injector,
+        injector_rx,
+        &events,
+        started,
+    ) {
+        Ok((c, info)) => {
+            let _ = events.send(Event::Ready(info));
+            let _ = ready.send(Ok(()));
+            c
+        }
+        Err(e) => {
+            shared.shutdown.store(true, Ordering::SeqCst);
+            let _ = ready.send(Err(e));
+            return;
+        }
+    };
+    controller.run(inputs);
+    let _ = events.send(Event::Stopped);
+}
+
+#[allow(clippy::too_many_arguments)]
+fn start(
+    opts: StartOptions,
+    inputs_tx: &mpsc::Sender<Input>,
+    inputs: &mpsc::Receiver<Input>,
+    shared: &Arc<Shared>,
+    queue: &Arc<Queue>,
+    to_injector: mpsc::Sender<InjectorMsg>,
+    injector_rx: mpsc::Receiver<InjectorMsg>,
+    events: &mpsc::Sender<Event>,
+    started: Instant,
+) -> Result<(Controller, ReadyInfo), String> {
+    let config = opts.config.clone();
+    let open_history = || History::open(&opts.history_path).map_err(|e| e.to_string());
+    let history = open_history()?;
+
+    // The microphone: opened now and kept, so a key press never waits for the stream.
+    let capture = Capture::open_with(capture_options(&config)).map_err(|e| e.to_string())?;
+    let first_frames = capture
+        .wait_first_frames(Duration::from_secs(5))
+        .map(|d| d.as_secs_f64() * 1000.0)
+        .ok();
+    if first_frames.is_none() {
+        let _ = events.send(Event::Notice {
+            message: format!(
+                "the input {} has not delivered audio within 5 s; dictations may start late",
+                capture.info().device
+            ),
+        });
+    }
+
+    // The worker: model loaded and warmed, LLM warmed, before we say ready.
+    let mut engine = Engine::new(config.clone(), opts.model_dirs.clone());
+    engine.audio_dir = opts.audio_dir.clone();
+    let model_name = engine.model_path().map_err(|e| e.to_string())?;
+    let llm_on = config.llm.enabled;
+    let worker_history = open_history()?;
+    let to_worker_injector = to_injector.clone();
+    let worker_shared = shared.clone();
+    let worker_queue = queue.clone();
+    let worker_tx = inputs_tx.clone();
+    std::thread::Builder::new()
+        .name("dictum-worker".into())
+        .spawn(move || {
+            if let Ok(Some(warm)) = engine.enable_llm() {
+                if !warm.ok {
+                    let _ = worker_tx.send(Input::Notice(format!(
+                        "LLM warm-up failed ({}); dictations are typed uncleaned until it answers",
+                        warm.warnings.join("; ")
+                    )));
+                }
+            }
+            Worker {
+                engine,
+                history: worker_history,
+                queue: worker_queue,
+                to_injector: to_worker_injector,
+                to_controller: worker_tx,
+                shared: worker_shared,
+            }
+            .run()
+        })
+        .map_err(|e| format!("cannot start the transcription thread: {e}"))?;
+    queue.push(Job::Prepare);
+
+    // The injector: its sink is built on its own thread (X11 and clipboard handles stay
+    // there), and rebuilt there when the config changes.
+    let injector_history = open_history()?;
+    let injector_tx = inputs_tx.clone();
+    let injector_shared = shared.clone();
+    let (sink_ready_tx, sink_ready_rx) = mpsc::channel();
+    let sink_factory = opts.sink;
+    let sink_config = config.clone();
+    std::thread::Builder::new()
+        .name("dictum-injector".into())
+        .spawn(move || {
+            let sink = match sink_factory(&sink_config) {
+                Ok(sink) => {
+                    let _ = sink_ready_tx.send(Ok(()));
+                    sink
+                }
+                Err(e) => {
+                    let _ = sink_ready_tx.send(Err(e));
+                    return;
+                }
+            };
+            injector::run(
+                sink,
+                sink_factory,
+                injector_history,
+                injector_rx,
+                injector_tx,
+                injector_shared,
+            )
+        })
+        .map_err(|e| format!("cannot start the injector thread: {e}"))?;
+    sink_ready_rx
+        .recv()
+        .map_err(|_| "the injector thread ended during start-up".to_string())??;
+
+    // Wait for the model.
+    let (load_ms, warmup_ms) = loop {
+        match inputs.recv_timeout(Duration::from_secs(120)) {
+            Ok(Input::ModelLoaded { load_ms, warmup_ms }) => break (load_ms, warmup_ms),
+            Ok(Input::Problem(e)) => return Err(e),
+            Ok(Input::Notice(message)) => {
+                let _ = events.send(Event::Notice { message });
+            }
+            Ok(_) => {}
+            Err(_) => return Err("the speech model did not load within 120 s".into()),
+        }
+    };
+
+    // The hotkey last: once it is grabbed, a press must work.
+    let hotkeys = if opts.hotkeys {
+        let tx = inputs_tx.clone();
+        let mut hk = Hotkeys::new(move |id, pressed| {
+            let _ = tx.send(Input::Key {
+                id,
+                pressed,
+                at: Instant::now(),
+            });
+        })?;
+        hk.set_main(&config.dictation.hotkey)?;
+        hk.set_cancel(&config.dictation.cancel_key)?;
+        Some(hk)
+    } else {
+        None
+    };
+
+    let info = ReadyInfo {
+        model: model_name.display().to_string(),
+        device: if config.stt.use_gpu && cfg!(feature = "cuda") {
+            "cuda".into()
+        } else {
+            "cpu".into()
+        },
+        model_load_ms: load_ms,
+        warmup_ms,
+        input: capture.info().device.clone(),
+        input_backend: format!("{:?}", capture.info().backend),
+        first_frames_ms: first_frames,
+        hotkey: opts.hotkeys.then(|| config.dictation.hotkey.clone()),
+        mode: match config.dictation.mode {
+            Mode::PushToTalk => "push_to_talk".into(),
+            Mode::Toggle => "toggle".into(),
+        },
+        llm: llm_on,
+        startup_ms: ms_since(started),
+    };
+    let config_mtime = opts.config_path.as_ref().and_then(|p| mtime(p));
+    Ok((
+        Controller {
+            config,
+            config_path: opts.config_path.clone(),
+            config_mtime,
+            capture: Some(capture),
+            hotkeys,
+            history,
+            queue: queue.clone(),
+            shared: shared.clone(),
+            to_injector,
+            events: events.clone(),
+            live: None,
+            in_flight: 0,
+            state: State::Idle,
+            window_probe: opts.window_probe,
+            overrides: opts.overrides,
+            audio_dir: opts.audio_dir.clone(),
+            last_housekeeping: Instant::now(),
+        },
+        info,
+    ))
+}
+
+fn mtime(path: &std::path::Path) -> Option<SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+impl Controller {
+    fn run(&mut self, inputs: mpsc::Receiver<Input>) {
+        let mut shutting_down = false;
+        loop {
+            let timeout = if self.live.is_some() {
+                Duration::from_millis(40)
+            } else {
+                Duration::from_millis(250)
+            };
+            match inputs.recv_timeout(timeout) {
+                Ok(Input::Key { id, pressed, at }) => {
+                    let ev = self.hotkeys.as_ref().and_then(|h| h.classify(id, pressed));
+                    if let Some(ev) = ev {
+                        self.on_key(ev, at);
+                    }
+                }
+                Ok(Input::Command(cmd, at)) => match cmd {
+                    Command::Press => self.on_key(KeyEvent::Pressed, at),
+                    Command::Release => self.on_key(KeyEvent::Released, at),
+                    Command::Toggle => {
+                        if self.live.is_some() {
+                            self.stop(at);
+                        } else {
+                            self.start(at);
+                        }
+                    }
+                    Command::Cancel => self.cancel(),
+                    Command::PauseHotkey(p) => {
+                        if let Some(h) = self.hotkeys.as_mut() {
+                            if let Err(e) = h.set_paused(p) {
+                                self.notice(e);
+                            }
+                        }
+                    }
+                    Command::Reconfigure(config) => self.reconfigure(*config),
+                    Command::Shutdown => {
+                        if self.live.is_some() {
+                            self.stop(at);
+                        }
+                        shutting_down = true;
+                    }
+                },
+                Ok(Input::ModelLoaded { .. }) => {}
+                Ok(Input::Problem(message)) | Ok(Input::Notice(message)) => self.notice(message),
+                Ok(Input::StateChanged) => {}
+                Ok(Input::Done(report)) => {
+                    self.in_flight = self.in_flight.saturating_sub(1);
+                    let _ = self.events.send(Event::Dictation(*report));
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+            self.pump();
+            self.housekeeping();
+            self.publish_state();
+            if shutting_down && self.in_flight == 0 && self.live.is_none() {
+                break;
+            }
+        }
+        self.shared.shutdown.store(true, Ordering::SeqCst);
+        let _ = self.to_injector.send(InjectorMsg::Stop);
+    }
+
+    fn notice(&self, message: String) {
+        tracing::warn!("{message}");
+        let _ = self.events.send(Event::Notice { message });
+    }
+
+    fn publish_state(&mut self) {
+        let state = State::derive(self.live.is_some(), self.shared.injecting(), self.in_flight);
+        if state != self.state {
+            self.state = state;
+            let _ = self.events.send(Event::State { state });
+        }
+        if let Some(h) = self.hotkeys.as_mut() {
+            h.arm_cancel(self.live.is_some() || self.in_flight > 0);
+        }
+    }
+
+    fn on_key(&mut self, ev: KeyEvent, at: Instant) {
+        match on_key(self.config.dictation.mode, self.live.is_some(), ev) {
+            Action::Start => self.start(at),
+            Action::Stop => self.stop(at),
+            Action::Cancel => self.cancel(),
+            Action::Ignore => {}
+        }
+    }
+
+    fn ensure_capture(&mut self) -> bool {
+        if self.capture.as_ref().is_some_and(|c| !c.has_failed()) {
+            return true;
+        }
+        self.capture = None;
+        match Capture::open_with(capture_options(&self.config)) {
+            Ok(c) => {
+                let _ = c.wait_first_frames(Duration::from_secs(2));
+                self.notice(format!("microphone {} re-opened", c.info().device));
+                self.capture = Some(c);
+                true
+            }
+            Err(e) => {
+                self.notice(format!("no microphone: {e}"));
+                false
+            }
+        }
+    }
+
+    fn start(&mut self, at: Instant) {
+        if self.live.is_some() || !self.ensure_capture() {
+            return;
+        }
+        let Some(capture) = self.capture.as_mut() else {
+            return;
+        };
+        if let Err(e) = capture.start() {
+            self.notice(format!("cannot start recording: {e}"));
+            return;
+        }
+        let press_to_capture = ms_since(at);
+        // Wake the model if it was unloaded; the pre-roll keeps the first words meanwhile.
+        self.queue.push(Job::Prepare);
+        let mut entry = Entry::new(Source::Mic);
+        entry.press_to_capture_ms = Some(press_to_capture);
+        entry.preroll_ms = Some(capture.preroll_ms() as i64);
+        entry.model = Some(self.config.stt.model.clone());
+        entry.language = Some(self.config.stt.language.clone());
+        if let Some(probe) = &self.window_probe {
+            let (class, title) = probe();
+            entry.app_class = class;
+            entry.window_title = title;
+        }
+        // Stored before anything else can fail.
+        if let Err(e) = self.history.insert(&mut entry) {
+            self.notice(format!("could not store the dictation: {e}"));
+        }
+        let seg = Segmenter::new(&self.config.dictation, self.config.vad.threshold);
+        self.live = Some(Live {
+            entry,
+            buf: Vec::with_capacity(SAMPLE_RATE as usize * 30),
+            seg,
+            limit_told: false,
+        });
+    }
+
+    /// Copies new audio from the stream and lets the segmenter pick chunks to transcribe.
+    fn pump(&mut self) {
+        let (Some(live), Some(capture)) = (self.live.as_mut(), self.capture.as_ref()) else {
+            return;
+        };
+        let from = live.buf.len();
+        capture.recorded_since(from, &mut live.buf);
+        let fresh = from..live.buf.len();
+        if fresh.is_empty() {
+            return;
+        }
+        let decisions = live.seg.push(&live.buf[fresh]);
+        if self.config.dictation.streaming {
+            let id = live.entry.id.unwrap_or(0);
+            for d in decisions {
+                let (start, end, commit) = match d {
+                    Decision::Commit { start, end } => (start, end, true),
+                    Decision::Speculate { start, end } => (start, end, false),
+                };
+                self.queue.push(Job::Chunk {
+                    utt: id,
+                    start,
+                    end,
+                    samples: live.buf[start..end].to_vec(),
+                    commit,
+                });
+            }
+        }
+        let max = self.config.dictation.max_utterance_s as usize * SAMPLE_RATE as usize;
+        if live.buf.len() >= max && !live.limit_told {
+            live.limit_told = true;
+            let secs = self.config.dictation.max_utterance_s;
+            self.notice(format!(
+                "this dictation reached the {secs} s limit ([dictation] max_utterance_s); it ends here"
+            ));
+            self.stop(Instant::now());
+        }
+    }
+
+    fn stop(&mut self, at: Instant) {
+        self.pump();
+        let Some(mut live) = self.live.take() else {
+            return;
+        };
+        let Some(capture) = self.capture.as_mut() else {
+            return;
+        };
+        // Post-roll keeps the last word; when the speech had already ended that long before
+        // the release, the silence already recorded is the post-roll.
+        let post_roll = self.config.dictation.post_roll_ms;
+        let post = if !live.seg.heard_speech() || live.seg.trailing_silence_ms() >= post_roll as u64
+        {
+            0
+        } else {
+            post_roll
+        };
+        let captured = match capture.stop(post) {
+            Ok(c) => c,
+            Err(e) => {
+                self.notice(format!("recording failed: {e}"));
+                live.entry.outcome = Outcome::Error;
+                live.entry.error_kind = Some("capture".into());
+                live.entry.error = Some(e.to_string());
+                let _ = self.history.update(&live.entry);
+                return;
+            }
+        };
+        live.entry.post_roll_ms = Some(post as i64);
+        if let Some(err) = &captured.device_error {
+            self.notice(format!(
+                "the microphone failed during this dictation ({err}); what was captured is transcribed and the device will be re-opened"
+            ));
+        }
+        let mut samples = captured.pcm.samples;
+        // The last bit of audio (post-roll) through the segmenter too.
+        if samples.len() > live.buf.len() {
+            let decisions = live.seg.push(&samples[live.buf.len()..]);
+            if self.config.dictation.streaming {
+                for d in decisions {
+                    let (Decision::Commit { start, end } | Decision::Speculate { start, end }) = d;
+                    self.queue.push(Job::Chunk {
+                        utt: live.entry.id.unwrap_or(0),
+                        start,
+                        end,
+                        samples: samples[start..end].to_vec(),
+                        commit: matches!(d, Decision::Commit { .. }),
+                    });
+                }
+            }
+        } else {
+            samples.truncate(samples.len().max(live.buf.len()));
+        }
+        let (committed, speculation_end) = if self.config.dictation.streaming {
+            (live.seg.committed(), live.seg.valid_speculation())
+        } else {
+            (0, None)
+        };
+        live.entry.audio_ms = Some((samples.len() as u64 * 1000 / SAMPLE_RATE as u64) as i64);
+        if self.in_flight >= self.config.dictation.queue_max as usize {
+            self.overflow(live.entry, samples);
+            return;
+        }
+        self.in_flight += 1;
+        self.queue.push(Job::Finish(Box::new(Finish {
+            entry: live.entry,
+            samples,
+            committed,
+            speculation_end,
+            release_at: at,
+            timings: StageTimings::default(),
+        })));
+    }
+
+    /// Too many utterances waiting: store this one's audio and row instead of queueing it.
+    fn overflow(&mut self, mut entry: Entry, samples: Vec<f32>) {
+        let id = entry.id.unwrap_or(0);
+        self.queue.push(Job::Forget(id));
+        let kept = self.audio_dir.as_ref().map(|dir| {
+            let file = dir.join(format!("{id}.wav"));
+            std::fs::create_dir_all(dir)
+                .and_then(|_| crate::audio::write_wav_16k(&file, &samples))
+                .map(|_| file)
+        });
+        let where_ = match kept {
+            Some(Ok(file)) => {
+                entry.audio_path = Some(file.display().to_string());
+                format!(
+                    "its audio is kept at {} (transcribe it with `dictum transcribe {}`)",
+                    file.display(),
+                    file.display()
+                )
+            }
+            Some(Err(e)) => format!("its audio could not be kept: {e}"),
+            None => "no audio folder is configured to keep its audio".into(),
+        };
+        entry.outcome = Outcome::Error;
+        entry.error_kind = Some("queue_full".into());
+        let message = format!(
+            "{} dictations are already waiting ([dictation] queue_max); this one was not transcribed: {where_}",
+            self.in_flight
+        );
+        entry.error = Some(message.clone());
+        let _ = self.history.update(&entry);
+        self.notice(message);
+        let _ = Pcm16k {
+            samples: Vec::new(),
+        };
+    }
+
+    fn cancel(&mut self) {
+        if let Some(mut live) = self.live.take() {
+            let audio = self
+                .capture
+                .as_mut()
+                .and_then(|c| c.stop(0).ok())
+                .map_or(0, |c| c.pcm.samples.len());
+            self.queue.push(Job::Forget(live.entry.id.unwrap_or(0)));
+            live.entry.outcome = Outcome::Error;
+            live.entry.error_kind = Some("cancelled".into());
+            live.entry.error = Some("cancelled with the cancel key; nothing was typed".into());
+            live.entry.audio_ms = Some((audio as u64 * 1000 / SAMPLE_RATE as u64) as i64);
+            let _ = self.history.update(&live.entry);
+            self.notice("dictation cancelled".into());
+        } else if self.in_flight > 0 {
+            // Everything recorded so far is still transcribed and stored, just not typed.
+            if let Ok(Some(last)) = self.history.last_id() {
+                self.shared.cancel_upto.store(last, Ordering::SeqCst);
+            }
+            self.notice(format!(
+                "{} pending dictation(s) will not be typed (they stay in history)",
+                self.in_flight
+            ));
+        }
+    }
+
+    fn housekeeping(&mut self) {
+        if self.last_housekeeping.elapsed() < Duration::from_secs(1) {
+            return;
+        }
+        self.last_housekeeping = Instant::now();
+        // A device that failed while idle comes back by itself when it returns.
+        if self.live.is_none() && self.capture.as_ref().is_none_or(|c| c.has_failed()) {
+            self.capture = None;
+            if let Ok(c) = Capture::open_with(capture_options(&self.config)) {
+                self.notice(format!("microphone {} is back", c.info().device));
+                self.capture = Some(c);
+            }
+        }
+        // Config changes apply without a restart.
+        let Some(path) = self.config_path.clone() else {
+            return;
+        };
+        let now = mtime(&path);
+        if now == self.config_mtime {
+            return;
+        }
+        self.config_mtime = now;
+        match Config::load_from(&path) {
+            Ok(loaded) => {
+                for w in loaded.warnings {
+                    self.notice(w);
+                }
+                let mut config = loaded.config;
+                if let Some(apply) = &self.overrides {
+                    apply(&mut config);
+                }
+                self.reconfigure(config);
+            }
+            Err(e) => self.notice(format!("config not applied: {e}")),
+        }
+    }
+
+    fn reconfigure(&mut self, config: Config) {
+        if config == self.config {
+            return;
+        }
+        let mut problems = Vec::new();
+        if let Some(h) = self.hotkeys.as_mut() {
+            if let Err(e) = h.set_main(&config.dictation.hotkey) {
+                problems.push(format!("hotkey not changed: {e}"));
+            }
+            if let Err(e) = h.set_cancel(&config.dictation.cancel_key) {
+                problems.push(format!("cancel key not changed: {e}"));
+            }
+        }
+        for p in problems {
+            self.notice(p);
+        }
+        let d_old = &self.config.dictation;
+        let d_new = &config.dictation;
+        let reopen = d_old.input_device != d_new.input_device
+            || d_old.preroll_ms != d_new.preroll_ms
+            || d_old.max_utterance_s != d_new.max_utterance_s;
+        self.queue.push(Job::Reconfigure(Box::new(config.clone())));
+        let _ = self
+            .to_injector
+            .send(InjectorMsg::Reconfigure(Box::new(config.clone())));
+        self.config = config;
+        if reopen && self.live.is_none() {
+            self.capture = None;
+            self.ensure_capture();
+        }
+        let message = format!(
+            "config applied (hotkey {}, {})",
+            self.config.dictation.hotkey,
+            match self.config.dictation.mode {
+                Mode::PushToTalk => "push-to-talk",
+                Mode::Toggle => "toggle",
+            }
+        );
+        let _ = self.events.send(Event::Notice { message });
+    }
+}

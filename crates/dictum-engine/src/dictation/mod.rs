@@ -1,0 +1,227 @@
+//! Live dictation: hotkey → microphone → streaming transcription → LLM cleanup → injection,
+//! with a history row for every utterance. The `dictum run` daemon and the tray app both run
+//! exactly this; neither has a dictation loop of its own.
+//!
+//! Threads, each owning what it alone touches:
+//! - the **controller** ([`controller`]): the one owner of the state; the microphone stream
+//!   (opened at start-up and kept), the hotkeys, the utterance being recorded and its
+//!   streaming segmenter. It inserts each utterance's history row at the key press.
+//! - the **worker** ([`worker`]): the speech model and the LLM client; transcribes chunks
+//!   while the key is held and the tail after the release, in order.
+//! - the **injector** ([`injector`]): types or pastes each result, in order, and completes
+//!   its row.
+//!
+//! Starting returns only once everything is warm: stream delivering, model loaded and warmed,
+//! LLM warmed (when on), injector and hotkey ready.
+
+pub mod config;
+mod controller;
+mod injector;
+pub mod segmenter;
+pub mod state;
+mod worker;
+
+pub use injector::{Delivery, Sink, SinkFactory, StdoutSink};
+pub use state::State;
+
+use crate::config::Config;
+use crate::store::Outcome;
+use serde::Serialize;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+/// What a face (CLI, tray) can ask of a running dictation.
+#[derive(Debug, Clone)]
+pub enum Command {
+    /// The same as the hotkey going down / up (tray menu, tests, `dictum toggle`).
+    Press,
+    Release,
+    /// Start if idle, stop if recording, whatever the mode.
+    Toggle,
+    Cancel,
+    /// Let go of the hotkey (true) or take it again (false).
+    PauseHotkey(bool),
+    /// Apply a new config without a restart.
+    Reconfigure(Box<Config>),
+    Shutdown,
+}
+
+/// What a running dictation tells its face.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    Ready(ReadyInfo),
+    State {
+        state: State,
+    },
+    /// Something the user should know (limit reached, queue full, device gone, config error).
+    Notice {
+        message: String,
+    },
+    Dictation(Report),
+    Stopped,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ReadyInfo {
+    pub model: String,
+    pub device: String,
+    pub model_load_ms: f64,
+    pub warmup_ms: f64,
+    pub input: String,
+    pub input_backend: String,
+    pub first_frames_ms: Option<f64>,
+    pub hotkey: Option<String>,
+    pub mode: String,
+    pub llm: bool,
+    pub startup_ms: f64,
+}
+
+/// One finished dictation, as published (the history row has everything).
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub id: i64,
+    pub outcome: Outcome,
+    pub text: String,
+    pub audio_ms: Option<i64>,
+    pub release_to_text_ms: Option<f64>,
+    pub release_to_typed_ms: Option<f64>,
+    pub tail_stt_ms: Option<f64>,
+    pub chunks: Option<i64>,
+    pub inject_method: Option<String>,
+    pub inject_error: Option<String>,
+    pub error: Option<String>,
+}
+
+/// Re-applies command-line overrides to a re-read config file.
+pub type ConfigOverrides = Box<dyn Fn(&mut Config) + Send>;
+
+/// Focused window (class, title) at the key press, for the history row.
+pub type WindowProbe = Box<dyn Fn() -> (Option<String>, Option<String>) + Send>;
+
+pub struct StartOptions {
+    pub config: Config,
+    /// Watched: a change is applied without a restart.
+    pub config_path: Option<PathBuf>,
+    pub history_path: PathBuf,
+    pub model_dirs: Vec<PathBuf>,
+    pub audio_dir: Option<PathBuf>,
+    /// Register the global hotkey (off: only [`Command`]s drive it).
+    pub hotkeys: bool,
+    /// Builds the text sink on the injector thread, from the config (called again when the
+    /// config changes).
+    pub sink: SinkFactory,
+    pub window_probe: Option<WindowProbe>,
+    /// Applied to the config file each time it is re-read (command-line overrides stay in
+    /// force when the file changes).
+    pub overrides: Option<ConfigOverrides>,
+}
+
+pub(crate) enum Input {
+    Key { id: u32, pressed: bool, at: Instant },
+    Command(Command, Instant),
+    ModelLoaded { load_ms: f64, warmup_ms: f64 },
+    Problem(String),
+    Notice(String),
+    StateChanged,
+    Done(Box<Report>),
+}
+
+/// Facts shared between the threads (each a single atomic, nothing to leave stale).
+#[derive(Default)]
+pub(crate) struct Shared {
+    shutdown: AtomicBool,
+    injecting: AtomicBool,
+    /// Dictations with an id up to this are not injected (cancel key while processing).
+    cancel_upto: AtomicI64,
+}
+
+impl Shared {
+    fn shutting_down(&self) -> bool {
+        self.shutdown.load(Ordering::SeqCst)
+    }
+    fn set_injecting(&self, on: bool) {
+        self.injecting.store(on, Ordering::SeqCst)
+    }
+    fn injecting(&self) -> bool {
+        self.injecting.load(Ordering::SeqCst)
+    }
+    fn cancelled(&self, id: i64) -> bool {
+        id <= self.cancel_upto.load(Ordering::SeqCst)
+    }
+}
+
+/// A running dictation engine.
+pub struct Dictation {
+    inputs: mpsc::Sender<Input>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Dictation {
+    /// Starts everything and returns once it is warm and ready (the `Ready` event has been
+    /// sent), or with the reason it cannot run.
+    pub fn start(opts: StartOptions, events: mpsc::Sender<Event>) -> Result<Dictation, String> {
+        let (inputs_tx, inputs_rx) = mpsc::channel();
+        let (ready_tx, ready_rx) = mpsc::channel();
+        let tx = inputs_tx.clone();
+        let thread = std::thread::Builder::new()
+            .name("dictum-controller".into())
+            .spawn(move || controller::run(opts, tx, inputs_rx, events, ready_tx))
+            .map_err(|e| format!("cannot start the dictation thread: {e}"))?;
+        match ready_rx.recv() {
+            Ok(Ok(())) => Ok(Dictation {
+                inputs: inputs_tx,
+                thread: Some(thread),
+            }),
+            Ok(Err(e)) => {
+                let _ = thread.join();
+                Err(e)
+            }
+            Err(_) => {
+                let _ = thread.join();
+                Err("the dictation thread ended during start-up".into())
+            }
+        }
+    }
+
+    pub fn send(&self, command: Command) {
+        let _ = self.inputs.send(Input::Command(command, Instant::now()));
+    }
+
+    /// A sender usable from other threads (stdin reader, tray menu).
+    pub fn command_sender(&self) -> mpsc::Sender<Command> {
+        let (tx, rx) = mpsc::channel::<Command>();
+        let inputs = self.inputs.clone();
+        std::thread::spawn(move || {
+            for cmd in rx {
+                if inputs.send(Input::Command(cmd, Instant::now())).is_err() {
+                    break;
+                }
+            }
+        });
+        tx
+    }
+
+    /// Stops recording (the utterance under way is still transcribed and typed), waits for
+    /// the queue to drain, and ends every thread.
+    pub fn shutdown(mut self) {
+        self.send(Command::Shutdown);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Dictation {
+    fn drop(&mut self) {
+        if let Some(t) = self.thread.take() {
+            let _ = self
+                .inputs
+                .send(Input::Command(Command::Shutdown, Instant::now()));
+            let _ = t.join();
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! Decides, while the key is held, which stretches of the utterance to transcribe ahead of
+//! the release, so that after the release only the tail is left.
+//!
+//! The audio is fed in as it arrives; a streaming VAD (earshot, 16 ms frames) follows it.
+//! At each pause (`pause_ms` of silence after speech) the audio since the last committed
+//! point is sent for transcription:
+//! - as a **commit** when it holds at least `commit_min_ms` (its text is final and the next
+//!   chunk starts after it), or
+//! - as a **speculation** otherwise: transcribed now, and used as the tail's text if no new
+//!   speech comes before the release (the common case: the user stops, then lets go).
+//!
+//! Speech that runs `chunk_max_ms` without a pause is cut at its quietest frame in the last
+//! 3 s and committed, so whisper never sees more than one window.
+
+use crate::dictation::config::DictationConfig;
+use crate::vad::FRAME;
+use crate::SAMPLE_RATE;
+
+/// Something to transcribe now: samples `start..end` of the utterance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    Commit { start: usize, end: usize },
+    Speculate { start: usize, end: usize },
+}
+
+pub struct Segmenter {
+    vad: Box<earshot::Detector>,
+    threshold: f32,
+    pause_frames: usize,
+    commit_min: usize,
+    chunk_max: usize,
+    /// Samples not yet a whole frame.
+    partial: Vec<f32>,
+    /// Frames seen so far.
+    frames: usize,
+    /// Per-frame RMS, for choosing a cut point.
+    energy: Vec<f32>,
+    /// Consecutive voiced frames (a run shorter than 3 is a blip).
+    voiced_run: usize,
+    /// Frame index just after the last frame of real speech.
+    last_speech_end: Option<usize>,
+    /// Sample index the next chunk starts at.
+    committed: usize,
+    /// Speech since the last decision (commit or speculation) that is not yet sent.
+    fresh_speech: bool,
+    /// End of the last speculation (samples).
+    speculated_to: Option<usize>,
+}
+
+const MIN_RUN_FRAMES: usize = 3;
+
+fn ms_to_samples(ms: u32) -> usize {
+    ms as usize * SAMPLE_RATE as usize / 1000
+}
+
+impl Segmenter {
+    pub fn new(cfg: &DictationConfig, threshold: f32) -> Segmenter {
+        Segmenter {
+            vad: earshot::Detector::default_boxed(),
+            threshold,
+            pause_frames: ms_to_samples(cfg.pause_ms).div_ceil(FRAME),
+            commit_min: ms_to_samples(cfg.commit_min_ms),
+            chunk_max: ms_to_samples(cfg.chunk_max_ms),
+            partial: Vec::with_capacity(FRAME),
+            frames: 0,
+            energy: Vec::new(),
+            voiced_run: 0,
+            last_speech_end: None,
+            committed: 0,
+            fresh_speech: false,
+            speculated_to: None,
+        }
+    }
+
+    /// Feeds the next samples of the utterance; returns what to transcribe now.
+    pub fn push(&mut self, samples: &[f32]) -> Vec<Decision> {
+        let mut out = Vec::new();
+        let mut rest = samples;
+        while !rest.is_empty() {
+            let take = (FRAME - self.partial.len()).min(rest.len());
+            self.partial.extend_from_slice(&rest[..take]);
+            rest = &rest[take..];
+            if self.partial.len() == FRAME {
+                let frame = std::mem::take(&mut self.partial);
+                self.frame(&frame, &mut out);
+                self.partial = frame;
+                self.partial.clear();
+            }
+        }
+        out
+    }
+
+    fn frame(&mut self, frame: &[f32], out: &mut Vec<Decision>) {
+        let score = self.vad.predict_f32(frame);
+        let rms = (frame.iter().map(|v| v * v).sum::<f32>() / FRAME as f32).sqrt();
+        self.energy.push(rms);
+        self.frames += 1;
+        if score >= self.threshold {
+            self.voiced_run += 1;
+            if self.voiced_run >= MIN_RUN_FRAMES {
+                self.last_speech_end = Some(self.frames);
+                self.fresh_speech = true;
+            }
+        } else {
+            self.voiced_run = 0;
+        }
+        let now = self.frames * FRAME;
+        let pending = now - self.committed;
+
+        // A pause after fresh speech: transcribe what is pending.
+        if self.fresh_speech {
+            if let Some(end) = self.last_speech_end {
+                if self.frames - end >= self.pause_frames {
+                    self.fresh_speech = false;
+                    if pending >= self.commit_min {
+                        out.push(Decision::Commit {
+                            start: self.committed,
+                            end: now,
+                        });
+                        self.committed = now;
+                        self.speculated_to = None;
+                    } else {
+                        out.push(Decision::Speculate {
+                            start: self.committed,
+                            end: now,
+                        });
+                        self.speculated_to = Some(now);
+                    }
+                    return;
+                }
+            }
+        }
+        // Speech running too long without a pause: cut at the quietest recent frame.
+        if pending >= self.chunk_max {
+            let window = ms_to_samples(3000) / FRAME;
+            let first = (self.frames.saturating_sub(window)).max(self.committed / FRAME + 1);
+            let cut_frame = (first..self.frames)
+                .min_by(|&a, &b| self.energy[a].total_cmp(&self.energy[b]))
+                .unwrap_or(self.frames);
+            let cut = cut_frame * FRAME;
+            out.push(Decision::Commit {
+                start: self.committed,
+                end: cut,
+            });
+            self.committed = cut;
+            self.speculated_to = None;
+            // Whatever follows the cut is fresh for the next decision.
+            self.fresh_speech = self.last_speech_end.is_some_and(|e| e * FRAME > cut);
+        }
+    }
+
+    /// Where the not-yet-final part of the utterance starts.
+    pub fn committed(&self) -> usize {
+        self.committed
+    }
+
+    /// End of the speculation covering `committed()..`, if one is still valid: no speech
+    /// has been heard after it.
+    pub fn valid_speculation(&self) -> Option<usize> {
+        let to = self.speculated_to?;
+        let speech_after = self.last_speech_end.is_some_and(|e| e * FRAME > to);
+        (!speech_after && !self.fresh_speech).then_some(to)
+    }
+
+    /// Silence since the last speech, in ms (all of it when there was no speech).
+    pub fn trailing_silence_ms(&self) -> u64 {
+        let since = self.frames - self.last_speech_end.unwrap_or(0);
+        (since * FRAME) as u64 * 1000 / SAMPLE_RATE as u64
+    }
+
+    /// True once any speech has been heard.
+    pub fn heard_speech(&self) -> bool {
+        self.last_speech_end.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> DictationConfig {
+        DictationConfig::default()
+    }
+
+    #[test]
+    fn silence_gives_no_decisions() {
+        let mut s = Segmenter::new(&cfg(), 0.5);
+        assert!(s.push(&vec![0.0; 16_000 * 5]).is_empty());
+        assert!(!s.heard_speech());
+        assert!(s.trailing_silence_ms() >= 4900);
+        assert_eq!(s.valid_speculation(), None);
+    }
+
+    #[test]
+    fn fed_in_odd_sized_pieces_or_at_once_gives_the_same_frames() {
+        let noise: Vec<f32> = (0..16_000)
+            .map(|i| ((i * 7919 % 1000) as f32 / 1000.0 - 0.5) * 0.01)
+            .collect();
+        let mut a = Segmenter::new(&cfg(), 0.5);
+        let mut b = Segmenter::new(&cfg(), 0.5);
+        a.push(&noise);
+        for piece in noise.chunks(333) {
+            b.push(piece);
+        }
+        assert_eq!(a.frames, b.frames);
+        assert_eq!(a.energy, b.energy);
+    }
+}

@@ -1,0 +1,333 @@
+//! The transcription worker: one thread that owns the speech model (through [`Engine`]) and
+//! does every piece of whisper and LLM work, in order. Jobs wait in a queue the worker can
+//! look into, so a speculation that a later job has made useless is skipped, not run.
+
+use crate::config::Config;
+use crate::dictation::injector::InjectorMsg;
+use crate::dictation::{Input, Report, Shared};
+use crate::pipeline::{Engine, Segment};
+use crate::store::{Entry, History, Outcome};
+use crate::timing::{ms_since, StageTimings};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{mpsc, Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+pub(crate) enum Job {
+    /// Load and warm the model if it is not loaded (start-up, key press after idle unload).
+    Prepare,
+    /// Transcribe samples `start..end` of utterance `utt` ahead of the release.
+    Chunk {
+        utt: i64,
+        start: usize,
+        end: usize,
+        samples: Vec<f32>,
+        commit: bool,
+    },
+    Finish(Box<Finish>),
+    /// The utterance was cancelled: forget its chunks.
+    Forget(i64),
+    Reconfigure(Box<Config>),
+}
+
+/// Everything the worker needs to end an utterance.
+pub(crate) struct Finish {
+    pub entry: Entry,
+    /// The whole utterance (pre-roll first), as captured.
+    pub samples: Vec<f32>,
+    /// Where the not-yet-final part starts.
+    pub committed: usize,
+    /// End of a still-valid speculation over `committed..`, if any.
+    pub speculation_end: Option<usize>,
+    pub release_at: Instant,
+    pub timings: StageTimings,
+}
+
+/// What goes to the injector.
+pub(crate) struct Typed {
+    pub entry: Entry,
+    pub release_at: Instant,
+}
+
+#[derive(Default)]
+pub(crate) struct Queue {
+    jobs: Mutex<VecDeque<Job>>,
+    ready: Condvar,
+}
+
+impl Queue {
+    pub fn push(&self, job: Job) {
+        let mut q = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
+        q.push_back(job);
+        self.ready.notify_one();
+    }
+
+    fn pop(&self, timeout: Duration) -> Option<Job> {
+        let mut q = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
+        if q.is_empty() {
+            q = self
+                .ready
+                .wait_timeout(q, timeout)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        q.pop_front()
+    }
+
+    /// True when a later job makes a speculation over `utt` ending at `end` useless.
+    fn supersedes(&self, utt: i64, end: usize) -> bool {
+        let q = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
+        q.iter().any(|j| match j {
+            Job::Chunk { utt: u, .. } => *u == utt,
+            Job::Finish(f) => f.entry.id == Some(utt) && f.speculation_end != Some(end),
+            Job::Forget(u) => *u == utt,
+            _ => false,
+        })
+    }
+}
+
+/// Per-utterance progress while the key is held.
+#[derive(Default)]
+struct Progress {
+    /// Final text of the committed chunks, in order.
+    texts: Vec<String>,
+    raws: Vec<String>,
+    /// Speculation over `start..end`.
+    speculation: Option<(usize, usize, Segment)>,
+    chunks: i64,
+    segments: Vec<Segment>,
+}
+
+pub(crate) struct Worker {
+    pub engine: Engine,
+    pub history: History,
+    pub queue: Arc<Queue>,
+    pub to_injector: mpsc::Sender<InjectorMsg>,
+    pub to_controller: mpsc::Sender<Input>,
+    pub shared: Arc<Shared>,
+}
+
+impl Worker {
+    pub fn run(mut self) {
+        let mut progress: HashMap<i64, Progress> = HashMap::new();
+        let mut last_work = Instant::now();
+        loop {
+            if self.shared.shutting_down() {
+                break;
+            }
+            let Some(job) = self.queue.pop(Duration::from_millis(500)) else {
+                self.maybe_unload(&mut last_work);
+                continue;
+            };
+            last_work = Instant::now();
+            match job {
+                Job::Prepare => self.prepare(),
+                Job::Chunk {
+                    utt,
+                    start,
+                    end,
+                    samples,
+                    commit,
+                } => {
+                    if !commit && self.queue.supersedes(utt, end) {
+                        continue;
+                    }
+                    let p = progress.entry(utt).or_default();
+                    let context = p.texts.join(" ");
+                    match self.engine.transcribe_segment(&samples, &context) {
+                        Ok(seg) => {
+                            p.chunks += 1;
+                            if commit {
+                                if !seg.text.is_empty() {
+                                    p.texts.push(seg.text.clone());
+                                }
+                                p.raws.push(seg.raw.clone());
+                                p.segments.push(seg);
+                                p.speculation = None;
+                            } else {
+                                p.speculation = Some((start, end, seg));
+                            }
+                        }
+                        // The release will redo this stretch as part of the tail.
+                        Err(e) => tracing::warn!("streamed chunk failed: {e}"),
+                    }
+                }
+                Job::Finish(finish) => {
+                    let id = finish.entry.id.unwrap_or(0);
+                    let p = progress.remove(&id).unwrap_or_default();
+                    self.finish(*finish, p);
+                }
+                Job::Forget(utt) => {
+                    progress.remove(&utt);
+                }
+                Job::Reconfigure(config) => self.reconfigure(*config),
+            }
+        }
+    }
+
+    fn prepare(&mut self) {
+        match self.engine.ensure_model() {
+            Ok(Some((load, warm))) => {
+                let _ = self.to_controller.send(Input::ModelLoaded {
+                    load_ms: load,
+                    warmup_ms: warm,
+                });
+            }
+            Ok(None) => {}
+            Err(e) => {
+                let _ = self.to_controller.send(Input::Problem(e.to_string()));
+            }
+        }
+    }
+
+    fn maybe_unload(&mut self, last_work: &mut Instant) {
+        let minutes = self.engine.config.dictation.idle_unload_min;
+        if minutes == 0 || !self.engine.model_loaded() {
+            return;
+        }
+        if last_work.elapsed() >= Duration::from_secs(minutes as u64 * 60) {
+            self.engine.unload_model();
+            let _ = self.to_controller.send(Input::Notice(format!(
+                "speech model unloaded after {minutes} idle minutes; it reloads on the next key press"
+            )));
+            *last_work = Instant::now();
+        }
+    }
+
+    fn reconfigure(&mut self, config: Config) {
+        let model_changed = config.stt.model != self.engine.config.stt.model
+            || config.stt.use_gpu != self.engine.config.stt.use_gpu;
+        match self.engine.reconfigure(config) {
+            Ok(Some(warm)) if !warm.ok => {
+                let _ = self.to_controller.send(Input::Notice(format!(
+                    "LLM warm-up failed: {}",
+                    warm.warnings.join("; ")
+                )));
+            }
+            Ok(_) => {}
+            Err(e) => {
+                let _ = self.to_controller.send(Input::Problem(e.to_string()));
+            }
+        }
+        if model_changed {
+            self.engine.unload_model();
+            self.prepare();
+        }
+    }
+
+    fn finish(&mut self, f: Finish, mut p: Progress) {
+        let Finish {
+            mut entry,
+            samples,
+            committed,
+            speculation_end,
+            release_at,
+            mut timings,
+        } = f;
+        entry.audio_ms = Some((samples.len() as u64 * 1000 / crate::SAMPLE_RATE as u64) as i64);
+        let audio = crate::audio::Pcm16k { samples };
+        self.engine.keep_audio(&audio, &mut entry);
+        let samples = audio.samples;
+
+        // The tail: reuse the speculation when it still covers everything, else transcribe.
+        let reuse = match (p.speculation.take(), speculation_end) {
+            (Some((start, end, seg)), Some(valid)) if start == committed && end == valid => {
+                Some(seg)
+            }
+            _ => None,
+        };
+        let tail_start = committed.min(samples.len());
+        let context = p.texts.join(" ");
+        let tail = match reuse {
+            Some(seg) => {
+                entry.tail_stt_ms = Some(0.0);
+                Ok(seg)
+            }
+            None => {
+                let t0 = Instant::now();
+                let r = self
+                    .engine
+                    .transcribe_segment(&samples[tail_start..], &context);
+                entry.tail_stt_ms = Some(ms_since(t0));
+                if r.is_ok() {
+                    p.chunks += 1;
+                }
+                r
+            }
+        };
+        for seg in &p.segments {
+            seg.apply_to(&mut entry, &mut timings);
+        }
+        let mut error = None;
+        match tail {
+            Ok(seg) => {
+                seg.apply_to(&mut entry, &mut timings);
+                if !seg.text.is_empty() {
+                    p.texts.push(seg.text.clone());
+                }
+                p.raws.push(seg.raw);
+            }
+            Err(e) => error = Some(e),
+        }
+        entry.chunks = Some(p.chunks);
+        let text = p.texts.join(" ");
+        entry.raw_text = Some(
+            p.raws
+                .iter()
+                .map(|s| s.trim())
+                .filter(|s| !s.is_empty())
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
+        match error {
+            // Whatever the committed chunks hold is still delivered.
+            Some(e) => {
+                entry.outcome = if text.is_empty() {
+                    Outcome::Error
+                } else {
+                    Outcome::Ok
+                };
+                entry.error_kind = Some(e.kind().to_string());
+                entry.error = Some(e.to_string());
+                let _ = self
+                    .to_controller
+                    .send(Input::Notice(format!("transcription failed: {e}")));
+            }
+            None => {
+                entry.outcome = if text.is_empty() {
+                    Outcome::NoSpeech
+                } else {
+                    Outcome::Ok
+                };
+            }
+        }
+        entry.text = Some(text);
+        // Cannot fail: any LLM problem is recorded and the raw text kept.
+        self.engine.clean_entry(&mut entry, &mut timings);
+        entry.release_to_text_ms = Some(ms_since(release_at));
+        if let Err(e) = self.history.update(&entry) {
+            let _ = self
+                .to_controller
+                .send(Input::Notice(format!("could not store the dictation: {e}")));
+        }
+        let _ = self
+            .to_injector
+            .send(InjectorMsg::Type(Box::new(Typed { entry, release_at })));
+    }
+}
+
+/// Builds the report the controller publishes once a dictation is done.
+pub(crate) fn report(entry: &Entry) -> Report {
+    Report {
+        id: entry.id.unwrap_or(0),
+        outcome: entry.outcome,
+        text: entry.text.clone().unwrap_or_default(),
+        audio_ms: entry.audio_ms,
+        release_to_text_ms: entry.release_to_text_ms,
+        release_to_typed_ms: entry.release_to_typed_ms,
+        tail_stt_ms: entry.tail_stt_ms,
+        chunks: entry.chunks,
+        inject_method: entry.inject_method.clone(),
+        inject_error: entry.inject_error.clone(),
+        error: entry.error.clone(),
+    }
+}

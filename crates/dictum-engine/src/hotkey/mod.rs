@@ -1,0 +1,278 @@
+//! The global dictation hotkey (and the cancel key) through `global-hotkey`: X11 on Linux
+//! (XGrabKey, detectable auto-repeat, so holding the key gives one press and one release),
+//! the OS APIs on Windows and macOS.
+//!
+//! `global-hotkey` reports success for a registration even when its X11 thread could not
+//! connect to a display, so [`Hotkeys::new`] checks the display itself first: a daemon that
+//! says "ready" has a hotkey that works.
+
+use global_hotkey::hotkey::{Code, HotKey};
+use global_hotkey::{GlobalHotKeyEvent, GlobalHotKeyManager, HotKeyState};
+use std::str::FromStr;
+
+/// What a hotkey event means to the dictation controller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyEvent {
+    Pressed,
+    Released,
+    Cancel,
+}
+
+/// Parses "ctrl+alt+space"-style text (case-insensitive; modifiers ctrl, alt, shift, super).
+/// A lone modifier is refused: X11 cannot grab one.
+pub fn parse(spec: &str) -> Result<HotKey, String> {
+    let spec = spec.trim();
+    if spec.is_empty() {
+        return Err("empty hotkey; write it like \"ctrl+alt+space\"".into());
+    }
+    let last = spec
+        .rsplit('+')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    let lone_modifiers = [
+        "ctrl",
+        "control",
+        "alt",
+        "shift",
+        "super",
+        "cmd",
+        "command",
+        "meta",
+        "controlleft",
+        "controlright",
+        "altleft",
+        "altright",
+        "shiftleft",
+        "shiftright",
+        "metaleft",
+        "metaright",
+    ];
+    if lone_modifiers.contains(&last.as_str()) {
+        return Err(format!(
+            "`{spec}` ends with a modifier; a hotkey needs a main key, e.g. \"ctrl+alt+space\" or \"f9\" (a lone modifier cannot be grabbed on X11)"
+        ));
+    }
+    let hotkey = HotKey::from_str(spec).map_err(|e| {
+        format!("`{spec}` is not a hotkey ({e}); write it like \"ctrl+alt+space\", \"super+shift+d\" or \"f9\"")
+    })?;
+    if matches!(
+        hotkey.key,
+        Code::ControlLeft
+            | Code::ControlRight
+            | Code::AltLeft
+            | Code::AltRight
+            | Code::ShiftLeft
+            | Code::ShiftRight
+            | Code::MetaLeft
+            | Code::MetaRight
+    ) {
+        return Err(format!(
+            "`{spec}` is a lone modifier, which cannot be grabbed on X11; add a main key"
+        ));
+    }
+    Ok(hotkey)
+}
+
+/// Why no hotkey can be had here, or None when a display server is reachable.
+pub fn display_problem() -> Option<String> {
+    #[cfg(target_os = "linux")]
+    {
+        let wayland = std::env::var_os("WAYLAND_DISPLAY").is_some();
+        if std::env::var_os("DISPLAY").is_none() {
+            return Some(if wayland {
+                "global hotkeys need X11 and this is a Wayland session without XWayland (DISPLAY is not set); bind a compositor shortcut to `dictum toggle` instead, or enable XWayland".into()
+            } else {
+                "no display: DISPLAY is not set, so no global hotkey can be grabbed; run Dictum inside your desktop session".into()
+            });
+        }
+        if let Err(e) = x11rb::connect(None) {
+            return Some(format!(
+                "cannot reach the X display {:?} ({e}); run Dictum inside your desktop session",
+                std::env::var("DISPLAY").unwrap_or_default()
+            ));
+        }
+        None
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
+}
+
+/// The registered hotkeys. Events arrive on the callback given to [`Hotkeys::new`].
+pub struct Hotkeys {
+    manager: GlobalHotKeyManager,
+    main: Option<HotKey>,
+    cancel: Option<HotKey>,
+    cancel_armed: bool,
+    paused: bool,
+}
+
+impl Hotkeys {
+    /// Starts the hotkey service; `on_event` is called (from the hotkey thread) with every
+    /// press and release of a registered key as `(hotkey id, pressed)`.
+    pub fn new(on_event: impl Fn(u32, bool) + Send + Sync + 'static) -> Result<Hotkeys, String> {
+        if let Some(problem) = display_problem() {
+            return Err(problem);
+        }
+        let manager = GlobalHotKeyManager::new()
+            .map_err(|e| format!("cannot start the global hotkey service: {e}"))?;
+        GlobalHotKeyEvent::set_event_handler(Some(move |ev: GlobalHotKeyEvent| {
+            on_event(ev.id, ev.state == HotKeyState::Pressed)
+        }));
+        Ok(Hotkeys {
+            manager,
+            main: None,
+            cancel: None,
+            cancel_armed: false,
+            paused: false,
+        })
+    }
+
+    /// Registers `spec` as the dictation hotkey, replacing the previous one. On failure the
+    /// previous hotkey stays registered.
+    pub fn set_main(&mut self, spec: &str) -> Result<(), String> {
+        let hotkey = parse(spec)?;
+        if self.main == Some(hotkey) {
+            return Ok(());
+        }
+        if !self.paused {
+            self.manager
+                .register(hotkey)
+                .map_err(|e| register_error(spec, &e))?;
+            if let Some(old) = self.main.take() {
+                let _ = self.manager.unregister(old);
+            }
+        }
+        self.main = Some(hotkey);
+        Ok(())
+    }
+
+    /// Sets the cancel key ("" = none). It is only grabbed while armed.
+    pub fn set_cancel(&mut self, spec: &str) -> Result<(), String> {
+        let new = if spec.trim().is_empty() {
+            None
+        } else {
+            Some(parse(spec)?)
+        };
+        let armed = self.cancel_armed;
+        self.arm_cancel(false);
+        self.cancel = new;
+        if armed {
+            self.arm_cancel(true);
+        }
+        Ok(())
+    }
+
+    /// Grabs the cancel key while a dictation is under way, and lets go of it afterwards.
+    pub fn arm_cancel(&mut self, on: bool) {
+        if on == self.cancel_armed {
+            return;
+        }
+        let Some(cancel) = self.cancel else {
+            self.cancel_armed = false;
+            return;
+        };
+        if on {
+            match self.manager.register(cancel) {
+                Ok(()) => self.cancel_armed = true,
+                Err(e) => tracing::warn!("cancel key not available: {e}"),
+            }
+        } else {
+            let _ = self.manager.unregister(cancel);
+            self.cancel_armed = false;
+        }
+    }
+
+    /// Lets go of the hotkey (tray: "pause hotkey") or takes it again.
+    pub fn set_paused(&mut self, paused: bool) -> Result<(), String> {
+        if paused == self.paused {
+            return Ok(());
+        }
+        if let Some(main) = self.main {
+            if paused {
+                let _ = self.manager.unregister(main);
+            } else {
+                self.manager
+                    .register(main)
+                    .map_err(|e| register_error(&format!("{main}"), &e))?;
+            }
+        }
+        self.paused = paused;
+        Ok(())
+    }
+
+    pub fn is_paused(&self) -> bool {
+        self.paused
+    }
+
+    /// What an event from the callback means, or None for a key that is not ours.
+    pub fn classify(&self, id: u32, pressed: bool) -> Option<KeyEvent> {
+        if self.main.map(|h| h.id()) == Some(id) {
+            return Some(if pressed {
+                KeyEvent::Pressed
+            } else {
+                KeyEvent::Released
+            });
+        }
+        if self.cancel_armed && self.cancel.map(|h| h.id()) == Some(id) && pressed {
+            return Some(KeyEvent::Cancel);
+        }
+        None
+    }
+}
+
+impl Drop for Hotkeys {
+    fn drop(&mut self) {
+        if let Some(main) = self.main {
+            let _ = self.manager.unregister(main);
+        }
+        self.arm_cancel(false);
+        GlobalHotKeyEvent::set_event_handler(None::<fn(GlobalHotKeyEvent)>);
+    }
+}
+
+fn register_error(spec: &str, e: &global_hotkey::Error) -> String {
+    match e {
+        global_hotkey::Error::AlreadyRegistered(_) => format!(
+            "the hotkey `{spec}` is already taken by another application; pick another one in [dictation] hotkey"
+        ),
+        other => format!("cannot register the hotkey `{spec}`: {other}; pick another one in [dictation] hotkey"),
+    }
+}
+
+/// For `dictum doctor`: can `spec` be grabbed right now? Registers and releases it.
+pub fn check_registrable(spec: &str) -> Result<(), String> {
+    let mut hk = Hotkeys::new(|_, _| {})?;
+    hk.set_main(spec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use global_hotkey::hotkey::Modifiers;
+
+    #[test]
+    fn parses_the_usual_spellings() {
+        let h = parse("ctrl+alt+space").expect("parses");
+        assert_eq!(h.key, Code::Space);
+        assert_eq!(h.mods, Modifiers::CONTROL | Modifiers::ALT);
+        assert_eq!(parse("Ctrl+Alt+Space").expect("parses"), h);
+        assert_eq!(parse("f9").expect("parses").key, Code::F9);
+        assert_eq!(parse("escape").expect("parses").key, Code::Escape);
+        let h = parse("super+shift+d").expect("parses");
+        assert_eq!(h.mods, Modifiers::SUPER | Modifiers::SHIFT);
+        assert_eq!(h.key, Code::KeyD);
+    }
+
+    #[test]
+    fn refuses_lone_modifiers_and_nonsense() {
+        for bad in ["ctrl", "ctrl+alt", "ControlRight", "", "ctrl+nosuchkey"] {
+            let e = parse(bad).expect_err(bad);
+            assert!(!e.is_empty());
+        }
+        assert!(parse("ctrl+shift").expect_err("x").contains("main key"));
+    }
+}
