@@ -6,7 +6,9 @@ use crate::audio::{self, Pcm16k};
 use crate::config::{AudioCtxMode, Config};
 use crate::llm::{Cleaner, LlmReport, WarmUp};
 use crate::store::{Entry, History, Outcome, Source};
-use crate::stt::{strip_nonspeech, ResilientTranscriber, SttOptions, Transcriber, Window};
+use crate::stt::{
+    is_silence_phrase, strip_nonspeech, ResilientTranscriber, SttOptions, Transcriber, Window,
+};
 use crate::timing::{ms_since, timed, StageTimings};
 use crate::vad::{self, Detector};
 use crate::{Error, Result};
@@ -42,6 +44,8 @@ pub struct Segment {
     pub speech_ms: i64,
     /// Whisper time (0 when the VAD found no speech and whisper did not run).
     pub stt_ms: f64,
+    /// Whisper's own probability that there was no speech.
+    pub no_speech_prob: f32,
     pub language: Option<String>,
     pub model: Option<String>,
     pub device: Option<String>,
@@ -336,7 +340,17 @@ impl Engine {
         let out = delivered.output;
         seg.stt_ms = out.ms;
         seg.language = Some(out.language.clone());
+        seg.no_speech_prob = out.no_speech_prob;
         seg.text = strip_nonspeech(&out.text);
+        if is_silence_phrase(&seg.text, seg.speech_ms, out.no_speech_prob) {
+            tracing::debug!(
+                text = seg.text,
+                speech_ms = seg.speech_ms,
+                no_speech_prob = out.no_speech_prob,
+                "whisper's stock phrase for silence dropped"
+            );
+            seg.text.clear();
+        }
         seg.raw = out.text;
         Ok(seg)
     }

@@ -40,9 +40,9 @@ pub struct DictationConfig {
     /// Utterances that may wait for transcription; one over the cap is stored (audio and
     /// row), not transcribed, and the user is told.
     pub queue_max: u32,
-    /// Unload the speech model after this many idle minutes (0 = keep it loaded); it is
-    /// reloaded on the next key press while the pre-roll keeps the first words.
-    pub idle_unload_min: u32,
+    /// Unload the speech model after this many idle minutes (0 = keep it loaded; fractions
+    /// allowed); it is reloaded on the next key press while the pre-roll keeps the first words.
+    pub idle_unload_min: f64,
 }
 
 impl Default for DictationConfig {
@@ -60,7 +60,7 @@ impl Default for DictationConfig {
             commit_min_ms: 10_000,
             chunk_max_ms: 15_000,
             queue_max: 8,
-            idle_unload_min: 0,
+            idle_unload_min: 0.0,
         }
     }
 }
@@ -97,6 +97,12 @@ impl DictationConfig {
             return Err((
                 "dictation.commit_min_ms",
                 "must not exceed dictation.chunk_max_ms".into(),
+            ));
+        }
+        if !(0.0..=10_000.0).contains(&self.idle_unload_min) {
+            return Err((
+                "dictation.idle_unload_min",
+                "must be between 0 (never) and 10000 minutes".into(),
             ));
         }
         if self.queue_max == 0 {

@@ -138,6 +138,8 @@ fn start(
     let worker_shared = shared.clone();
     let worker_queue = queue.clone();
     let worker_tx = inputs_tx.clone();
+    // Queued before the worker starts, so its first job is the start-up load.
+    queue.push(Job::Prepare);
     std::thread::Builder::new()
         .name("dictum-worker".into())
         .spawn(move || {
@@ -156,11 +158,11 @@ fn start(
                 to_injector: to_worker_injector,
                 to_controller: worker_tx,
                 shared: worker_shared,
+                pending_load: None,
             }
-            .run()
+            .run_warm()
         })
         .map_err(|e| format!("cannot start the transcription thread: {e}"))?;
-    queue.push(Job::Prepare);
 
     // The injector: its sink is built on its own thread (X11 and clipboard handles stay
     // there), and rebuilt there when the config changes.

@@ -104,9 +104,21 @@ pub(crate) struct Worker {
     pub to_injector: mpsc::Sender<InjectorMsg>,
     pub to_controller: mpsc::Sender<Input>,
     pub shared: Arc<Shared>,
+    /// A model (re)load done for the utterance being recorded (idle unload, model change):
+    /// recorded in its row.
+    pub pending_load: Option<(f64, f64)>,
 }
 
 impl Worker {
+    /// Runs after the start-up load, which is reported at start-up, not in a row.
+    pub fn run_warm(mut self) {
+        if let Some(Job::Prepare) = self.queue.pop(Duration::from_secs(0)) {
+            self.prepare();
+            self.pending_load = None;
+        }
+        self.run()
+    }
+
     pub fn run(mut self) {
         let mut progress: HashMap<i64, Progress> = HashMap::new();
         let mut last_work = Instant::now();
@@ -129,8 +141,10 @@ impl Worker {
                     commit,
                 } => {
                     if !commit && self.queue.supersedes(utt, end) {
+                        tracing::debug!(utt, start, end, "speculation skipped: superseded");
                         continue;
                     }
+                    let t0 = Instant::now();
                     let p = progress.entry(utt).or_default();
                     let context = p.texts.join(" ");
                     match self.engine.transcribe_segment(&samples, &context) {
@@ -150,9 +164,17 @@ impl Worker {
                         // The release will redo this stretch as part of the tail.
                         Err(e) => tracing::warn!("streamed chunk failed: {e}"),
                     }
+                    tracing::debug!(utt, start, end, commit, ms = ms_since(t0), "chunk");
                 }
                 Job::Finish(finish) => {
                     let id = finish.entry.id.unwrap_or(0);
+                    tracing::debug!(
+                        utt = id,
+                        waited_ms = ms_since(finish.release_at),
+                        committed = finish.committed,
+                        speculation_end = ?finish.speculation_end,
+                        "finish"
+                    );
                     let p = progress.remove(&id).unwrap_or_default();
                     self.finish(*finish, p);
                 }
@@ -167,6 +189,7 @@ impl Worker {
     fn prepare(&mut self) {
         match self.engine.ensure_model() {
             Ok(Some((load, warm))) => {
+                self.pending_load = Some((load, warm));
                 let _ = self.to_controller.send(Input::ModelLoaded {
                     load_ms: load,
                     warmup_ms: warm,
@@ -181,10 +204,10 @@ impl Worker {
 
     fn maybe_unload(&mut self, last_work: &mut Instant) {
         let minutes = self.engine.config.dictation.idle_unload_min;
-        if minutes == 0 || !self.engine.model_loaded() {
+        if minutes <= 0.0 || !self.engine.model_loaded() {
             return;
         }
-        if last_work.elapsed() >= Duration::from_secs(minutes as u64 * 60) {
+        if last_work.elapsed() >= Duration::from_secs_f64(minutes * 60.0) {
             self.engine.unload_model();
             let _ = self.to_controller.send(Input::Notice(format!(
                 "speech model unloaded after {minutes} idle minutes; it reloads on the next key press"
@@ -224,6 +247,12 @@ impl Worker {
             mut timings,
         } = f;
         entry.audio_ms = Some((samples.len() as u64 * 1000 / crate::SAMPLE_RATE as u64) as i64);
+        if let Some((load, warm)) = self.pending_load.take() {
+            timings.model_load = Some(load);
+            timings.warmup = Some(warm);
+            entry.model_load_ms = Some(load);
+            entry.warmup_ms = Some(warm);
+        }
         let audio = crate::audio::Pcm16k { samples };
         self.engine.keep_audio(&audio, &mut entry);
         let samples = audio.samples;

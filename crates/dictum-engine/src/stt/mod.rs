@@ -6,6 +6,6 @@ mod resilient;
 mod whisper;
 
 pub use model_file::{check_model_file, ModelInfo};
-pub use nonspeech::strip_nonspeech;
+pub use nonspeech::{is_silence_phrase, strip_nonspeech};
 pub use resilient::{Delivered, ResilientTranscriber, MAX_GPU_FAILURES};
 pub use whisper::{audio_ctx_for, looks_degenerate, SttOptions, SttOutput, Transcriber, Window};

@@ -2,6 +2,8 @@
 //! beside the repository). Missing assets fail the test loudly: a skipped test proves nothing.
 #![allow(dead_code)]
 
+pub mod pulse;
+
 use std::path::PathBuf;
 
 pub fn assets() -> PathBuf {

@@ -1,0 +1,113 @@
+//! A private PulseAudio daemon with a virtual microphone (`tests/pulse-virtual-mic.sh`) for
+//! tests that capture real audio, and helpers to play clips into it. The daemon's address
+//! goes into the process environment (cpal reads it there): use one `Pulse` per test binary,
+//! from a single test function.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+
+/// The daemon, stopped on drop (also when the test panics).
+pub struct Pulse {
+    script: PathBuf,
+    dir: PathBuf,
+}
+
+impl Pulse {
+    pub fn start() -> Pulse {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/pulse-virtual-mic.sh");
+        reap_stale(&script);
+        let dir = std::env::temp_dir().join(format!("dictum-pulse-test-{}", std::process::id()));
+        let out = Command::new("bash")
+            .arg(&script)
+            .arg("start")
+            .arg(&dir)
+            .output()
+            .expect("run tests/pulse-virtual-mic.sh");
+        let pulse = Pulse { script, dir };
+        assert!(
+            out.status.success(),
+            "PulseAudio could not be started ({}):\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            if let Some((k, v)) = line.split_once('=') {
+                // Single-threaded at this point: nothing else reads the environment yet.
+                std::env::set_var(k, v);
+            }
+        }
+        assert!(
+            std::env::var_os("PULSE_SERVER").is_some(),
+            "script printed no PULSE_SERVER"
+        );
+        pulse
+    }
+
+    pub fn pactl(&self, args: &[&str]) -> String {
+        let out = Command::new("pactl").args(args).output().expect("pactl");
+        assert!(
+            out.status.success(),
+            "pactl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+/// Stops daemons left by test processes that were killed before their Drop ran.
+fn reap_stale(script: &Path) {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name.strip_prefix("dictum-pulse-test-") else {
+            continue;
+        };
+        if Path::new("/proc").join(pid).exists() {
+            continue;
+        }
+        let _ = Command::new("bash")
+            .arg(script)
+            .arg("stop")
+            .arg(e.path())
+            .status();
+    }
+}
+
+impl Drop for Pulse {
+    fn drop(&mut self) {
+        let _ = Command::new("bash")
+            .arg(&self.script)
+            .arg("stop")
+            .arg(&self.dir)
+            .status();
+    }
+}
+
+pub fn play(clip: &str) -> Child {
+    Command::new("paplay")
+        .arg("--device=dictum_sink")
+        .arg(super::clip(clip))
+        .spawn()
+        .expect("spawn paplay")
+}
+
+pub fn play_and_wait(clip: &str) {
+    let status = play(clip).wait().expect("paplay");
+    assert!(status.success(), "paplay {clip}: {status}");
+}
+
+pub fn clip_ms(clip: &str) -> u64 {
+    let d = dictum_engine::audio::read_wav(&super::clip(clip)).expect("clip");
+    d.samples.len() as u64 / d.channels.max(1) as u64 * 1000 / d.sample_rate as u64
+}
+
+pub fn reference(clip: &str) -> String {
+    super::refs()
+        .into_iter()
+        .find(|(f, _)| f == clip)
+        .map(|(_, r)| r)
+        .expect("clip in refs.tsv")
+}
