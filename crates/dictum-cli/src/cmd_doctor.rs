@@ -375,12 +375,34 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         check("audio input", Status::Info, format!("inputs cpal sees: {}", inputs.join(", ")), None)
     });
-    checks.push(check(
-        "live dictation",
-        Status::Info,
-        "the hotkey daemon (`dictum run`) and text injection are not part of this build yet (issue 4)",
-        None,
-    ));
+    // The hotkey: grabbed and let go again, so a daemon that is already running and holds it
+    // shows up as "taken".
+    let hotkey = &config.dictation.hotkey;
+    checks.push(match dictum_engine::hotkey::parse(hotkey) {
+        Err(e) => check(
+            "hotkey",
+            Status::Fail,
+            e,
+            Some("set [dictation] hotkey to a combination like \"ctrl+alt+space\"".into()),
+        ),
+        Ok(_) => match dictum_engine::hotkey::display_problem() {
+            Some(problem) => check("hotkey", Status::Info, problem, None),
+            None => match dictum_engine::hotkey::check_registrable(hotkey) {
+                Ok(()) => check(
+                    "hotkey",
+                    Status::Ok,
+                    format!("{hotkey} can be registered ({:?} mode)", config.dictation.mode),
+                    None,
+                ),
+                Err(e) => check(
+                    "hotkey",
+                    Status::Warn,
+                    e,
+                    Some("pick another [dictation] hotkey, or stop the program holding it (a running `dictum run` holds it too)".into()),
+                ),
+            },
+        },
+    });
 
     let broken = checks.iter().any(|c| c.status == Status::Fail);
     if args.json {

@@ -5,6 +5,8 @@
 use crate::config::Config;
 use crate::dictation::injector::InjectorMsg;
 use crate::dictation::{Input, Report, Shared};
+use crate::gpu::monitor::{Verdict, VramMonitor};
+use crate::gpu::NvmlProbe;
 use crate::pipeline::{Engine, Segment};
 use crate::store::{Entry, History, Outcome};
 use crate::timing::{ms_since, StageTimings};
@@ -122,10 +124,13 @@ impl Worker {
     pub fn run(mut self) {
         let mut progress: HashMap<i64, Progress> = HashMap::new();
         let mut last_work = Instant::now();
+        let mut monitor = VramMonitor::default();
+        let mut last_vram_check = Instant::now();
         loop {
             if self.shared.shutting_down() {
                 break;
             }
+            self.watch_vram(&mut monitor, &mut last_vram_check);
             let Some(job) = self.queue.pop(Duration::from_millis(500)) else {
                 self.maybe_unload(&mut last_work);
                 continue;
@@ -198,6 +203,34 @@ impl Worker {
             Ok(None) => {}
             Err(e) => {
                 let _ = self.to_controller.send(Input::Problem(e.to_string()));
+            }
+        }
+    }
+
+    /// Every 10 s while speech is on the GPU: warn above 70 % VRAM, move speech to the CPU
+    /// above 85 % (never the LLM).
+    fn watch_vram(&mut self, monitor: &mut VramMonitor, last: &mut Instant) {
+        if last.elapsed() < Duration::from_secs(10) {
+            return;
+        }
+        *last = Instant::now();
+        let Some(t) = self.engine.resilient_mut() else {
+            return;
+        };
+        if !t.on_gpu() {
+            return;
+        }
+        match monitor.check(&NvmlProbe) {
+            Verdict::Fine => {}
+            Verdict::Warn(message) => {
+                let _ = self.to_controller.send(Input::Notice(message));
+            }
+            Verdict::MoveSpeechToCpu(message) => {
+                let note = match t.move_to_cpu() {
+                    Ok(()) => message,
+                    Err(e) => format!("{message}; moving it failed: {e}"),
+                };
+                let _ = self.to_controller.send(Input::Notice(note));
             }
         }
     }

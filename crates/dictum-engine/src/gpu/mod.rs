@@ -2,6 +2,7 @@
 //! model should run given that (`planner`). On a machine without the NVIDIA driver the probe
 //! says so once and everything runs on the CPU: no crash, no error spam.
 
+pub mod monitor;
 mod nvml;
 pub mod planner;
 

@@ -82,7 +82,7 @@ pub fn display_problem() -> Option<String> {
         let wayland = std::env::var_os("WAYLAND_DISPLAY").is_some();
         if std::env::var_os("DISPLAY").is_none() {
             return Some(if wayland {
-                "global hotkeys need X11 and this is a Wayland session without XWayland (DISPLAY is not set); bind a compositor shortcut to `dictum toggle` instead, or enable XWayland".into()
+                "global hotkeys need X11 and this is a Wayland session without XWayland (DISPLAY is not set); enable XWayland, or run `dictum run --no-hotkey --stdin-commands` and drive it from a compositor shortcut".into()
             } else {
                 "no display: DISPLAY is not set, so no global hotkey can be grabbed; run Dictum inside your desktop session".into()
             });

@@ -57,6 +57,28 @@ impl ResilientTranscriber {
         self.primary_is_gpu = true;
     }
 
+    /// True while the speech model runs on a GPU.
+    pub fn on_gpu(&self) -> bool {
+        self.primary_is_gpu && !self.cpu_only
+    }
+
+    /// Moves speech to the CPU for the rest of the process and frees the GPU copy of the
+    /// model (VRAM pressure: the LLM keeps its memory).
+    pub fn move_to_cpu(&mut self) -> Result<()> {
+        if !self.primary_is_gpu {
+            return Ok(());
+        }
+        let mut cpu = match self.cpu.take() {
+            Some(t) => t,
+            None => Transcriber::load(&self.primary.model_path, false)?,
+        };
+        cpu.device = "cpu".into();
+        self.primary = cpu;
+        self.primary_is_gpu = false;
+        self.cpu_only = true;
+        Ok(())
+    }
+
     pub fn is_cpu_only(&self) -> bool {
         self.cpu_only
     }
