@@ -14,6 +14,7 @@ pub struct Config {
     pub vad: VadConfig,
     pub history: HistoryConfig,
     pub llm: crate::llm::config::LlmConfig,
+    pub inject: crate::inject::InjectConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -163,6 +164,26 @@ system_prompt = ""
 user_template = "{text}"
 # Show the model one built-in example (raw transcript and its cleanup) first.
 examples = true
+
+[inject]
+# How the text reaches the focused window: "type" (simulated key presses; leaves the
+# clipboard alone) or "paste" (clipboard + Ctrl+V, Ctrl+Shift+V in terminals; the previous
+# clipboard text is restored afterwards). If either fails, the text is left on the clipboard
+# and a desktop notification says so.
+method = "type"
+# Window classes (WM_CLASS instance or class, any case) that paste with Ctrl+Shift+V.
+terminal_classes = ["XTerm", "UXTerm", "URxvt", "Alacritty", "kitty", "Gnome-terminal", "org.gnome.Terminal", "Konsole", "xfce4-terminal", "Tilix", "terminator", "foot", "Wezterm", "org.wezfurlong.wezterm", "st-256color", "Terminology", "Guake", "Ptyxis", "com.mitchellh.ghostty"]
+# Paste mode: ms to wait after Ctrl+V before restoring the previous clipboard; the target
+# fetches the text asynchronously, and restoring too early pastes the old text.
+paste_restore_delay_ms = 250
+# Append a space so consecutive dictations do not run together.
+trailing_space = true
+# Wait up to this many ms for the hotkey's Ctrl/Alt/Shift/Super to be released before
+# typing (held modifiers would turn letters into shortcuts); still held after that, Dictum
+# releases them itself.
+modifier_release_timeout_ms = 300
+# Desktop notification when the text could not be typed (it is then on the clipboard).
+notify_on_failure = true
 "#;
 
 /// A loaded config plus what the loader noticed.
@@ -232,6 +253,9 @@ impl Config {
             return bad("stt.model", "must name a model or a file");
         }
         if let Err((key, reason)) = self.llm.validate() {
+            return bad(key, &reason);
+        }
+        if let Err((key, reason)) = self.inject.validate() {
             return bad(key, &reason);
         }
         let lang = self.stt.language.as_str();

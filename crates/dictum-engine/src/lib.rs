@@ -4,13 +4,14 @@
 //!
 //! Data flow (see `docs/ARCHITECTURE.md`):
 //! audio (decode → 16 kHz mono) → vad (trim / reject silence) → stt (whisper) → llm (optional
-//! cleanup, guarded) → store (history).
+//! cleanup, guarded) → store (history) → inject (type/paste into the focused window).
 
 pub mod audio;
 pub mod config;
 pub mod error;
 pub mod eval;
 pub mod gpu;
+pub mod inject;
 pub mod llm;
 pub mod models;
 pub mod paths;
