@@ -466,6 +466,10 @@ fn measure() {
     let t = Instant::now();
     let mut inj = Injector::new(&config(InjectMethod::Type)).expect("injector");
     eprintln!("Injector::new: {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
+    let t = Instant::now();
+    let w = inj.focused_window();
+    eprintln!("focused_window: {:.2} ms", t.elapsed().as_secs_f64() * 1e3);
+    assert_eq!(w.class.as_deref(), Some("XTerm"));
     let mut expected = String::new();
     for (name, text) in [
         ("ascii", long.trim_end()),
