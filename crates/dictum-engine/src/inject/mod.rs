@@ -170,15 +170,7 @@ impl Injector {
                 key: key.into(),
                 reason,
             })?;
-        let (display, wayland_display) = wayland::session_vars();
-        let backend = wayland::choose_backend(
-            wayland::SessionEnv {
-                display: display.as_deref(),
-                wayland_display: wayland_display.as_deref(),
-            },
-            config.method,
-            wayland::on_path,
-        );
+        let backend = detect_backend(config.method);
         let mut injector = Injector {
             config: config.clone(),
             backend,
@@ -195,6 +187,19 @@ impl Injector {
             }
         }
         Ok(injector)
+    }
+
+    /// Applies a new `[inject]` section (the daemon's config reload); connections are kept.
+    pub fn reconfigure(&mut self, config: &InjectConfig) -> crate::Result<()> {
+        config
+            .validate()
+            .map_err(|(key, reason)| crate::Error::ConfigValue {
+                key: key.into(),
+                reason,
+            })?;
+        self.backend = detect_backend(config.method);
+        self.config = config.clone();
+        Ok(())
     }
 
     pub fn config(&self) -> &InjectConfig {
@@ -409,6 +414,19 @@ impl Injector {
             }
         }
     }
+}
+
+/// The backend for this process's session (`DISPLAY`, `WAYLAND_DISPLAY`, tools on PATH).
+pub fn detect_backend(method: InjectMethod) -> Backend {
+    let (display, wayland_display) = wayland::session_vars();
+    wayland::choose_backend(
+        wayland::SessionEnv {
+            display: display.as_deref(),
+            wayland_display: wayland_display.as_deref(),
+        },
+        method,
+        wayland::on_path,
+    )
 }
 
 fn ms_since(start: Instant) -> f64 {

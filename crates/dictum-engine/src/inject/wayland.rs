@@ -124,6 +124,25 @@ fn is_executable(p: &Path) -> bool {
 
 /// Runs `program args`, feeding `stdin`; an error names the tool and its stderr.
 fn run(program: &str, args: &[&str], stdin: Option<&str>) -> Result<String, String> {
+    run_with(program, args, stdin, true)
+}
+
+/// `capture = false` for tools that leave a background process serving the clipboard
+/// (`wl-copy`): it inherits the output pipes, so reading them to the end would wait until
+/// something else is copied.
+fn run_with(
+    program: &str,
+    args: &[&str],
+    stdin: Option<&str>,
+    capture: bool,
+) -> Result<String, String> {
+    let output = || {
+        if capture {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        }
+    };
     let mut child = Command::new(program)
         .args(args)
         .stdin(if stdin.is_some() {
@@ -131,8 +150,8 @@ fn run(program: &str, args: &[&str], stdin: Option<&str>) -> Result<String, Stri
         } else {
             Stdio::null()
         })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stdout(output())
+        .stderr(output())
         .spawn()
         .map_err(|e| format!("cannot run {program}: {e}"))?;
     if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
@@ -175,10 +194,11 @@ pub(crate) fn clipboard_text() -> Option<String> {
 }
 
 pub(crate) fn set_clipboard(text: &str) -> Result<(), String> {
-    run(
+    run_with(
         "wl-copy",
         &["--type", "text/plain;charset=utf-8"],
         Some(text),
+        false,
     )
     .map(drop)
 }
@@ -267,6 +287,32 @@ mod tests {
             Backend::Unavailable(msg) => assert!(msg.contains("DISPLAY"), "{msg}"),
             other => panic!("expected Unavailable, got {other:?}"),
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn tools_get_the_text_on_stdin_and_failures_carry_stderr() {
+        assert_eq!(
+            run("sh", &["-c", "cat"], Some("Grüße -n ✓")).as_deref(),
+            Ok("Grüße -n ✓")
+        );
+        let err = run("sh", &["-c", "echo no compositor >&2; exit 3"], None).expect_err("fails");
+        assert!(
+            err.contains("no compositor") && err.contains("sh failed"),
+            "{err}"
+        );
+        let err = run("dictum-no-such-tool-xyz", &[], None).expect_err("fails");
+        assert!(err.contains("cannot run dictum-no-such-tool-xyz"), "{err}");
+    }
+
+    /// wl-copy leaves a process serving the clipboard; waiting for its output pipes to
+    /// close would hang until the next copy.
+    #[cfg(unix)]
+    #[test]
+    fn a_tool_that_leaves_a_background_process_does_not_block() {
+        let start = std::time::Instant::now();
+        run_with("sh", &["-c", "sleep 3 & exit 0"], Some("x"), false).expect("runs");
+        assert!(start.elapsed() < std::time::Duration::from_secs(2));
     }
 
     #[test]
