@@ -16,7 +16,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-const TOOLS: &[&str] = &["Xvfb", "xterm", "xdotool", "xclip"];
+const TOOLS: &[&str] = &["Xvfb", "xterm", "xdotool", "xclip", "xprop", "xwininfo"];
 /// xterm pastes CLIPBOARD on Ctrl+Shift+V, like modern terminals (its default is PRIMARY
 /// on Shift+Insert only).
 const XTERM_PASTE: &str =
@@ -37,9 +37,11 @@ fn tools_present() -> bool {
     }
     assert!(
         std::env::var_os("DICTUM_REQUIRE_E2E").is_none(),
-        "DICTUM_REQUIRE_E2E is set but {missing:?} are not installed (sudo apt install xvfb xterm xdotool xclip)"
+        "DICTUM_REQUIRE_E2E is set but {missing:?} are not installed (sudo apt install xvfb xterm xdotool xclip x11-utils)"
     );
-    eprintln!("SKIPPED: {missing:?} not installed (sudo apt install xvfb xterm xdotool xclip)");
+    eprintln!(
+        "SKIPPED: {missing:?} not installed (sudo apt install xvfb xterm xdotool xclip x11-utils)"
+    );
     false
 }
 
@@ -326,7 +328,61 @@ fn focused_window_is_the_xterm_by_pointer_and_by_focus() {
     let w = inj.focused_window();
     assert_eq!(w.class.as_deref(), Some("XTerm"), "{w:?}");
     assert_eq!(w.title.as_deref(), Some("Dictum window title"), "{w:?}");
-    assert_eq!(w.id.map(|i| i.to_string()), Some(id));
+    assert_eq!(w.id.map(|i| i.to_string()), Some(id.clone()));
+
+    // Focus on xterm's inner (VT100) window, which has no WM_CLASS: walk up to the client.
+    let tree = Command::new("xwininfo")
+        .args(["-id", &id, "-children"])
+        .env("DISPLAY", &x.display)
+        .output()
+        .expect("xwininfo");
+    let tree = String::from_utf8_lossy(&tree.stdout);
+    let child = tree
+        .lines()
+        .skip_while(|l| !l.contains("child"))
+        .nth(1)
+        .and_then(|l| l.split_whitespace().next())
+        .expect("xterm has an inner window")
+        .to_string();
+    x.xdotool(&["windowfocus", "--sync", &child]);
+    let w = inj.focused_window();
+    assert_eq!(
+        w.class.as_deref(),
+        Some("XTerm"),
+        "{w:?} (focus on {child})"
+    );
+    assert_eq!(w.id.map(|i| i.to_string()), Some(id.clone()));
+
+    // A window manager's _NET_ACTIVE_WINDOW wins over the input focus. Focus goes back to
+    // PointerRoot over empty root, and the property names the xterm.
+    x.xdotool(&["windowfocus", "--sync", &root_id(&x)]);
+    assert_eq!(inj.focused_window().class, None);
+    let status = Command::new("xprop")
+        .args(["-root", "-f", "_NET_ACTIVE_WINDOW", "32x"])
+        .args(["-set", "_NET_ACTIVE_WINDOW", &id])
+        .env("DISPLAY", &x.display)
+        .status()
+        .expect("xprop");
+    assert!(status.success());
+    let w = inj.focused_window();
+    assert_eq!(w.class.as_deref(), Some("XTerm"), "{w:?}");
+    assert_eq!(w.title.as_deref(), Some("Dictum window title"), "{w:?}");
+}
+
+fn root_id(x: &Xvfb) -> String {
+    let out = Command::new("xwininfo")
+        .arg("-root")
+        .env("DISPLAY", &x.display)
+        .output()
+        .expect("xwininfo -root");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let hex = text
+        .split_whitespace()
+        .find(|w| w.starts_with("0x"))
+        .expect("root window id");
+    u32::from_str_radix(hex.trim_start_matches("0x"), 16)
+        .expect("hex id")
+        .to_string()
 }
 
 #[test]

@@ -164,7 +164,7 @@ mod x11 {
                     false,
                     self.root,
                     self.atoms.net_active_window,
-                    AtomEnum::WINDOW,
+                    AtomEnum::ANY, // WINDOW from window managers; any 32-bit value accepted
                     0,
                     1,
                 )
