@@ -178,11 +178,11 @@ impl Injector {
         };
         if injector.backend == Backend::X11 {
             if let Err(e) = injector.x.keys_and_x11() {
-                tracing::warn!("inject: {e} (will retry at the next dictation)");
+                tracing::info!("inject: {e} (will retry at the next dictation)");
             }
             if injector.config.method == InjectMethod::Paste {
                 if let Err(e) = injector.x.board() {
-                    tracing::warn!("inject: {e} (will retry at the next dictation)");
+                    tracing::info!("inject: {e} (will retry at the next dictation)");
                 }
             }
         }
