@@ -126,7 +126,8 @@ impl X11Parts {
     fn keys_and_x11(&mut self) -> Result<(&mut Keys, &X11), String> {
         self.x11()?;
         if self.keys.is_none() {
-            self.keys = Some(Keys::connect()?);
+            let x11 = self.x11.as_ref().ok_or("X11: not connected")?;
+            self.keys = Some(Keys::connect(x11)?);
         }
         match (self.keys.as_mut(), self.x11.as_ref()) {
             (Some(k), Some(x)) => Ok((k, x)),

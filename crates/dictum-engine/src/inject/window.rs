@@ -39,6 +39,7 @@ pub(crate) use x11::X11;
 #[cfg(all(unix, not(target_os = "macos")))]
 mod x11 {
     use super::WindowInfo;
+    use std::collections::HashSet;
     use x11rb::connection::Connection;
     use x11rb::protocol::xproto::{Atom, AtomEnum, ConnectionExt as _, InputFocus, Window};
     use x11rb::rust_connection::RustConnection;
@@ -263,6 +264,32 @@ mod x11 {
                 }))
         }
 
+        /// The keysyms on the base level (column 0) of the current keyboard mapping: the
+        /// characters enigo finds on the layout; every other one it maps to a spare keycode.
+        pub(crate) fn base_level_keysyms(&self) -> Result<HashSet<u32>, String> {
+            let setup = self.conn.setup();
+            let (min, max) = (setup.min_keycode, setup.max_keycode);
+            let map = self
+                .conn
+                .get_keyboard_mapping(min, max - min + 1)
+                .map_err(|e| err("get_keyboard_mapping", e))?
+                .reply()
+                .map_err(|e| err("get_keyboard_mapping", e))?;
+            Ok((min..=max)
+                .filter_map(|code| {
+                    xkeysym::keysym(
+                        xkeysym::KeyCode::from(code),
+                        0,
+                        xkeysym::KeyCode::from(min),
+                        map.keysyms_per_keycode,
+                        &map.keysyms,
+                    )
+                })
+                .map(|k| k.raw())
+                .filter(|&k| k != 0)
+                .collect())
+        }
+
         /// Keycodes of modifier keys that are down right now (physically or by XTest).
         pub(crate) fn held_modifiers(&self) -> Result<Vec<u8>, String> {
             let keys = self
@@ -299,6 +326,9 @@ impl X11 {
     }
     pub(crate) fn held_modifiers(&self) -> Result<Vec<u8>, String> {
         Ok(Vec::new())
+    }
+    pub(crate) fn base_level_keysyms(&self) -> Result<std::collections::HashSet<u32>, String> {
+        Ok(Default::default())
     }
 }
 
