@@ -54,6 +54,11 @@ struct Xvfb {
 
 impl Xvfb {
     fn start() -> Xvfb {
+        Xvfb::start_with(&[])
+    }
+
+    /// With extra server arguments (e.g. `-extension XTEST` to take away simulated input).
+    fn start_with(extra: &[&str]) -> Xvfb {
         let lock = LOCK.lock().unwrap_or_else(|p| p.into_inner());
         let base = 77 + std::process::id() % 300;
         for n in base..base + 50 {
@@ -75,6 +80,7 @@ impl Xvfb {
                     "tcp",
                     "-noreset",
                 ])
+                .args(extra)
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()
@@ -237,13 +243,15 @@ impl Xterm {
     }
 
     /// Presses Return (so `cat` writes the line) and returns everything written so far,
-    /// waiting until the file ends with a newline.
+    /// once the new line is in the file.
     fn line(&self, x: &Xvfb) -> String {
+        let lines = |t: &str| t.matches('\n').count();
+        let before = lines(&std::fs::read_to_string(&self.file).unwrap_or_default());
         x.xdotool(&["key", "Return"]);
         let start = Instant::now();
         loop {
             let text = std::fs::read_to_string(&self.file).unwrap_or_default();
-            if text.ends_with('\n') || start.elapsed() > Duration::from_secs(5) {
+            if lines(&text) > before || start.elapsed() > Duration::from_secs(5) {
                 return text;
             }
             std::thread::sleep(Duration::from_millis(20));
@@ -398,6 +406,9 @@ fn pastes_with_ctrl_shift_v_and_restores_the_clipboard() {
     assert_eq!(x.clipboard(), None);
     let r = inj.inject("first paste");
     assert_delivered(&r, Delivery::Paste);
+    // Nothing to restore, so inject returned right after the chord; xterm fetches the text
+    // asynchronously, and a Return pressed before it arrives would end the line first.
+    std::thread::sleep(Duration::from_millis(300));
     assert_eq!(term.line(&x), "first paste \n");
     assert_eq!(x.clipboard().as_deref(), Some("first paste "));
 
@@ -475,6 +486,35 @@ fn empty_text_types_nothing() {
     }
     x.xdotool(&["type", "marker"]);
     assert_eq!(term.line(&x), "marker\n");
+}
+
+#[test]
+fn failed_typing_leaves_the_text_on_the_clipboard() {
+    if !tools_present() {
+        return;
+    }
+    // An X server without the XTEST extension: no simulated key presses, but a clipboard.
+    let x = Xvfb::start_with(&["-extension", "XTEST"]);
+    let term = Xterm::start(&x, "Dictum no xtest");
+    let mut inj = Injector::new(&InjectConfig {
+        notify_on_failure: true, // notify-send runs; without a daemon it must not matter
+        ..InjectConfig::default()
+    })
+    .expect("injector");
+    let start = Instant::now();
+    let r = inj.inject("kept for later");
+    assert!(start.elapsed() < Duration::from_secs(2), "{r:?}");
+    assert_eq!(r.method, Some(Delivery::ClipboardOnly), "{r:?}");
+    let err = r.error.as_deref().expect("the typing error");
+    assert!(!err.is_empty());
+    assert_eq!(r.app_class.as_deref(), Some("XTerm"), "{r:?}");
+    assert_eq!(x.clipboard().as_deref(), Some("kept for later "));
+    // Nothing reached the terminal (no Return can be sent without XTEST either: the file
+    // stays empty unless a stray line got through).
+    assert!(err.contains("XTEST"), "says what is missing: {err}");
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(std::fs::read_to_string(&term.file).unwrap_or_default(), "");
+    eprintln!("typing error reported: {err}");
 }
 
 #[test]

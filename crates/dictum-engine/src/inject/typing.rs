@@ -130,7 +130,11 @@ impl Keys {
     pub(crate) fn type_text(&mut self, text: &str) -> Result<(), String> {
         let pauses = plan_pauses(text, &self.on_layout, &mut self.recent);
         let mut pauses = pauses.into_iter().peekable();
-        let fail = |e: enigo::InputError| format!("typing failed: {e}");
+        let fail = |e: enigo::InputError| {
+            format!(
+                "typing failed: {e} (simulated key presses need the X server's XTEST extension)"
+            )
+        };
         let mut chunk = String::new();
         for (at, c) in text.char_indices() {
             if pauses.next_if_eq(&at).is_some() {
