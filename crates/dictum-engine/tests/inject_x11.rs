@@ -424,6 +424,37 @@ fn pastes_with_ctrl_shift_v_and_restores_the_clipboard() {
     );
     assert_eq!(term.line(&x), format!("first paste \n{text} \n"));
     assert_eq!(x.clipboard().as_deref(), Some("the user's clipboard ✓"));
+    assert_eq!(r.warning, None);
+
+    // The user copies something else while Dictum waits to restore: that copy is kept.
+    let display = x.display.clone();
+    let copier = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(100));
+        let mut child = Command::new("xclip")
+            .args(["-selection", "clipboard", "-i"])
+            .env("DISPLAY", display)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("run xclip");
+        use std::io::Write;
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin.write_all(b"copied meanwhile").expect("write");
+        drop(stdin);
+        child.wait().expect("xclip")
+    });
+    let r2 = inj.inject("third");
+    assert!(copier.join().expect("thread").success());
+    assert_delivered(&r2, Delivery::Paste);
+    assert_eq!(x.clipboard().as_deref(), Some("copied meanwhile"));
+    assert!(
+        r2.warning
+            .as_deref()
+            .is_some_and(|w| w.contains("copied meanwhile")),
+        "{r2:?}"
+    );
+    assert_eq!(term.line(&x), format!("first paste \n{text} \nthird \n"));
     eprintln!(
         "paste: {:.1} ms until Ctrl+Shift+V, {:.1} ms with the restore wait",
         r.inject_ms, r.total_ms

@@ -346,11 +346,15 @@ impl Injector {
                 report.inject_ms = ms_since(start);
                 if let Some(previous) = previous.filter(|p| p != text) {
                     std::thread::sleep(Duration::from_millis(self.config.paste_restore_delay_ms));
-                    if let Err(e) = self.x.board().and_then(|b| b.set_text(&previous)) {
-                        report.warning = Some(format!(
-                            "the text was pasted, but the old clipboard could not be restored: {e}"
-                        ));
-                    }
+                    let restored = self.x.board().and_then(|b| {
+                        // The user may have copied something else meanwhile: keep that.
+                        if b.text().as_deref() == Some(text) {
+                            b.set_text(&previous)
+                        } else {
+                            Err(CHANGED_MEANWHILE.into())
+                        }
+                    });
+                    report.warning = restored.err().map(not_restored);
                 }
                 Ok(Delivery::Paste)
             }
@@ -380,11 +384,12 @@ impl Injector {
                 report.inject_ms = ms_since(start);
                 if let Some(previous) = previous.filter(|p| p != text) {
                     std::thread::sleep(Duration::from_millis(self.config.paste_restore_delay_ms));
-                    if let Err(e) = wayland::set_clipboard(&previous) {
-                        report.warning = Some(format!(
-                            "the text was pasted, but the old clipboard could not be restored: {e}"
-                        ));
-                    }
+                    let restored = if wayland::clipboard_text().as_deref() == Some(text) {
+                        wayland::set_clipboard(&previous)
+                    } else {
+                        Err(CHANGED_MEANWHILE.into())
+                    };
+                    report.warning = restored.err().map(not_restored);
                 }
                 Ok(Delivery::WlPaste)
             }
@@ -428,6 +433,12 @@ pub fn detect_backend(method: InjectMethod) -> Backend {
         method,
         wayland::on_path,
     )
+}
+
+const CHANGED_MEANWHILE: &str = "something else was copied meanwhile (kept)";
+
+fn not_restored(why: String) -> String {
+    format!("the text was pasted; the previous clipboard was not restored: {why}")
 }
 
 fn ms_since(start: Instant) -> f64 {
