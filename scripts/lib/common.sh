@@ -42,6 +42,15 @@ ensure_build_deps() {
     fi
 }
 
+# What the end-to-end injection tests drive: a private X server (Xvfb), a terminal to type
+# into (xterm), xdotool (pointer, held keys, Return), xclip (another clipboard owner) and
+# notify-send (the failure notification; harmless without a notification daemon).
+# DICTUM_REQUIRE_E2E=1 makes those tests fail instead of skipping when a tool is missing.
+ensure_e2e_deps() {
+    apt_ensure xvfb xterm xdotool xclip x11-utils libnotify-bin
+    export DICTUM_REQUIRE_E2E=1
+}
+
 # ensure_model FILE: makes sure the whisper model FILE is in Dictum's models folder, from the
 # test assets when they are there, else from the models' public home.
 ensure_model() {

@@ -4,6 +4,7 @@
 use dictum_engine::config::Config;
 use dictum_engine::gpu::planner::{self, PlanSettings, Tier};
 use dictum_engine::gpu::{GpuProbe, GpuStatus, NvmlProbe};
+use dictum_engine::inject::{detect_backend, Backend, Injector};
 use dictum_engine::pipeline::Engine;
 use dictum_engine::store::{History, Query};
 use dictum_engine::stt::check_model_file;
@@ -66,12 +67,6 @@ fn sha256_file(path: &Path) -> std::io::Result<String> {
         hasher.update(&buf[..n]);
     }
     Ok(hex::encode(hasher.finalize()))
-}
-
-fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
-        .unwrap_or(false)
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -326,42 +321,54 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         )),
     }
 
-    // Display server and injection.
-    let x11 = std::env::var_os("DISPLAY").is_some_and(|v| !v.is_empty());
+    // Display server and injection: the backend choice and connections the daemon uses.
     let wayland = std::env::var_os("WAYLAND_DISPLAY").is_some_and(|v| !v.is_empty());
-    let display = match (x11, wayland) {
-        (true, _) => check(
-            "display",
-            Status::Ok,
-            format!(
-                "X11{} : typing with enigo (x11rb), pasting with the clipboard",
-                if wayland { " (XWayland)" } else { "" }
-            ),
-            None,
-        ),
-        (false, true) => {
-            let tool = ["wtype", "ydotool"].into_iter().find(|t| on_path(t));
-            match tool {
-                Some(t) => check(
+    let method = config.inject.method.as_str();
+    let display = match detect_backend(config.inject.method) {
+        Backend::X11 => {
+            let ready = Injector::new(&config.inject)
+                .map_err(|e| e.to_string())
+                .and_then(|mut injector| injector.check().map(|()| injector));
+            match ready {
+                Ok(mut injector) => check(
                     "display",
                     Status::Ok,
-                    format!("Wayland without X11: typing with {t}"),
+                    format!(
+                        "X11{}: {method} with enigo (x11rb), clipboard with arboard; focused window now: {}",
+                        if wayland { " (XWayland)" } else { "" },
+                        injector.focused_window().describe()
+                    ),
                     None,
                 ),
-                None => check(
+                Err(e) => check(
                     "display",
-                    Status::Warn,
-                    "Wayland without X11 and neither wtype nor ydotool is installed",
-                    Some("install wtype (`sudo apt install wtype`) or ydotool".into()),
+                    Status::Fail,
+                    e,
+                    Some("run Dictum inside your X session, or set DISPLAY to it (e.g. :0)".into()),
                 ),
             }
         }
-        (false, false) => check(
+        Backend::Wayland(tools) => check(
+            "display",
+            Status::Ok,
+            format!(
+                "Wayland without X11: {method} with {}{}",
+                tools.typer.as_str(),
+                if tools.clipboard {
+                    ", clipboard with wl-copy"
+                } else {
+                    ""
+                }
+            ),
+            None,
+        ),
+        Backend::Unavailable(_) if !wayland => check(
             "display",
             Status::Info,
             "no display server (headless): live dictation needs one; file transcription works",
             None,
         ),
+        Backend::Unavailable(why) => check("display", Status::Warn, why, None),
     };
     checks.push(display);
     let inputs = dictum_engine::audio::Capture::input_devices();

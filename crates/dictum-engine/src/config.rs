@@ -15,6 +15,7 @@ pub struct Config {
     pub history: HistoryConfig,
     pub llm: crate::llm::config::LlmConfig,
     pub dictation: crate::dictation::config::DictationConfig,
+    pub inject: crate::inject::InjectConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -200,6 +201,26 @@ queue_max = 8
 # Unload the speech model after this many idle minutes (0 = never); it reloads on the
 # next key press while the pre-roll keeps your first words.
 idle_unload_min = 0
+
+[inject]
+# How the text reaches the focused window: "type" (simulated key presses; leaves the
+# clipboard alone) or "paste" (clipboard + Ctrl+V, Ctrl+Shift+V in terminals; the previous
+# clipboard text is restored afterwards). If either fails, the text is left on the clipboard
+# and a desktop notification says so.
+method = "type"
+# Window classes (WM_CLASS instance or class, any case) that paste with Ctrl+Shift+V.
+terminal_classes = ["XTerm", "UXTerm", "URxvt", "Alacritty", "kitty", "Gnome-terminal", "org.gnome.Terminal", "Konsole", "xfce4-terminal", "Tilix", "terminator", "foot", "Wezterm", "org.wezfurlong.wezterm", "st-256color", "Terminology", "Guake", "Ptyxis", "com.mitchellh.ghostty"]
+# Paste mode: ms to wait after Ctrl+V before restoring the previous clipboard; the target
+# fetches the text asynchronously, and restoring too early pastes the old text.
+paste_restore_delay_ms = 250
+# Append a space so consecutive dictations do not run together.
+trailing_space = true
+# Wait up to this many ms for the hotkey's Ctrl/Alt/Shift/Super to be released before
+# typing (held modifiers would turn letters into shortcuts); still held after that, Dictum
+# releases them itself.
+modifier_release_timeout_ms = 300
+# Desktop notification when the text could not be typed (it is then on the clipboard).
+notify_on_failure = true
 "#;
 
 /// A loaded config plus what the loader noticed.
@@ -272,6 +293,9 @@ impl Config {
             return bad(key, &reason);
         }
         if let Err((key, reason)) = self.dictation.validate() {
+            return bad(key, &reason);
+        }
+        if let Err((key, reason)) = self.inject.validate() {
             return bad(key, &reason);
         }
         let lang = self.stt.language.as_str();

@@ -4,7 +4,7 @@
 //!
 //! Data flow (see `docs/ARCHITECTURE.md`):
 //! audio (decode → 16 kHz mono) → vad (trim / reject silence) → stt (whisper) → llm (optional
-//! cleanup, guarded) → store (history).
+//! cleanup, guarded) → store (history) → inject (type/paste into the focused window).
 
 pub mod audio;
 pub mod config;
@@ -13,6 +13,7 @@ pub mod error;
 pub mod eval;
 pub mod gpu;
 pub mod hotkey;
+pub mod inject;
 pub mod llm;
 pub mod models;
 pub mod paths;

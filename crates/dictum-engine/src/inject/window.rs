@@ -1,0 +1,351 @@
+//! The focused window (WM_CLASS and title) and the keyboard state, over one x11rb connection.
+//!
+//! Focus is found the way a user sees it: `_NET_ACTIVE_WINDOW` on the root when a window
+//! manager publishes it; else `GetInputFocus`, walking up parents to the window that carries
+//! WM_CLASS; when focus is `PointerRoot`/`None` (bare X server, no window manager) keyboard
+//! input goes to the window under the pointer, so that one is found with `QueryPointer`.
+
+use serde::Serialize;
+
+/// What is known about the window that receives the text. All `None` when unknown (no X
+/// display, Wayland, nothing focused).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct WindowInfo {
+    /// X window id of the client window.
+    pub id: Option<u32>,
+    /// WM_CLASS instance name (first string), e.g. `xterm`.
+    pub instance: Option<String>,
+    /// WM_CLASS class name (second string), e.g. `XTerm`.
+    pub class: Option<String>,
+    /// `_NET_WM_NAME` (UTF-8) or else `WM_NAME`.
+    pub title: Option<String>,
+}
+
+impl WindowInfo {
+    /// How messages name the window: `"title" (Class)`, or "the focused window".
+    pub fn describe(&self) -> String {
+        match (&self.title, &self.class) {
+            (Some(t), Some(c)) if !t.is_empty() => format!("\"{t}\" ({c})"),
+            (Some(t), None) if !t.is_empty() => format!("\"{t}\""),
+            (_, Some(c)) => c.clone(),
+            _ => "the focused window".into(),
+        }
+    }
+}
+
+#[cfg(all(unix, not(target_os = "macos")))]
+pub(crate) use x11::X11;
+
+#[cfg(all(unix, not(target_os = "macos")))]
+mod x11 {
+    use super::WindowInfo;
+    use std::collections::HashSet;
+    use x11rb::connection::Connection;
+    use x11rb::protocol::xproto::{Atom, AtomEnum, ConnectionExt as _, InputFocus, Window};
+    use x11rb::rust_connection::RustConnection;
+
+    /// Max parents walked up / children walked down before giving up (a malformed tree must
+    /// not loop forever).
+    const MAX_DEPTH: usize = 64;
+
+    struct Atoms {
+        net_active_window: Atom,
+        net_wm_name: Atom,
+        utf8_string: Atom,
+    }
+
+    /// A connection to the X server for queries (never for input: that is enigo's).
+    pub(crate) struct X11 {
+        conn: RustConnection,
+        root: Window,
+        atoms: Atoms,
+        /// Keycodes bound to Shift, Control and Mod1–Mod5 (Alt, Super, AltGr…); Lock excluded.
+        modifier_keycodes: Vec<u8>,
+    }
+
+    fn err(what: &str, e: impl std::fmt::Display) -> String {
+        format!("X11 {what}: {e}")
+    }
+
+    impl X11 {
+        /// Connects to `display` (None: `$DISPLAY`).
+        pub(crate) fn connect(display: Option<&str>) -> Result<X11, String> {
+            let (conn, screen) = x11rb::connect(display).map_err(|e| {
+                format!(
+                    "cannot connect to the X display {}: {e}",
+                    display
+                        .map(str::to_owned)
+                        .or_else(|| std::env::var("DISPLAY").ok())
+                        .unwrap_or_else(|| "(DISPLAY is not set)".into())
+                )
+            })?;
+            let root = conn
+                .setup()
+                .roots
+                .get(screen)
+                .map(|s| s.root)
+                .ok_or_else(|| "X11: the display has no screen".to_string())?;
+            let atom = |name: &[u8]| -> Result<Atom, String> {
+                Ok(conn
+                    .intern_atom(false, name)
+                    .map_err(|e| err("intern_atom", e))?
+                    .reply()
+                    .map_err(|e| err("intern_atom", e))?
+                    .atom)
+            };
+            let atoms = Atoms {
+                net_active_window: atom(b"_NET_ACTIVE_WINDOW")?,
+                net_wm_name: atom(b"_NET_WM_NAME")?,
+                utf8_string: atom(b"UTF8_STRING")?,
+            };
+            let mapping = conn
+                .get_modifier_mapping()
+                .map_err(|e| err("get_modifier_mapping", e))?
+                .reply()
+                .map_err(|e| err("get_modifier_mapping", e))?;
+            let per = usize::from(mapping.keycodes_per_modifier()).max(1);
+            let modifier_keycodes = mapping
+                .keycodes
+                .chunks(per)
+                .enumerate()
+                .filter(|(index, _)| *index != 1) // Lock (Caps Lock) is a toggle, not held
+                .flat_map(|(_, codes)| codes.iter().copied())
+                .filter(|&k| k != 0)
+                .collect();
+            Ok(X11 {
+                conn,
+                root,
+                atoms,
+                modifier_keycodes,
+            })
+        }
+
+        /// The window receiving keyboard input, with class and title.
+        pub(crate) fn focused_window(&self) -> Result<WindowInfo, String> {
+            let Some(window) = self.focused_client()? else {
+                return Ok(WindowInfo::default());
+            };
+            let (instance, class) = self.wm_class(window)?.unwrap_or((None, None));
+            Ok(WindowInfo {
+                id: Some(window),
+                instance,
+                class,
+                title: self.title(window)?,
+            })
+        }
+
+        fn focused_client(&self) -> Result<Option<Window>, String> {
+            if let Some(active) = self.active_window()? {
+                return Ok(Some(self.client_at_or_above(active)?.unwrap_or(active)));
+            }
+            let focus = self
+                .conn
+                .get_input_focus()
+                .map_err(|e| err("get_input_focus", e))?
+                .reply()
+                .map_err(|e| err("get_input_focus", e))?
+                .focus;
+            if focus == u32::from(InputFocus::POINTER_ROOT)
+                || focus == u32::from(InputFocus::NONE)
+                || focus == self.root
+            {
+                return self.client_under_pointer();
+            }
+            match self.client_at_or_above(focus)? {
+                Some(w) => Ok(Some(w)),
+                None => Ok(Some(focus)),
+            }
+        }
+
+        /// `_NET_ACTIVE_WINDOW` when a window manager publishes one (and it is not 0).
+        fn active_window(&self) -> Result<Option<Window>, String> {
+            let reply = self
+                .conn
+                .get_property(
+                    false,
+                    self.root,
+                    self.atoms.net_active_window,
+                    AtomEnum::ANY, // WINDOW from window managers; any 32-bit value accepted
+                    0,
+                    1,
+                )
+                .map_err(|e| err("get_property", e))?
+                .reply()
+                .map_err(|e| err("get_property", e))?;
+            Ok(reply
+                .value32()
+                .and_then(|mut v| v.next())
+                .filter(|&w| w != 0))
+        }
+
+        /// `window` or its nearest ancestor that has WM_CLASS (the client window).
+        fn client_at_or_above(&self, window: Window) -> Result<Option<Window>, String> {
+            let mut current = window;
+            for _ in 0..MAX_DEPTH {
+                if current == self.root || current == 0 {
+                    return Ok(None);
+                }
+                if self.wm_class(current)?.is_some() {
+                    return Ok(Some(current));
+                }
+                let tree = match self.conn.query_tree(current).map(|c| c.reply()) {
+                    Ok(Ok(tree)) => tree,
+                    // The window went away meanwhile.
+                    _ => return Ok(None),
+                };
+                current = tree.parent;
+            }
+            Ok(None)
+        }
+
+        /// Descends from the root through the windows under the pointer; the topmost one
+        /// with WM_CLASS is the client (below it are the toolkit's inner windows).
+        fn client_under_pointer(&self) -> Result<Option<Window>, String> {
+            let mut current = self.root;
+            let mut deepest = None;
+            for _ in 0..MAX_DEPTH {
+                let reply = self
+                    .conn
+                    .query_pointer(current)
+                    .map_err(|e| err("query_pointer", e))?
+                    .reply()
+                    .map_err(|e| err("query_pointer", e))?;
+                if reply.child == 0 {
+                    break;
+                }
+                current = reply.child;
+                deepest = Some(current);
+                if self.wm_class(current)?.is_some() {
+                    return Ok(Some(current));
+                }
+            }
+            Ok(deepest)
+        }
+
+        fn property(&self, window: Window, property: Atom, type_: Atom) -> Option<Vec<u8>> {
+            let reply = self
+                .conn
+                .get_property(false, window, property, type_, 0, 4096)
+                .ok()?
+                .reply()
+                .ok()?;
+            (reply.format == 8 && !reply.value.is_empty()).then_some(reply.value)
+        }
+
+        /// WM_CLASS as (instance, class); None when the window has none.
+        #[allow(clippy::type_complexity)]
+        fn wm_class(
+            &self,
+            window: Window,
+        ) -> Result<Option<(Option<String>, Option<String>)>, String> {
+            let Some(value) =
+                self.property(window, AtomEnum::WM_CLASS.into(), AtomEnum::STRING.into())
+            else {
+                return Ok(None);
+            };
+            let mut parts = value
+                .split(|&b| b == 0)
+                .map(|s| String::from_utf8_lossy(s).into_owned());
+            let instance = parts.next().filter(|s| !s.is_empty());
+            let class = parts.next().filter(|s| !s.is_empty());
+            Ok(Some((instance, class)))
+        }
+
+        fn title(&self, window: Window) -> Result<Option<String>, String> {
+            if let Some(v) = self.property(window, self.atoms.net_wm_name, self.atoms.utf8_string) {
+                return Ok(Some(String::from_utf8_lossy(&v).into_owned()));
+            }
+            // WM_NAME is STRING (Latin-1) or COMPOUND_TEXT; Latin-1 decodes byte by byte.
+            Ok(self
+                .property(window, AtomEnum::WM_NAME.into(), AtomEnum::ANY.into())
+                .map(|v| match String::from_utf8(v.clone()) {
+                    Ok(s) => s,
+                    Err(_) => v.iter().map(|&b| char::from(b)).collect(),
+                }))
+        }
+
+        /// The keysyms on the base level (column 0) of the current keyboard mapping: the
+        /// characters enigo finds on the layout; every other one it maps to a spare keycode.
+        pub(crate) fn base_level_keysyms(&self) -> Result<HashSet<u32>, String> {
+            let setup = self.conn.setup();
+            let (min, max) = (setup.min_keycode, setup.max_keycode);
+            let map = self
+                .conn
+                .get_keyboard_mapping(min, max - min + 1)
+                .map_err(|e| err("get_keyboard_mapping", e))?
+                .reply()
+                .map_err(|e| err("get_keyboard_mapping", e))?;
+            Ok((min..=max)
+                .filter_map(|code| {
+                    xkeysym::keysym(
+                        xkeysym::KeyCode::from(code),
+                        0,
+                        xkeysym::KeyCode::from(min),
+                        map.keysyms_per_keycode,
+                        &map.keysyms,
+                    )
+                })
+                .map(|k| k.raw())
+                .filter(|&k| k != 0)
+                .collect())
+        }
+
+        /// Keycodes of modifier keys that are down right now (physically or by XTest).
+        pub(crate) fn held_modifiers(&self) -> Result<Vec<u8>, String> {
+            let keys = self
+                .conn
+                .query_keymap()
+                .map_err(|e| err("query_keymap", e))?
+                .reply()
+                .map_err(|e| err("query_keymap", e))?
+                .keys;
+            let mut held: Vec<u8> = self
+                .modifier_keycodes
+                .iter()
+                .copied()
+                .filter(|&k| keys[usize::from(k / 8)] & (1 << (k % 8)) != 0)
+                .collect();
+            held.sort_unstable();
+            held.dedup();
+            Ok(held)
+        }
+    }
+}
+
+/// Stand-in where there is no X11 (macOS, Windows): nothing is known about the window.
+#[cfg(not(all(unix, not(target_os = "macos"))))]
+pub(crate) struct X11;
+
+#[cfg(not(all(unix, not(target_os = "macos"))))]
+impl X11 {
+    pub(crate) fn connect(_display: Option<&str>) -> Result<X11, String> {
+        Err("window queries need X11 on this platform".into())
+    }
+    pub(crate) fn focused_window(&self) -> Result<WindowInfo, String> {
+        Ok(WindowInfo::default())
+    }
+    pub(crate) fn held_modifiers(&self) -> Result<Vec<u8>, String> {
+        Ok(Vec::new())
+    }
+    pub(crate) fn base_level_keysyms(&self) -> Result<std::collections::HashSet<u32>, String> {
+        Ok(Default::default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn describe_names_the_window_as_well_as_known() {
+        let mut w = WindowInfo {
+            title: Some("notes.txt - Editor".into()),
+            class: Some("Gedit".into()),
+            ..WindowInfo::default()
+        };
+        assert_eq!(w.describe(), "\"notes.txt - Editor\" (Gedit)");
+        w.title = None;
+        assert_eq!(w.describe(), "Gedit");
+        assert_eq!(WindowInfo::default().describe(), "the focused window");
+    }
+}

@@ -1,0 +1,646 @@
+//! Injection into a real X server: each test starts its own `Xvfb` (no window manager) and an
+//! `xterm` running `cat > FILE`, injects text with the real [`Injector`] (enigo over XTest,
+//! arboard, x11rb) and reads back what the terminal received. `xdotool` moves the pointer,
+//! holds keys and presses Return; `xclip` plays another application owning the clipboard.
+//!
+//! The tests skip only when Xvfb/xterm/xdotool/xclip are missing AND `DICTUM_REQUIRE_E2E` is
+//! unset (`scripts/test` sets it and installs them). They run one at a time (a lock): the
+//! clipboard library reads `DISPLAY` from the process environment, so each test points it at
+//! its own server while holding the lock.
+//!
+//! Numbers: `cargo test -p dictum-engine --test inject_x11 -- --nocapture measure`.
+
+use dictum_engine::inject::{Delivery, InjectConfig, InjectMethod, InjectReport, Injector};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+const TOOLS: &[&str] = &["Xvfb", "xterm", "xdotool", "xclip", "xprop", "xwininfo"];
+/// xterm pastes CLIPBOARD on Ctrl+Shift+V, like modern terminals (its default is PRIMARY
+/// on Shift+Insert only).
+const XTERM_PASTE: &str =
+    "XTerm*VT100.translations: #override Shift Ctrl <Key>V: insert-selection(CLIPBOARD)";
+
+static LOCK: Mutex<()> = Mutex::new(());
+
+fn on_path(tool: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
+}
+
+/// None (skip) when the tools are missing and E2E is not required; panics when required.
+fn tools_present() -> bool {
+    let missing: Vec<&str> = TOOLS.iter().copied().filter(|t| !on_path(t)).collect();
+    if missing.is_empty() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("DICTUM_REQUIRE_E2E").is_none(),
+        "DICTUM_REQUIRE_E2E is set but {missing:?} are not installed (sudo apt install xvfb xterm xdotool xclip x11-utils)"
+    );
+    eprintln!(
+        "SKIPPED: {missing:?} not installed (sudo apt install xvfb xterm xdotool xclip x11-utils)"
+    );
+    false
+}
+
+/// A private X server; killed on drop. Holds the test lock and points DISPLAY at itself.
+struct Xvfb {
+    child: Child,
+    display: String,
+    _lock: MutexGuard<'static, ()>,
+}
+
+impl Xvfb {
+    fn start() -> Xvfb {
+        Xvfb::start_with(&[])
+    }
+
+    /// With extra server arguments (e.g. `-extension XTEST` to take away simulated input).
+    fn start_with(extra: &[&str]) -> Xvfb {
+        let lock = LOCK.lock().unwrap_or_else(|p| p.into_inner());
+        let base = 77 + std::process::id() % 300;
+        for n in base..base + 50 {
+            if Path::new(&format!("/tmp/.X11-unix/X{n}")).exists()
+                || Path::new(&format!("/tmp/.X{n}-lock")).exists()
+            {
+                continue;
+            }
+            let display = format!(":{n}");
+            // -noreset: by default the server resets when its last client (the readiness
+            // probe) disconnects, and a client connecting during the reset is refused.
+            let mut child = Command::new("Xvfb")
+                .args([
+                    &display,
+                    "-screen",
+                    "0",
+                    "1280x800x24",
+                    "-nolisten",
+                    "tcp",
+                    "-noreset",
+                ])
+                .args(extra)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("start Xvfb");
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_secs(10) {
+                if let Ok(Some(_)) = child.try_wait() {
+                    break; // display taken meanwhile: try the next number
+                }
+                let ready = Command::new("xdotool")
+                    .arg("getmouselocation")
+                    .env("DISPLAY", &display)
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status()
+                    .is_ok_and(|s| s.success());
+                if ready {
+                    // Under the lock: no other test reads or writes the environment now.
+                    std::env::set_var("DISPLAY", &display);
+                    std::env::remove_var("WAYLAND_DISPLAY");
+                    return Xvfb {
+                        child,
+                        display,
+                        _lock: lock,
+                    };
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        panic!("could not start Xvfb on any display from :{base}");
+    }
+
+    fn xdotool(&self, args: &[&str]) -> String {
+        let out = Command::new("xdotool")
+            .args(args)
+            .env("DISPLAY", &self.display)
+            .output()
+            .expect("run xdotool");
+        assert!(
+            out.status.success(),
+            "xdotool {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// Makes another client (xclip) own CLIPBOARD with `text`.
+    fn set_clipboard_elsewhere(&self, text: &str) {
+        use std::io::Write;
+        let mut child = Command::new("xclip")
+            .args(["-selection", "clipboard", "-i"])
+            .env("DISPLAY", &self.display)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("run xclip");
+        child
+            .stdin
+            .take()
+            .expect("xclip stdin")
+            .write_all(text.as_bytes())
+            .expect("write to xclip");
+        // xclip forks a server for the selection and the parent exits.
+        assert!(child.wait().expect("xclip").success());
+        assert_eq!(self.clipboard().as_deref(), Some(text));
+    }
+
+    /// CLIPBOARD's text as another application sees it.
+    fn clipboard(&self) -> Option<String> {
+        let out = Command::new("xclip")
+            .args(["-selection", "clipboard", "-o"])
+            .env("DISPLAY", &self.display)
+            .stderr(Stdio::null())
+            .output()
+            .expect("run xclip -o");
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+}
+
+impl Drop for Xvfb {
+    fn drop(&mut self) {
+        // SIGTERM first: Xvfb then removes its lock file and socket.
+        let _ = Command::new("kill")
+            .arg(self.child.id().to_string())
+            .status();
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(2) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// An xterm whose shell writes every line typed into it to `file`. Killed on drop.
+struct Xterm {
+    child: Child,
+    file: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Xterm {
+    fn start(x: &Xvfb, title: &str) -> Xterm {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("typed.txt");
+        let script = format!("cat > '{}'", file.display());
+        let child = Command::new("xterm")
+            .args([
+                "-T",
+                title,
+                "-geometry",
+                "80x24+0+0",
+                "-u8",
+                "-xrm",
+                XTERM_PASTE,
+            ])
+            .args(["-e", "sh", "-c", &script])
+            .env("DISPLAY", &x.display)
+            .env("LC_ALL", "C.UTF-8")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.path().join("xterm.log")).expect("log file"))
+            .spawn()
+            .expect("start xterm");
+        let mut term = Xterm {
+            child,
+            file,
+            _dir: dir,
+        };
+        let start = Instant::now();
+        loop {
+            let found = Command::new("xdotool")
+                .args(["search", "--onlyvisible", "--name", &format!("^{title}$")])
+                .env("DISPLAY", &x.display)
+                .output()
+                .is_ok_and(|o| o.status.success() && !o.stdout.is_empty());
+            if found && term.file.exists() {
+                break;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(15),
+                "xterm did not come up on {} (window found: {found}, file: {}, exited: {:?}):\n{}",
+                x.display,
+                term.file.exists(),
+                term.child.try_wait(),
+                std::fs::read_to_string(term._dir.path().join("xterm.log")).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // No window manager: focus is PointerRoot, keys go to the window under the pointer.
+        x.xdotool(&["mousemove", "--sync", "60", "60"]);
+        term
+    }
+
+    /// Presses Return (so `cat` writes the line) and returns everything written so far,
+    /// once the new line is in the file.
+    fn line(&self, x: &Xvfb) -> String {
+        let lines = |t: &str| t.matches('\n').count();
+        let before = lines(&std::fs::read_to_string(&self.file).unwrap_or_default());
+        x.xdotool(&["key", "Return"]);
+        let start = Instant::now();
+        loop {
+            let text = std::fs::read_to_string(&self.file).unwrap_or_default();
+            if lines(&text) > before || start.elapsed() > Duration::from_secs(5) {
+                return text;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Xterm {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn config(method: InjectMethod) -> InjectConfig {
+    InjectConfig {
+        method,
+        notify_on_failure: false,
+        ..InjectConfig::default()
+    }
+}
+
+fn assert_delivered(r: &InjectReport, method: Delivery) {
+    assert_eq!(r.error, None, "{r:?}");
+    assert_eq!(r.method, Some(method), "{r:?}");
+}
+
+#[test]
+fn types_ascii_and_unicode_into_xterm() {
+    if !tools_present() {
+        return;
+    }
+    let x = Xvfb::start();
+    let term = Xterm::start(&x, "Dictum typing");
+    let mut inj = Injector::new(&config(InjectMethod::Type)).expect("injector");
+
+    let r = inj.inject("Hello world, this is Dictum.");
+    assert_delivered(&r, Delivery::Type);
+    assert_eq!(r.chars, 29, "trailing space counted");
+    assert_eq!(term.line(&x), "Hello world, this is Dictum. \n");
+
+    let unicode = "Grüße, naïve café — 10 € ✓";
+    let r = inj.inject(unicode);
+    assert_delivered(&r, Delivery::Type);
+    assert_eq!(r.app_class.as_deref(), Some("XTerm"));
+    assert_eq!(
+        term.line(&x),
+        format!("Hello world, this is Dictum. \n{unicode} \n")
+    );
+    eprintln!(
+        "typed {} chars in {:.1} ms ({:.0} chars/s)",
+        r.chars,
+        r.inject_ms,
+        r.chars_per_s()
+    );
+}
+
+#[test]
+fn focused_window_is_the_xterm_by_pointer_and_by_focus() {
+    if !tools_present() {
+        return;
+    }
+    let x = Xvfb::start();
+    let _term = Xterm::start(&x, "Dictum window title");
+    let mut inj = Injector::new(&config(InjectMethod::Type)).expect("injector");
+
+    // PointerRoot focus: the window under the pointer.
+    let w = inj.focused_window();
+    assert_eq!(w.class.as_deref(), Some("XTerm"), "{w:?}");
+    assert_eq!(w.instance.as_deref(), Some("xterm"), "{w:?}");
+    assert_eq!(w.title.as_deref(), Some("Dictum window title"), "{w:?}");
+
+    // Pointer elsewhere: nothing under it.
+    x.xdotool(&["mousemove", "--sync", "1200", "780"]);
+    let w = inj.focused_window();
+    assert_eq!(w.class, None, "{w:?}");
+
+    // Explicit input focus on the xterm, pointer still elsewhere.
+    let id = x.xdotool(&["search", "--name", "^Dictum window title$"]);
+    let id = id.lines().next().expect("a window id").to_string();
+    x.xdotool(&["windowfocus", "--sync", &id]);
+    let w = inj.focused_window();
+    assert_eq!(w.class.as_deref(), Some("XTerm"), "{w:?}");
+    assert_eq!(w.title.as_deref(), Some("Dictum window title"), "{w:?}");
+    assert_eq!(w.id.map(|i| i.to_string()), Some(id.clone()));
+
+    // Focus on xterm's inner (VT100) window, which has no WM_CLASS: walk up to the client.
+    let tree = Command::new("xwininfo")
+        .args(["-id", &id, "-children"])
+        .env("DISPLAY", &x.display)
+        .output()
+        .expect("xwininfo");
+    let tree = String::from_utf8_lossy(&tree.stdout);
+    let child = tree
+        .lines()
+        .skip_while(|l| !l.contains("child"))
+        .nth(1)
+        .and_then(|l| l.split_whitespace().next())
+        .expect("xterm has an inner window")
+        .to_string();
+    x.xdotool(&["windowfocus", "--sync", &child]);
+    let w = inj.focused_window();
+    assert_eq!(
+        w.class.as_deref(),
+        Some("XTerm"),
+        "{w:?} (focus on {child})"
+    );
+    assert_eq!(w.id.map(|i| i.to_string()), Some(id.clone()));
+
+    // A window manager's _NET_ACTIVE_WINDOW wins over the input focus. Focus goes back to
+    // PointerRoot over empty root, and the property names the xterm.
+    x.xdotool(&["windowfocus", "--sync", &root_id(&x)]);
+    assert_eq!(inj.focused_window().class, None);
+    let status = Command::new("xprop")
+        .args(["-root", "-f", "_NET_ACTIVE_WINDOW", "32x"])
+        .args(["-set", "_NET_ACTIVE_WINDOW", &id])
+        .env("DISPLAY", &x.display)
+        .status()
+        .expect("xprop");
+    assert!(status.success());
+    let w = inj.focused_window();
+    assert_eq!(w.class.as_deref(), Some("XTerm"), "{w:?}");
+    assert_eq!(w.title.as_deref(), Some("Dictum window title"), "{w:?}");
+}
+
+fn root_id(x: &Xvfb) -> String {
+    let out = Command::new("xwininfo")
+        .arg("-root")
+        .env("DISPLAY", &x.display)
+        .output()
+        .expect("xwininfo -root");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let hex = text
+        .split_whitespace()
+        .find(|w| w.starts_with("0x"))
+        .expect("root window id");
+    u32::from_str_radix(hex.trim_start_matches("0x"), 16)
+        .expect("hex id")
+        .to_string()
+}
+
+#[test]
+fn pastes_with_ctrl_shift_v_and_restores_the_clipboard() {
+    if !tools_present() {
+        return;
+    }
+    let x = Xvfb::start();
+    let term = Xterm::start(&x, "Dictum paste");
+    let mut inj = Injector::new(&config(InjectMethod::Paste)).expect("injector");
+
+    // Empty clipboard before: the dictated text stays on it.
+    assert_eq!(x.clipboard(), None);
+    let r = inj.inject("first paste");
+    assert_delivered(&r, Delivery::Paste);
+    // Nothing to restore, so inject returned right after the chord; xterm fetches the text
+    // asynchronously, and a Return pressed before it arrives would end the line first.
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(term.line(&x), "first paste \n");
+    assert_eq!(x.clipboard().as_deref(), Some("first paste "));
+
+    // Another application owns the clipboard: its text comes back after the paste.
+    x.set_clipboard_elsewhere("the user's clipboard ✓");
+    let text = "Grüße — pasted, not typed";
+    let r = inj.inject(text);
+    assert_delivered(&r, Delivery::Paste);
+    assert_eq!(r.app_class.as_deref(), Some("XTerm"));
+    assert!(
+        r.total_ms >= r.inject_ms + 250.0,
+        "restored only after paste_restore_delay_ms: {r:?}"
+    );
+    assert_eq!(term.line(&x), format!("first paste \n{text} \n"));
+    assert_eq!(x.clipboard().as_deref(), Some("the user's clipboard ✓"));
+    assert_eq!(r.warning, None);
+
+    // The user copies something else while Dictum waits to restore: that copy is kept.
+    let display = x.display.clone();
+    let copier = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(100));
+        let mut child = Command::new("xclip")
+            .args(["-selection", "clipboard", "-i"])
+            .env("DISPLAY", display)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("run xclip");
+        use std::io::Write;
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin.write_all(b"copied meanwhile").expect("write");
+        drop(stdin);
+        child.wait().expect("xclip")
+    });
+    let r2 = inj.inject("third");
+    assert!(copier.join().expect("thread").success());
+    assert_delivered(&r2, Delivery::Paste);
+    assert_eq!(x.clipboard().as_deref(), Some("copied meanwhile"));
+    assert!(
+        r2.warning
+            .as_deref()
+            .is_some_and(|w| w.contains("copied meanwhile")),
+        "{r2:?}"
+    );
+    assert_eq!(term.line(&x), format!("first paste \n{text} \nthird \n"));
+    eprintln!(
+        "paste: {:.1} ms until Ctrl+Shift+V, {:.1} ms with the restore wait",
+        r.inject_ms, r.total_ms
+    );
+}
+
+#[test]
+fn held_ctrl_is_released_before_typing() {
+    if !tools_present() {
+        return;
+    }
+    let x = Xvfb::start();
+    let term = Xterm::start(&x, "Dictum modifiers");
+    let mut inj = Injector::new(&config(InjectMethod::Type)).expect("injector");
+
+    // Still held after the wait: released by Dictum. With Ctrl down, "c" would be ^C (cat
+    // dies) and "u" ^U (line erased).
+    x.xdotool(&["keydown", "ctrl"]);
+    let r = inj.inject("cut this out, quickly");
+    assert_delivered(&r, Delivery::Type);
+    assert!(r.modifiers_forced, "{r:?}");
+    assert!(r.modifier_wait_ms >= 290.0, "waited first: {r:?}");
+    assert_eq!(term.line(&x), "cut this out, quickly \n");
+
+    // Released by the user during the wait: typed right after, nothing forced.
+    x.xdotool(&["keydown", "shift", "alt"]);
+    let display = x.display.clone();
+    let releaser = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(120));
+        Command::new("xdotool")
+            .args(["keyup", "shift", "alt"])
+            .env("DISPLAY", display)
+            .status()
+            .expect("xdotool keyup")
+    });
+    let r = inj.inject("all good");
+    assert!(releaser.join().expect("thread").success());
+    assert_delivered(&r, Delivery::Type);
+    assert!(!r.modifiers_forced, "{r:?}");
+    assert!(
+        (100.0..290.0).contains(&r.modifier_wait_ms),
+        "waited for the release: {r:?}"
+    );
+    assert_eq!(term.line(&x), "cut this out, quickly \nall good \n");
+}
+
+#[test]
+fn empty_text_types_nothing() {
+    if !tools_present() {
+        return;
+    }
+    let x = Xvfb::start();
+    let term = Xterm::start(&x, "Dictum empty");
+    let mut inj = Injector::new(&config(InjectMethod::Type)).expect("injector");
+    for text in ["", "  "] {
+        let r = inj.inject(text);
+        assert_eq!(r.method, None, "{r:?}");
+        assert_eq!(r.error, None, "{r:?}");
+        assert_eq!(r.chars, 0);
+    }
+    x.xdotool(&["type", "marker"]);
+    assert_eq!(term.line(&x), "marker\n");
+}
+
+#[test]
+fn failed_typing_leaves_the_text_on_the_clipboard() {
+    if !tools_present() {
+        return;
+    }
+    // An X server without the XTEST extension: no simulated key presses, but a clipboard.
+    let x = Xvfb::start_with(&["-extension", "XTEST"]);
+    let term = Xterm::start(&x, "Dictum no xtest");
+    let mut inj = Injector::new(&InjectConfig {
+        notify_on_failure: true, // notify-send runs; without a daemon it must not matter
+        ..InjectConfig::default()
+    })
+    .expect("injector");
+    let start = Instant::now();
+    let r = inj.inject("kept for later");
+    assert!(start.elapsed() < Duration::from_secs(2), "{r:?}");
+    assert_eq!(r.method, Some(Delivery::ClipboardOnly), "{r:?}");
+    let err = r.error.as_deref().expect("the typing error");
+    assert!(!err.is_empty());
+    assert_eq!(r.app_class.as_deref(), Some("XTerm"), "{r:?}");
+    assert_eq!(x.clipboard().as_deref(), Some("kept for later "));
+    // Nothing reached the terminal (no Return can be sent without XTEST either: the file
+    // stays empty unless a stray line got through).
+    assert!(err.contains("XTEST"), "says what is missing: {err}");
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(std::fs::read_to_string(&term.file).unwrap_or_default(), "");
+    eprintln!("typing error reported: {err}");
+}
+
+#[test]
+fn unreachable_display_is_reported_not_panicked() {
+    if !tools_present() {
+        return;
+    }
+    let _lock = LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    // A display number nothing listens on.
+    let n = (200..260)
+        .find(|n| !Path::new(&format!("/tmp/.X11-unix/X{n}")).exists())
+        .expect("a free display number");
+    std::env::set_var("DISPLAY", format!(":{n}"));
+    std::env::remove_var("WAYLAND_DISPLAY");
+
+    let mut inj = Injector::new(&InjectConfig {
+        notify_on_failure: true, // notify-send must not block either
+        ..InjectConfig::default()
+    })
+    .expect("a missing display is not a config error");
+    assert!(inj.check().is_err());
+    assert_eq!(inj.focused_window().class, None);
+    let start = Instant::now();
+    let r = inj.inject("hello");
+    assert!(start.elapsed() < Duration::from_secs(2), "{r:?}");
+    let err = r.error.expect("an error");
+    assert!(err.contains(&format!(":{n}")), "names the display: {err}");
+    // No X server: the clipboard fallback cannot work either, and says so.
+    assert_eq!(r.method, None, "{err}");
+    assert!(err.contains("clipboard"), "{err}");
+}
+
+#[test]
+fn measure() {
+    if !tools_present() {
+        return;
+    }
+    let x = Xvfb::start();
+    let term = Xterm::start(&x, "Dictum measure");
+    let sentence = "The quick brown fox jumps over the lazy dog, then types it again. ";
+    let long: String = sentence.repeat(3); // ~200 chars: a long dictation
+    let unicode = "Grüße aus Köln: naïve café, 10 € — ✓ ";
+    let realistic = "I think we should meet on Monday. Can you send the report to Anna and Tom? Thanks, I will check it tomorrow.";
+
+    let t = Instant::now();
+    let mut inj = Injector::new(&config(InjectMethod::Type)).expect("injector");
+    eprintln!("Injector::new: {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
+    let t = Instant::now();
+    let w = inj.focused_window();
+    eprintln!("focused_window: {:.2} ms", t.elapsed().as_secs_f64() * 1e3);
+    assert_eq!(w.class.as_deref(), Some("XTerm"));
+    let mut expected = String::new();
+    for (name, text) in [
+        ("ascii", long.trim_end()),
+        ("unicode", unicode.trim_end()),
+        ("realistic", realistic),
+        (
+            "lowercase",
+            "the quick brown fox jumps over the lazy dog and types it again",
+        ),
+    ] {
+        for _ in 0..3 {
+            let r = inj.inject(text);
+            assert_delivered(&r, Delivery::Type);
+            // enigo's lingering 12 ms delay (see typing.rs) would give ~60 chars/s here.
+            assert!(
+                r.chars_per_s() > 100.0,
+                "typing {name} at {:.0} chars/s: {r:?}",
+                r.chars_per_s()
+            );
+            eprintln!(
+                "type {name}: {} chars in {:.1} ms = {:.0} chars/s",
+                r.chars,
+                r.inject_ms,
+                r.chars_per_s()
+            );
+            expected.push_str(text);
+            expected.push_str(" \n");
+            assert_eq!(term.line(&x), expected);
+        }
+    }
+    drop(inj);
+
+    let mut inj = Injector::new(&config(InjectMethod::Paste)).expect("injector");
+    for _ in 0..3 {
+        x.set_clipboard_elsewhere("previous");
+        let r = inj.inject(long.trim_end());
+        assert_delivered(&r, Delivery::Paste);
+        eprintln!(
+            "paste: {} chars, {:.1} ms until the chord, {:.1} ms total (restore wait 250 ms)",
+            r.chars, r.inject_ms, r.total_ms
+        );
+        expected.push_str(long.trim_end());
+        expected.push_str(" \n");
+        assert_eq!(term.line(&x), expected);
+        assert_eq!(x.clipboard().as_deref(), Some("previous"));
+    }
+}
