@@ -310,6 +310,23 @@ fn types_ascii_and_unicode_into_xterm() {
 }
 
 #[test]
+fn caps_lock_does_not_change_the_case_and_stays_on() {
+    if !tools_present() {
+        return;
+    }
+    let x = Xvfb::start();
+    let term = Xterm::start(&x, "Dictum caps");
+    let mut inj = Injector::new(&config(InjectMethod::Type)).expect("injector");
+    x.xdotool(&["key", "Caps_Lock"]);
+    let r = inj.inject("Hello World, énorme");
+    assert_delivered(&r, Delivery::Type);
+    assert_eq!(r.warning, None);
+    // Caps Lock is on again afterwards: xdotool's lowercase letters come out in capitals.
+    x.xdotool(&["type", "abc"]);
+    assert_eq!(term.line(&x), "Hello World, énorme ABC\n");
+}
+
+#[test]
 fn focused_window_is_the_xterm_by_pointer_and_by_focus() {
     if !tools_present() {
         return;

@@ -352,10 +352,17 @@ impl Injector {
         report.modifiers_forced = !released.forced.is_empty();
         match self.config.method {
             InjectMethod::Type => {
-                self.x
-                    .keys_and_x11()
-                    .and_then(|(keys, _)| keys.type_text(text))
-                    .inspect_err(|_| self.reset())?;
+                let typed = self.x.keys_and_x11().and_then(|(keys, x11)| {
+                    let caps = keys.suspend_caps_lock(x11)?;
+                    let typed = keys.type_text(text);
+                    if caps {
+                        if let Err(e) = keys.restore_caps_lock() {
+                            report.warning = Some(e);
+                        }
+                    }
+                    typed
+                });
+                typed.inspect_err(|_| self.reset())?;
                 report.inject_ms = ms_since(start);
                 Ok(Delivery::Type)
             }
