@@ -309,6 +309,30 @@ fn types_ascii_and_unicode_into_xterm() {
     );
 }
 
+/// The daemon creates the injector at start-up and hands it to an "injector" thread.
+#[test]
+fn injector_moves_to_its_own_thread() {
+    if !tools_present() {
+        return;
+    }
+    let x = Xvfb::start();
+    let term = Xterm::start(&x, "Dictum thread");
+    let mut inj = Injector::new(&config(InjectMethod::Paste)).expect("injector");
+    let worker = std::thread::Builder::new()
+        .name("injector".into())
+        .spawn(move || {
+            let first = inj.inject("from the injector thread");
+            // Let xterm fetch the selection before the next paste replaces it.
+            std::thread::sleep(Duration::from_millis(300));
+            (first, inj)
+        })
+        .expect("spawn");
+    let (r, inj) = worker.join().expect("injector thread");
+    assert_delivered(&r, Delivery::Paste);
+    assert_eq!(term.line(&x), "from the injector thread \n");
+    drop(inj);
+}
+
 #[test]
 fn caps_lock_does_not_change_the_case_and_stays_on() {
     if !tools_present() {
