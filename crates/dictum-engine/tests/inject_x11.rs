@@ -568,11 +568,7 @@ fn failed_typing_leaves_the_text_on_the_clipboard() {
     // An X server without the XTEST extension: no simulated key presses, but a clipboard.
     let x = Xvfb::start_with(&["-extension", "XTEST"]);
     let term = Xterm::start(&x, "Dictum no xtest");
-    let mut inj = Injector::new(&InjectConfig {
-        notify_on_failure: true, // notify-send runs; without a daemon it must not matter
-        ..InjectConfig::default()
-    })
-    .expect("injector");
+    let mut inj = Injector::new(&config(InjectMethod::Type)).expect("injector");
     let start = Instant::now();
     let r = inj.inject("kept for later");
     assert!(start.elapsed() < Duration::from_secs(2), "{r:?}");
