@@ -598,11 +598,8 @@ fn unreachable_display_is_reported_not_panicked() {
     std::env::set_var("DISPLAY", format!(":{n}"));
     std::env::remove_var("WAYLAND_DISPLAY");
 
-    let mut inj = Injector::new(&InjectConfig {
-        notify_on_failure: true, // notify-send must not block either
-        ..InjectConfig::default()
-    })
-    .expect("a missing display is not a config error");
+    let mut inj = Injector::new(&config(InjectMethod::Type))
+        .expect("a missing display is not a config error");
     assert!(inj.check().is_err());
     assert_eq!(inj.focused_window().class, None);
     let start = Instant::now();
