@@ -51,10 +51,6 @@ pub enum Error {
     #[error("LLM cleanup: {0}")]
     Llm(String),
 
-    /// The text could not be put into the focused window; the message says why and what to do.
-    #[error("{0}")]
-    Inject(String),
-
     #[error("cannot find a data directory; set DICTUM_DATA_DIR to a writable folder")]
     NoDataDir,
 }
@@ -76,7 +72,6 @@ impl Error {
             }
             Error::Store { .. } => "store",
             Error::Llm(_) => "llm",
-            Error::Inject(_) => "inject",
             Error::NoDataDir => "no_data_dir",
         }
     }

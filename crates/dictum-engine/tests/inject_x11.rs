@@ -309,6 +309,47 @@ fn types_ascii_and_unicode_into_xterm() {
     );
 }
 
+/// The daemon creates the injector at start-up and hands it to an "injector" thread.
+#[test]
+fn injector_moves_to_its_own_thread() {
+    if !tools_present() {
+        return;
+    }
+    let x = Xvfb::start();
+    let term = Xterm::start(&x, "Dictum thread");
+    let mut inj = Injector::new(&config(InjectMethod::Paste)).expect("injector");
+    let worker = std::thread::Builder::new()
+        .name("injector".into())
+        .spawn(move || {
+            let first = inj.inject("from the injector thread");
+            // Let xterm fetch the selection before the next paste replaces it.
+            std::thread::sleep(Duration::from_millis(300));
+            (first, inj)
+        })
+        .expect("spawn");
+    let (r, inj) = worker.join().expect("injector thread");
+    assert_delivered(&r, Delivery::Paste);
+    assert_eq!(term.line(&x), "from the injector thread \n");
+    drop(inj);
+}
+
+#[test]
+fn caps_lock_does_not_change_the_case_and_stays_on() {
+    if !tools_present() {
+        return;
+    }
+    let x = Xvfb::start();
+    let term = Xterm::start(&x, "Dictum caps");
+    let mut inj = Injector::new(&config(InjectMethod::Type)).expect("injector");
+    x.xdotool(&["key", "Caps_Lock"]);
+    let r = inj.inject("Hello World, énorme");
+    assert_delivered(&r, Delivery::Type);
+    assert_eq!(r.warning, None);
+    // Caps Lock is on again afterwards: xdotool's lowercase letters come out in capitals.
+    x.xdotool(&["type", "abc"]);
+    assert_eq!(term.line(&x), "Hello World, énorme ABC\n");
+}
+
 #[test]
 fn focused_window_is_the_xterm_by_pointer_and_by_focus() {
     if !tools_present() {
@@ -527,11 +568,7 @@ fn failed_typing_leaves_the_text_on_the_clipboard() {
     // An X server without the XTEST extension: no simulated key presses, but a clipboard.
     let x = Xvfb::start_with(&["-extension", "XTEST"]);
     let term = Xterm::start(&x, "Dictum no xtest");
-    let mut inj = Injector::new(&InjectConfig {
-        notify_on_failure: true, // notify-send runs; without a daemon it must not matter
-        ..InjectConfig::default()
-    })
-    .expect("injector");
+    let mut inj = Injector::new(&config(InjectMethod::Type)).expect("injector");
     let start = Instant::now();
     let r = inj.inject("kept for later");
     assert!(start.elapsed() < Duration::from_secs(2), "{r:?}");
@@ -561,11 +598,8 @@ fn unreachable_display_is_reported_not_panicked() {
     std::env::set_var("DISPLAY", format!(":{n}"));
     std::env::remove_var("WAYLAND_DISPLAY");
 
-    let mut inj = Injector::new(&InjectConfig {
-        notify_on_failure: true, // notify-send must not block either
-        ..InjectConfig::default()
-    })
-    .expect("a missing display is not a config error");
+    let mut inj = Injector::new(&config(InjectMethod::Type))
+        .expect("a missing display is not a config error");
     assert!(inj.check().is_err());
     assert_eq!(inj.focused_window().class, None);
     let start = Instant::now();

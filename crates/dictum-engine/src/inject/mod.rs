@@ -19,6 +19,18 @@
 //! Threads: the `Injector` is `Send` (checked at compile time), so it can be created on one
 //! thread and moved to the daemon's "injector" thread; it is not `Sync` and needs `&mut` to
 //! inject, so exactly one thread uses it at a time.
+//!
+//! ```no_run
+//! use dictum_engine::inject::{InjectConfig, Injector};
+//! use dictum_engine::store::{Entry, Source};
+//!
+//! let mut injector = Injector::new(&InjectConfig::default())?; // once, at start-up
+//! // ... per dictation, on the injector thread:
+//! let report = injector.inject("Send the report tomorrow.");
+//! let mut entry = Entry::new(Source::Mic);
+//! report.record(&mut entry); // window, inject_ms, and the error if it failed
+//! # Ok::<(), dictum_engine::Error>(())
+//! ```
 
 pub mod config;
 pub mod notify;
@@ -96,6 +108,21 @@ pub struct InjectReport {
 }
 
 impl InjectReport {
+    /// Fills the history row's injection fields: window class and title, `inject_ms` (when
+    /// the stage ran), and on failure `error_kind = "inject"` with the message. The outcome
+    /// stays the caller's: the text exists and is on the clipboard.
+    pub fn record(&self, entry: &mut crate::store::Entry) {
+        entry.app_class = self.app_class.clone();
+        entry.window_title = self.window_title.clone();
+        if self.method.is_some() || self.error.is_some() {
+            entry.inject_ms = Some(self.inject_ms);
+        }
+        if let Some(error) = &self.error {
+            entry.error_kind = Some("inject".into());
+            entry.error = Some(error.clone());
+        }
+    }
+
     /// Characters per second of the hand-over (0 when nothing was delivered).
     pub fn chars_per_s(&self) -> f64 {
         if self.inject_ms > 0.0 && self.method.is_some() {
@@ -325,10 +352,17 @@ impl Injector {
         report.modifiers_forced = !released.forced.is_empty();
         match self.config.method {
             InjectMethod::Type => {
-                self.x
-                    .keys_and_x11()
-                    .and_then(|(keys, _)| keys.type_text(text))
-                    .inspect_err(|_| self.reset())?;
+                let typed = self.x.keys_and_x11().and_then(|(keys, x11)| {
+                    let caps = keys.suspend_caps_lock(x11)?;
+                    let typed = keys.type_text(text);
+                    if caps {
+                        if let Err(e) = keys.restore_caps_lock() {
+                            report.warning = Some(e);
+                        }
+                    }
+                    typed
+                });
+                typed.inspect_err(|_| self.reset())?;
                 report.inject_ms = ms_since(start);
                 Ok(Delivery::Type)
             }
@@ -498,6 +532,30 @@ mod tests {
         let err = r.error.expect("an error");
         assert!(err.starts_with("install wtype"), "{err}");
         assert_eq!(r.app_class, None);
+    }
+
+    #[test]
+    fn record_fills_the_history_row() {
+        use crate::store::{Entry, Source};
+        let mut entry = Entry::new(Source::Mic);
+        InjectReport::default().record(&mut entry);
+        assert_eq!(entry.inject_ms, None, "empty text: the stage did not run");
+        assert_eq!(entry.error, None);
+
+        let failed = InjectReport {
+            method: Some(Delivery::ClipboardOnly),
+            app_class: Some("XTerm".into()),
+            window_title: Some("vim notes.txt".into()),
+            inject_ms: 12.5,
+            error: Some("typing failed: no XTEST".into()),
+            ..InjectReport::default()
+        };
+        failed.record(&mut entry);
+        assert_eq!(entry.app_class.as_deref(), Some("XTerm"));
+        assert_eq!(entry.window_title.as_deref(), Some("vim notes.txt"));
+        assert_eq!(entry.inject_ms, Some(12.5));
+        assert_eq!(entry.error_kind.as_deref(), Some("inject"));
+        assert_eq!(entry.error.as_deref(), Some("typing failed: no XTEST"));
     }
 
     #[test]

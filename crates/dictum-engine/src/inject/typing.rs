@@ -126,6 +126,27 @@ impl Keys {
         })
     }
 
+    /// Turns Caps Lock off when it is on (simulated letters would come out in the wrong
+    /// case); returns whether it did, so [`Keys::restore_caps_lock`] can turn it back on.
+    pub(crate) fn suspend_caps_lock(&mut self, x11: &X11) -> Result<bool, String> {
+        if !x11.caps_lock_on()? {
+            return Ok(false);
+        }
+        self.enigo
+            .key(Key::CapsLock, Direction::Click)
+            .map_err(|e| format!("cannot turn Caps Lock off for typing: {e}"))?;
+        if x11.caps_lock_on()? {
+            return Err("Caps Lock stays on; turn it off and dictate again".into());
+        }
+        Ok(true)
+    }
+
+    pub(crate) fn restore_caps_lock(&mut self) -> Result<(), String> {
+        self.enigo
+            .key(Key::CapsLock, Direction::Click)
+            .map_err(|e| format!("cannot turn Caps Lock back on: {e}"))
+    }
+
     /// Types `text`; newlines become Return, tabs Tab.
     pub(crate) fn type_text(&mut self, text: &str) -> Result<(), String> {
         let pauses = plan_pauses(text, &self.on_layout, &mut self.recent);

@@ -290,6 +290,19 @@ mod x11 {
                 .collect())
         }
 
+        /// Caps Lock is on (the Lock modifier is in the core keyboard state): simulated
+        /// letters would come out in the wrong case.
+        pub(crate) fn caps_lock_on(&self) -> Result<bool, String> {
+            let mask = self
+                .conn
+                .query_pointer(self.root)
+                .map_err(|e| err("query_pointer", e))?
+                .reply()
+                .map_err(|e| err("query_pointer", e))?
+                .mask;
+            Ok(mask.contains(x11rb::protocol::xproto::KeyButMask::LOCK))
+        }
+
         /// Keycodes of modifier keys that are down right now (physically or by XTest).
         pub(crate) fn held_modifiers(&self) -> Result<Vec<u8>, String> {
             let keys = self
@@ -326,6 +339,9 @@ impl X11 {
     }
     pub(crate) fn held_modifiers(&self) -> Result<Vec<u8>, String> {
         Ok(Vec::new())
+    }
+    pub(crate) fn caps_lock_on(&self) -> Result<bool, String> {
+        Ok(false)
     }
     pub(crate) fn base_level_keysyms(&self) -> Result<std::collections::HashSet<u32>, String> {
         Ok(Default::default())
