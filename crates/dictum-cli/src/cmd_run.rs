@@ -7,8 +7,10 @@ use crate::llm_args::LlmArgs;
 use dictum_engine::config::Config;
 use dictum_engine::dictation::config::Mode;
 use dictum_engine::dictation::{
-    Command, Dictation, Event, Sink, SinkFactory, StartOptions, StdoutSink,
+    injector_sink, window_probe, Command, Dictation, Event, Sink, SinkFactory, StartOptions,
+    StdoutSink,
 };
+use dictum_engine::inject::InjectMethod;
 use dictum_engine::paths;
 use std::io::BufRead;
 use std::process::ExitCode;
@@ -52,12 +54,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(model) = &args.model {
         config.stt.model = model.clone();
     }
-    if let Some(mode) = &args.mode {
-        config.dictation.mode = match mode.as_str() {
-            "push-to-talk" | "push_to_talk" | "ptt" => Mode::PushToTalk,
-            "toggle" => Mode::Toggle,
-            other => anyhow::bail!("unknown mode `{other}`; use push-to-talk or toggle"),
-        };
+    let mode = match args.mode.as_deref() {
+        None => None,
+        Some("push-to-talk" | "push_to_talk" | "ptt") => Some(Mode::PushToTalk),
+        Some("toggle") => Some(Mode::Toggle),
+        Some(other) => anyhow::bail!("unknown mode `{other}`; use push-to-talk or toggle"),
+    };
+    if let Some(mode) = mode {
+        config.dictation.mode = mode;
     }
     if let Some(hotkey) = &args.hotkey {
         config.dictation.hotkey = hotkey.clone();
@@ -75,7 +79,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Overrides given on the command line stay in force when the config file changes.
     let overrides = {
         let model = args.model.clone();
-        let mode = config.dictation.mode;
         let hotkey = args.hotkey.clone();
         let clean = args.clean;
         let llm = args.llm.clone();
@@ -83,7 +86,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             if let Some(m) = &model {
                 c.stt.model = m.clone();
             }
-            c.dictation.mode = mode;
+            if let Some(m) = mode {
+                c.dictation.mode = m;
+            }
             if let Some(h) = &hotkey {
                 c.dictation.hotkey = h.clone();
             }
@@ -103,7 +108,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         audio_dir: Some(paths::audio_dir()?),
         hotkeys: !args.no_hotkey,
         sink: sink_factory(output.clone(), args.json),
-        window_probe: window_probe(),
+        window_probe: window_probe(&config),
         overrides: Some(Box::new(overrides)),
     };
     eprintln!(
@@ -196,24 +201,22 @@ fn print_human(ev: &Event, config: &Config) {
     }
 }
 
-/// Picks the sink per the config (or `--output`), built on the injector thread.
+/// The sink for `--output` (or the config's [inject] method): the injector, or stdout.
 fn sink_factory(output: Option<String>, json_events: bool) -> SinkFactory {
-    Box::new(move |config: &Config| -> Result<Box<dyn Sink>, String> {
-        let method = output.clone().unwrap_or_else(|| config_method(config));
-        match method.as_str() {
-            "stdout" if json_events => {
-                Err("--output stdout and --json both write to standard output; pick one".into())
+    let method = match output.as_deref() {
+        Some("type") => Some(InjectMethod::Type),
+        Some("paste") => Some(InjectMethod::Paste),
+        _ => None,
+    };
+    if output.as_deref() == Some("stdout") {
+        return Box::new(move |_config: &Config| -> Result<Box<dyn Sink>, String> {
+            if json_events {
+                return Err(
+                    "--output stdout and --json both write to standard output; pick one".into(),
+                );
             }
-            "stdout" => Ok(Box::new(StdoutSink)),
-            other => Err(format!("output `{other}` is not available in this build")),
-        }
-    })
-}
-
-fn config_method(_config: &Config) -> String {
-    "stdout".into()
-}
-
-fn window_probe() -> Option<dictum_engine::dictation::WindowProbe> {
-    None
+            Ok(Box::new(StdoutSink))
+        });
+    }
+    injector_sink(method)
 }

@@ -50,8 +50,9 @@ fn main() -> ExitCode {
     }));
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("DICTUM_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,pulseaudio=off")),
+            tracing_subscriber::EnvFilter::try_from_env("DICTUM_LOG").unwrap_or_else(|_| {
+                tracing_subscriber::EnvFilter::new("warn,pulseaudio=off,enigo=error,arboard=error")
+            }),
         )
         .with_writer(std::io::stderr)
         .with_target(false)

@@ -12,7 +12,7 @@ mod common;
 use common::pulse::{play_and_wait, reference, Pulse};
 use dictum_engine::config::Config;
 use dictum_engine::dictation::{
-    Command, Delivery, Dictation, Event, Report, Sink, StartOptions, State,
+    Command, Dictation, Event, Report, Sink, SinkReport, StartOptions, State,
 };
 use dictum_engine::eval::WerCount;
 use dictum_engine::store::{History, Outcome, Query};
@@ -24,11 +24,11 @@ use std::time::{Duration, Instant};
 struct Recorder(Arc<Mutex<Vec<String>>>);
 
 impl Sink for Recorder {
-    fn deliver(&mut self, text: &str) -> Delivery {
+    fn deliver(&mut self, text: &str) -> SinkReport {
         self.0.lock().expect("lock").push(text.to_string());
-        Delivery {
+        SinkReport {
             method: "test".into(),
-            error: None,
+            ..SinkReport::default()
         }
     }
 }

@@ -413,6 +413,8 @@ impl Controller {
         if let Err(e) = self.history.insert(&mut entry) {
             self.notice(format!("could not store the dictation: {e}"));
         }
+        self.shared
+            .set_key_held(self.config.dictation.mode == Mode::PushToTalk);
         let seg = Segmenter::new(&self.config.dictation, self.config.vad.threshold);
         self.live = Some(Live {
             entry,
@@ -463,6 +465,7 @@ impl Controller {
 
     fn stop(&mut self, at: Instant) {
         self.pump();
+        self.shared.set_key_held(false);
         let Some(mut live) = self.live.take() else {
             return;
         };
@@ -572,6 +575,7 @@ impl Controller {
     }
 
     fn cancel(&mut self) {
+        self.shared.set_key_held(false);
         if let Some(mut live) = self.live.take() {
             let audio = self
                 .capture

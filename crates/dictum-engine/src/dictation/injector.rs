@@ -4,6 +4,7 @@
 use crate::config::Config;
 use crate::dictation::worker::{report, Typed};
 use crate::dictation::{Input, Shared};
+use crate::inject::{InjectMethod, Injector};
 use crate::store::{History, Outcome};
 use crate::timing::ms_since;
 use std::sync::{mpsc, Arc};
@@ -14,13 +15,64 @@ use std::time::Instant;
 pub trait Sink {
     /// Delivers `text`; never panics. Returns how, and the error if it failed (the text is
     /// then left on the clipboard by the sink, when it can).
-    fn deliver(&mut self, text: &str) -> Delivery;
+    fn deliver(&mut self, text: &str) -> SinkReport;
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct Delivery {
+pub struct SinkReport {
     pub method: String,
     pub error: Option<String>,
+    /// The window that received the text, when the sink knows it.
+    pub app_class: Option<String>,
+    pub window_title: Option<String>,
+}
+
+/// The product's sink: typing or pasting into the focused window.
+impl Sink for Injector {
+    fn deliver(&mut self, text: &str) -> SinkReport {
+        let r = self.inject(text);
+        let mut error = r.error;
+        if let Some(w) = r.warning {
+            tracing::warn!("{w}");
+            error.get_or_insert(w);
+        }
+        SinkReport {
+            method: r.method.map_or("none", |m| m.as_str()).to_string(),
+            error,
+            app_class: r.app_class,
+            window_title: r.window_title,
+        }
+    }
+}
+
+/// Builds [`Injector`] sinks from the config's `[inject]` section, with `method` (if given)
+/// overriding its method.
+pub fn injector_sink(method: Option<InjectMethod>) -> SinkFactory {
+    Box::new(move |config: &Config| -> Result<Box<dyn Sink>, String> {
+        let mut inject = config.inject.clone();
+        if let Some(m) = method {
+            inject.method = m;
+        }
+        let injector = Injector::new(&inject).map_err(|e| e.to_string())?;
+        if let crate::inject::Backend::Unavailable(why) = injector.backend() {
+            return Err(why.clone());
+        }
+        Ok(Box::new(injector))
+    })
+}
+
+/// Reads the focused window at the key press (for the history row) through its own X11
+/// connection.
+pub fn window_probe(config: &Config) -> Option<crate::dictation::WindowProbe> {
+    let injector = Injector::new(&config.inject).ok()?;
+    let injector = std::sync::Mutex::new(injector);
+    Some(Box::new(move || {
+        let Ok(mut i) = injector.lock() else {
+            return (None, None);
+        };
+        let w = i.focused_window();
+        (w.class, w.title)
+    }))
 }
 
 /// Builds the sink on the injector thread (X11 and clipboard handles stay on one thread),
@@ -37,16 +89,17 @@ pub(crate) enum InjectorMsg {
 pub struct StdoutSink;
 
 impl Sink for StdoutSink {
-    fn deliver(&mut self, text: &str) -> Delivery {
+    fn deliver(&mut self, text: &str) -> SinkReport {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
         let error = writeln!(out, "{text}")
             .and_then(|_| out.flush())
             .err()
             .map(|e| e.to_string());
-        Delivery {
+        SinkReport {
             method: "stdout".into(),
             error,
+            ..SinkReport::default()
         }
     }
 }
@@ -86,6 +139,11 @@ pub(crate) fn run(
             // Silence, noise, errors: nothing is typed.
             entry.inject_method = Some("none".into());
         } else {
+            // A result that is ready while the push-to-talk key is held for the next
+            // utterance waits for the release (order is kept: later ones queue behind it).
+            while shared.key_held() && !shared.shutting_down() {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
             shared.set_injecting(true);
             let _ = to_controller.send(Input::StateChanged);
             let t0 = Instant::now();
@@ -93,6 +151,10 @@ pub(crate) fn run(
             entry.inject_ms = Some(ms_since(t0));
             entry.inject_method = Some(delivery.method);
             entry.inject_error = delivery.error;
+            if entry.app_class.is_none() {
+                entry.app_class = delivery.app_class;
+                entry.window_title = delivery.window_title;
+            }
             shared.set_injecting(false);
         }
         entry.release_to_typed_ms = Some(ms_since(release_at));

@@ -21,7 +21,7 @@ pub mod segmenter;
 pub mod state;
 mod worker;
 
-pub use injector::{Delivery, Sink, SinkFactory, StdoutSink};
+pub use injector::{injector_sink, window_probe, Sink, SinkFactory, SinkReport, StdoutSink};
 pub use state::State;
 
 use crate::config::Config;
@@ -137,6 +137,9 @@ pub(crate) struct Shared {
     injecting: AtomicBool,
     /// Dictations with an id up to this are not injected (cancel key while processing).
     cancel_upto: AtomicI64,
+    /// The push-to-talk key is held for the next utterance: typing now would combine the
+    /// text with its modifiers, so earlier results wait for the release.
+    key_held: AtomicBool,
 }
 
 impl Shared {
@@ -148,6 +151,12 @@ impl Shared {
     }
     fn injecting(&self) -> bool {
         self.injecting.load(Ordering::SeqCst)
+    }
+    fn set_key_held(&self, held: bool) {
+        self.key_held.store(held, Ordering::SeqCst)
+    }
+    fn key_held(&self) -> bool {
+        self.key_held.load(Ordering::SeqCst)
     }
     fn cancelled(&self, id: i64) -> bool {
         id <= self.cancel_upto.load(Ordering::SeqCst)

@@ -138,6 +138,14 @@ impl Hotkeys {
         if self.main == Some(hotkey) {
             return Ok(());
         }
+        let armed = self.cancel_armed;
+        self.arm_cancel(false);
+        let result = self.replace_main(spec, hotkey);
+        self.arm_cancel(armed);
+        result
+    }
+
+    fn replace_main(&mut self, spec: &str, hotkey: HotKey) -> Result<(), String> {
         if !self.paused {
             self.manager
                 .register(hotkey)
@@ -166,22 +174,43 @@ impl Hotkeys {
         Ok(())
     }
 
+    /// The cancel key as grabbed: alone, and with the dictation hotkey's modifiers added
+    /// (in push-to-talk they are still held when the cancel key is pressed).
+    fn cancel_variants(&self) -> Vec<HotKey> {
+        let Some(cancel) = self.cancel else {
+            return Vec::new();
+        };
+        let mut v = vec![cancel];
+        if let Some(main) = self.main {
+            let held = HotKey::new(Some(cancel.mods | main.mods), cancel.key);
+            if held != cancel && held != main {
+                v.push(held);
+            }
+        }
+        v
+    }
+
     /// Grabs the cancel key while a dictation is under way, and lets go of it afterwards.
     pub fn arm_cancel(&mut self, on: bool) {
         if on == self.cancel_armed {
             return;
         }
-        let Some(cancel) = self.cancel else {
+        let variants = self.cancel_variants();
+        if variants.is_empty() {
             self.cancel_armed = false;
             return;
-        };
+        }
         if on {
-            match self.manager.register(cancel) {
-                Ok(()) => self.cancel_armed = true,
-                Err(e) => tracing::warn!("cancel key not available: {e}"),
+            for hk in &variants {
+                if let Err(e) = self.manager.register(*hk) {
+                    tracing::warn!("cancel key {hk} not available: {e}");
+                }
             }
+            self.cancel_armed = true;
         } else {
-            let _ = self.manager.unregister(cancel);
+            for hk in variants {
+                let _ = self.manager.unregister(hk);
+            }
             self.cancel_armed = false;
         }
     }
@@ -217,7 +246,7 @@ impl Hotkeys {
                 KeyEvent::Released
             });
         }
-        if self.cancel_armed && self.cancel.map(|h| h.id()) == Some(id) && pressed {
+        if self.cancel_armed && pressed && self.cancel_variants().iter().any(|h| h.id() == id) {
             return Some(KeyEvent::Cancel);
         }
         None

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod pulse;
+pub mod x11;
 
 use std::path::PathBuf;
 

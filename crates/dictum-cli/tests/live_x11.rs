@@ -1,0 +1,387 @@
+//! End to end, as a user would: `dictum run` on a real X display (Xvfb) with a real sound
+//! server (a private PulseAudio daemon whose virtual microphone is fed by `paplay`), the
+//! global hotkey held with `xdotool keydown`/`keyup` while a clip plays, and the words typed
+//! into a real xterm whose input is read back from a file.
+//!
+//! Skipped only when the tools are missing and `DICTUM_REQUIRE_E2E` is unset (`scripts/test`
+//! sets it and installs them).
+//!
+//! `DICTUM_LIVE_BENCH=N` adds the latency measurement: N dictations each of a 2 s, 10 s and
+//! 30 s utterance, release→text-ready and release→last-character-typed p50/p95, written as
+//! Markdown to `DICTUM_LIVE_BENCH_OUT` (default: stdout).
+
+#[path = "../../dictum-engine/tests/common/mod.rs"]
+mod common;
+
+use common::pulse::{play_and_wait, reference, Pulse};
+use common::x11::{tools_present, Xterm, Xvfb};
+use dictum_engine::eval::WerCount;
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+const HOTKEY: &str = "ctrl+alt+space";
+
+struct Daemon {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    events: mpsc::Receiver<Value>,
+    notices: Vec<String>,
+    dir: PathBuf,
+}
+
+impl Daemon {
+    fn start(dir: &Path, x: &Xvfb) -> Daemon {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_dictum"))
+            .args(["run", "--json", "--stdin-commands"])
+            .env("DISPLAY", &x.display)
+            .env("DICTUM_DATA_DIR", dir)
+            .env("DICTUM_CONFIG", dir.join("config.toml"))
+            .env(
+                "DICTUM_LOG",
+                "warn,pulseaudio=off,enigo=error,arboard=error",
+            )
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start dictum run");
+        let stdout = child.stdout.take().expect("stdout");
+        let stdin = child.stdin.take();
+        let (tx, events) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                match serde_json::from_str::<Value>(&line) {
+                    Ok(v) => {
+                        if tx.send(v).is_err() {
+                            break;
+                        }
+                    }
+                    Err(_) => eprintln!("dictum stdout: {line}"),
+                }
+            }
+        });
+        let mut d = Daemon {
+            child,
+            stdin,
+            events,
+            notices: Vec::new(),
+            dir: dir.to_path_buf(),
+        };
+        let ready = d.next("ready", Duration::from_secs(90));
+        eprintln!("ready: {ready}");
+        assert_eq!(ready["hotkey"], HOTKEY);
+        d
+    }
+
+    /// The next event of `kind` (notices are collected on the way).
+    fn next(&mut self, kind: &str, within: Duration) -> Value {
+        let deadline = Instant::now() + within;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let ev = match self.events.recv_timeout(left) {
+                Ok(ev) => ev,
+                Err(e) => panic!(
+                    "no `{kind}` event within {within:?} ({e}); notices: {:?}",
+                    self.notices
+                ),
+            };
+            if ev["event"] == "notice" {
+                self.notices
+                    .push(ev["message"].as_str().unwrap_or_default().to_string());
+            }
+            if ev["event"] == kind {
+                return ev;
+            }
+        }
+    }
+
+    fn wait_notice(&mut self, needle: &str) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !self.notices.iter().any(|n| n.contains(needle)) {
+            assert!(
+                Instant::now() < deadline,
+                "no notice {needle:?}: {:?}",
+                self.notices
+            );
+            let left = deadline.saturating_duration_since(Instant::now());
+            if let Ok(ev) = self.events.recv_timeout(left) {
+                if ev["event"] == "notice" {
+                    self.notices
+                        .push(ev["message"].as_str().unwrap_or_default().to_string());
+                }
+            }
+        }
+    }
+
+    /// Nothing but state/notice events for `within`.
+    fn no_dictation(&mut self, within: Duration) {
+        let deadline = Instant::now() + within;
+        while let Ok(ev) = self
+            .events
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        {
+            assert_ne!(ev["event"], "dictation", "unexpected dictation: {ev}");
+        }
+    }
+
+    fn write_config(&self, extra: &str) {
+        let model = common::tiny_model();
+        let text = format!(
+            "[stt]\nmodel = \"{}\"\nthreads = 2\n\n[inject]\nnotify_on_failure = false\n{extra}",
+            model.display()
+        );
+        let path = self.dir.join("config.toml");
+        // Written whole and renamed: the daemon never reads half a file.
+        let tmp = self.dir.join("config.toml.tmp");
+        std::fs::write(&tmp, text).expect("write config");
+        std::fs::rename(&tmp, &path).expect("rename config");
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Some(mut stdin) = self.stdin.take() {
+            let _ = writeln!(stdin, "quit");
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn write_initial_config(dir: &Path) {
+    let text = format!(
+        "[stt]\nmodel = \"{}\"\nthreads = 2\n\n[inject]\nnotify_on_failure = false\n",
+        common::tiny_model().display()
+    );
+    std::fs::write(dir.join("config.toml"), text).expect("write config");
+}
+
+/// Holds `keys` down while `clip` plays (from 100 ms after the press), releases `tail_ms`
+/// after the clip ends; returns the dictation event.
+fn dictate(x: &Xvfb, d: &mut Daemon, keys: &str, clip: &Path, tail_ms: u64) -> Value {
+    x.xdotool(&["keydown", keys]);
+    std::thread::sleep(Duration::from_millis(100));
+    let status = Command::new("paplay")
+        .arg("--device=dictum_sink")
+        .arg(clip)
+        .status()
+        .expect("paplay");
+    assert!(status.success());
+    std::thread::sleep(Duration::from_millis(tail_ms));
+    x.xdotool(&["keyup", keys]);
+    d.next("dictation", Duration::from_secs(60))
+}
+
+fn clip(name: &str) -> PathBuf {
+    common::clip(name)
+}
+
+/// What the xterm got since the last call (one line: the dictations and a Return).
+fn typed_line(term: &Xterm, x: &Xvfb, seen: &mut usize) -> String {
+    let all = term.line(x);
+    let new = all[*seen..].to_string();
+    *seen = all.len();
+    new.trim_end_matches('\n').to_string()
+}
+
+#[test]
+fn dictation_into_a_real_window_with_a_real_hotkey_and_microphone() {
+    if !tools_present() {
+        return;
+    }
+    let _pulse = Pulse::start();
+    let x = Xvfb::start();
+    let term = Xterm::start(&x, "Dictum target");
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_initial_config(dir.path());
+
+    // `dictum doctor` before the daemon: the hotkey can be registered.
+    let doctor = Command::new(env!("CARGO_BIN_EXE_dictum"))
+        .args(["doctor", "--json"])
+        .env("DISPLAY", &x.display)
+        .env("DICTUM_DATA_DIR", dir.path())
+        .env("DICTUM_CONFIG", dir.path().join("config.toml"))
+        .output()
+        .expect("doctor");
+    let report: Value = serde_json::from_slice(&doctor.stdout).expect("doctor json");
+    let hotkey_check = report["checks"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["name"] == "hotkey"))
+        .cloned()
+        .expect("hotkey check");
+    assert_eq!(hotkey_check["status"], "ok", "{hotkey_check}");
+
+    let mut d = Daemon::start(dir.path(), &x);
+    let mut seen = 0usize;
+    let mut total = WerCount::default();
+    let mut check = |name: &str, text: &str, bound: f64| {
+        let w = WerCount::of(&reference(name), text);
+        total = total.plus(w);
+        assert!(w.rate() <= bound, "{name}: {text:?} ({w:?})");
+    };
+
+    // 1. Typing: several clips, the text read back from the window.
+    for (name, bound) in [
+        ("jfk.wav", 0.15),
+        ("goforward.wav", 0.25),
+        ("sns-0870.wav", 0.15),
+    ] {
+        let ev = dictate(&x, &mut d, HOTKEY, &clip(name), 500);
+        assert_eq!(ev["outcome"], "ok", "{ev}");
+        assert_eq!(ev["inject_method"], "type", "{ev}");
+        let line = typed_line(&term, &x, &mut seen);
+        assert_eq!(
+            line.trim_end(),
+            ev["text"].as_str().unwrap_or_default(),
+            "{ev}"
+        );
+        check(name, &line, bound);
+    }
+
+    // 2. A press while the previous utterance is processing: both typed, in order.
+    x.xdotool(&["keydown", HOTKEY]);
+    std::thread::sleep(Duration::from_millis(100));
+    play_and_wait("sns-0880.wav");
+    x.xdotool(&["keyup", HOTKEY]);
+    let second = dictate(&x, &mut d, HOTKEY, &clip("cards-002.wav"), 400);
+    let first = d.next("dictation", Duration::from_secs(30));
+    let (first, second) = if first["id"].as_i64() < second["id"].as_i64() {
+        (first, second)
+    } else {
+        (second, first)
+    };
+    let line = typed_line(&term, &x, &mut seen);
+    let expect = format!(
+        "{} {}",
+        first["text"].as_str().unwrap_or_default(),
+        second["text"].as_str().unwrap_or_default()
+    );
+    assert_eq!(line.trim_end(), expect, "typed in the order spoken");
+    check(
+        "sns-0880.wav",
+        first["text"].as_str().unwrap_or_default(),
+        0.4,
+    );
+
+    // 3. Silence and noise: nothing typed.
+    x.xdotool(&["keydown", HOTKEY]);
+    std::thread::sleep(Duration::from_millis(1500));
+    x.xdotool(&["keyup", HOTKEY]);
+    let ev = d.next("dictation", Duration::from_secs(20));
+    assert_eq!(ev["outcome"], "no_speech", "{ev}");
+    let ev = dictate(&x, &mut d, HOTKEY, &clip("alsa-Noise.wav"), 300);
+    assert_eq!(ev["outcome"], "no_speech", "{ev}");
+    assert_eq!(
+        typed_line(&term, &x, &mut seen),
+        "",
+        "something typed for silence/noise"
+    );
+
+    // 4. The cancel key while recording: nothing typed.
+    x.xdotool(&["keydown", HOTKEY]);
+    std::thread::sleep(Duration::from_millis(100));
+    play_and_wait("cards-001.wav");
+    x.xdotool(&["key", "Escape"]);
+    d.wait_notice("cancelled");
+    x.xdotool(&["keyup", HOTKEY]);
+    d.no_dictation(Duration::from_millis(1500));
+    assert_eq!(typed_line(&term, &x, &mut seen), "");
+
+    // 5. 20 dictations in a row.
+    let clips = [
+        "cards-001.wav",
+        "cards-002.wav",
+        "alsa-Front_Left.wav",
+        "goforward.wav",
+    ];
+    for i in 0..20 {
+        let name = clips[i % clips.len()];
+        let ev = dictate(&x, &mut d, HOTKEY, &clip(name), 300);
+        assert_eq!(ev["outcome"], "ok", "dictation {i}: {ev}");
+        let line = typed_line(&term, &x, &mut seen);
+        assert_eq!(line.trim_end(), ev["text"].as_str().unwrap_or_default());
+        check(name, &line, 0.5);
+    }
+
+    // 6. Paste, switched on in the config file while running; the clipboard comes back.
+    d.write_config("method = \"paste\"\n");
+    d.wait_notice("config applied");
+    x.set_clipboard_elsewhere("what was on the clipboard");
+    let ev = dictate(&x, &mut d, HOTKEY, &clip("goforward.wav"), 400);
+    assert_eq!(ev["inject_method"], "paste", "{ev}");
+    let line = typed_line(&term, &x, &mut seen);
+    eprintln!("paste: {ev} -> {line:?}");
+    assert_eq!(line.trim_end(), ev["text"].as_str().unwrap_or_default());
+    check("goforward.wav", &line, 0.25);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        x.clipboard().as_deref(),
+        Some("what was on the clipboard"),
+        "clipboard restored after the paste"
+    );
+
+    // 7. Another hotkey and toggle mode, without a restart; the old hotkey is let go.
+    d.notices.clear();
+    d.write_config(
+        "method = \"type\"\n\n[dictation]\nhotkey = \"ctrl+alt+d\"\nmode = \"toggle\"\n",
+    );
+    d.wait_notice("config applied");
+    x.xdotool(&["key", HOTKEY]);
+    d.no_dictation(Duration::from_millis(800));
+    x.xdotool(&["key", "ctrl+alt+d"]);
+    std::thread::sleep(Duration::from_millis(100));
+    play_and_wait("goforward.wav");
+    std::thread::sleep(Duration::from_millis(300));
+    x.xdotool(&["key", "ctrl+alt+d"]);
+    let ev = d.next("dictation", Duration::from_secs(30));
+    let line = typed_line(&term, &x, &mut seen);
+    eprintln!("toggle: {ev} -> {line:?}; notices {:?}", d.notices);
+    assert_eq!(ev["outcome"], "ok", "{ev}");
+    assert_eq!(line.trim_end(), ev["text"].as_str().unwrap_or_default());
+    check("goforward.wav", &line, 0.25);
+
+    // tiny.en's own corpus WER on these clips from files is 12.4 % (docs/PERFORMANCE.md).
+    eprintln!(
+        "WER over the typed dictations: {total:?} = {:.1} %",
+        total.rate() * 100.0
+    );
+    assert!(total.rate() <= 0.2, "{total:?}");
+
+    // The history rows say where the time went and where the text went.
+    let history =
+        dictum_engine::store::History::open(&dir.path().join("history.sqlite3")).expect("history");
+    let rows = history
+        .list(&dictum_engine::store::Query {
+            limit: 100,
+            search: None,
+        })
+        .expect("rows");
+    let typed: Vec<_> = rows
+        .iter()
+        .filter(|r| r.inject_method.as_deref() == Some("type"))
+        .collect();
+    assert!(typed.len() >= 20, "{} typed rows", typed.len());
+    for r in typed {
+        assert_eq!(r.app_class.as_deref(), Some("XTerm"), "{r:?}");
+        assert_eq!(r.window_title.as_deref(), Some("Dictum target"), "{r:?}");
+        assert!(
+            r.press_to_capture_ms.is_some() && r.audio_ms.is_some(),
+            "{r:?}"
+        );
+        assert!(r.release_to_text_ms.is_some() && r.release_to_typed_ms.is_some());
+        assert!(r.stt_ms.is_some() && r.inject_ms.is_some(), "{r:?}");
+    }
+    drop(d);
+}

@@ -1,0 +1,259 @@
+//! A private X server (Xvfb, no window manager) and an xterm whose input is written to a
+//! file, for tests that type into a real window. Shared by the engine's injection tests and
+//! the CLI's end-to-end dictation test.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+pub const TOOLS: &[&str] = &["Xvfb", "xterm", "xdotool", "xclip", "xprop", "xwininfo"];
+/// xterm pastes CLIPBOARD on Ctrl+Shift+V, like modern terminals (its default is PRIMARY
+/// on Shift+Insert only).
+pub const XTERM_PASTE: &str =
+    "XTerm*VT100.translations: #override Shift Ctrl <Key>V: insert-selection(CLIPBOARD)";
+
+pub static LOCK: Mutex<()> = Mutex::new(());
+
+pub fn on_path(tool: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
+}
+
+/// None (skip) when the tools are missing and E2E is not required; panics when required.
+pub fn tools_present() -> bool {
+    let missing: Vec<&str> = TOOLS.iter().copied().filter(|t| !on_path(t)).collect();
+    if missing.is_empty() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("DICTUM_REQUIRE_E2E").is_none(),
+        "DICTUM_REQUIRE_E2E is set but {missing:?} are not installed (sudo apt install xvfb xterm xdotool xclip x11-utils)"
+    );
+    eprintln!(
+        "SKIPPED: {missing:?} not installed (sudo apt install xvfb xterm xdotool xclip x11-utils)"
+    );
+    false
+}
+
+/// A private X server; killed on drop. Holds the test lock and points DISPLAY at itself.
+pub struct Xvfb {
+    child: Child,
+    pub display: String,
+    _lock: MutexGuard<'static, ()>,
+}
+
+impl Xvfb {
+    pub fn start() -> Xvfb {
+        Xvfb::start_with(&[])
+    }
+
+    /// With extra server arguments (e.g. `-extension XTEST` to take away simulated input).
+    pub fn start_with(extra: &[&str]) -> Xvfb {
+        let lock = LOCK.lock().unwrap_or_else(|p| p.into_inner());
+        let base = 77 + std::process::id() % 300;
+        for n in base..base + 50 {
+            if Path::new(&format!("/tmp/.X11-unix/X{n}")).exists()
+                || Path::new(&format!("/tmp/.X{n}-lock")).exists()
+            {
+                continue;
+            }
+            let display = format!(":{n}");
+            // -noreset: by default the server resets when its last client (the readiness
+            // probe) disconnects, and a client connecting during the reset is refused.
+            let mut child = Command::new("Xvfb")
+                .args([
+                    &display,
+                    "-screen",
+                    "0",
+                    "1280x800x24",
+                    "-nolisten",
+                    "tcp",
+                    "-noreset",
+                ])
+                .args(extra)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("start Xvfb");
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_secs(10) {
+                if let Ok(Some(_)) = child.try_wait() {
+                    break; // display taken meanwhile: try the next number
+                }
+                let ready = Command::new("xdotool")
+                    .arg("getmouselocation")
+                    .env("DISPLAY", &display)
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status()
+                    .is_ok_and(|s| s.success());
+                if ready {
+                    // Under the lock: no other test reads or writes the environment now.
+                    std::env::set_var("DISPLAY", &display);
+                    std::env::remove_var("WAYLAND_DISPLAY");
+                    return Xvfb {
+                        child,
+                        display,
+                        _lock: lock,
+                    };
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        panic!("could not start Xvfb on any display from :{base}");
+    }
+
+    pub fn xdotool(&self, args: &[&str]) -> String {
+        let out = Command::new("xdotool")
+            .args(args)
+            .env("DISPLAY", &self.display)
+            .output()
+            .expect("run xdotool");
+        assert!(
+            out.status.success(),
+            "xdotool {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// Makes another client (xclip) own CLIPBOARD with `text`.
+    pub fn set_clipboard_elsewhere(&self, text: &str) {
+        use std::io::Write;
+        let mut child = Command::new("xclip")
+            .args(["-selection", "clipboard", "-i"])
+            .env("DISPLAY", &self.display)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("run xclip");
+        child
+            .stdin
+            .take()
+            .expect("xclip stdin")
+            .write_all(text.as_bytes())
+            .expect("write to xclip");
+        // xclip forks a server for the selection and the parent exits.
+        assert!(child.wait().expect("xclip").success());
+        assert_eq!(self.clipboard().as_deref(), Some(text));
+    }
+
+    /// CLIPBOARD's text as another application sees it.
+    pub fn clipboard(&self) -> Option<String> {
+        let out = Command::new("xclip")
+            .args(["-selection", "clipboard", "-o"])
+            .env("DISPLAY", &self.display)
+            .stderr(Stdio::null())
+            .output()
+            .expect("run xclip -o");
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+}
+
+impl Drop for Xvfb {
+    fn drop(&mut self) {
+        // SIGTERM first: Xvfb then removes its lock file and socket.
+        let _ = Command::new("kill")
+            .arg(self.child.id().to_string())
+            .status();
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(2) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// An xterm whose shell writes every line typed into it to `file`. Killed on drop.
+pub struct Xterm {
+    child: Child,
+    pub file: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Xterm {
+    pub fn start(x: &Xvfb, title: &str) -> Xterm {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("typed.txt");
+        let script = format!("cat > '{}'", file.display());
+        let child = Command::new("xterm")
+            .args([
+                "-T",
+                title,
+                "-geometry",
+                "80x24+0+0",
+                "-u8",
+                "-xrm",
+                XTERM_PASTE,
+            ])
+            .args(["-e", "sh", "-c", &script])
+            .env("DISPLAY", &x.display)
+            .env("LC_ALL", "C.UTF-8")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.path().join("xterm.log")).expect("log file"))
+            .spawn()
+            .expect("start xterm");
+        let mut term = Xterm {
+            child,
+            file,
+            _dir: dir,
+        };
+        let start = Instant::now();
+        loop {
+            let found = Command::new("xdotool")
+                .args(["search", "--onlyvisible", "--name", &format!("^{title}$")])
+                .env("DISPLAY", &x.display)
+                .output()
+                .is_ok_and(|o| o.status.success() && !o.stdout.is_empty());
+            if found && term.file.exists() {
+                break;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(15),
+                "xterm did not come up on {} (window found: {found}, file: {}, exited: {:?}):\n{}",
+                x.display,
+                term.file.exists(),
+                term.child.try_wait(),
+                std::fs::read_to_string(term._dir.path().join("xterm.log")).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // No window manager: focus is PointerRoot, keys go to the window under the pointer.
+        x.xdotool(&["mousemove", "--sync", "60", "60"]);
+        term
+    }
+
+    /// Presses Return (so `cat` writes the line) and returns everything written so far,
+    /// once the new line is in the file.
+    pub fn line(&self, x: &Xvfb) -> String {
+        let lines = |t: &str| t.matches('\n').count();
+        let before = lines(&std::fs::read_to_string(&self.file).unwrap_or_default());
+        x.xdotool(&["key", "Return"]);
+        let start = Instant::now();
+        loop {
+            let text = std::fs::read_to_string(&self.file).unwrap_or_default();
+            if lines(&text) > before || start.elapsed() > Duration::from_secs(5) {
+                return text;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Xterm {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
