@@ -385,3 +385,79 @@ fn dictation_into_a_real_window_with_a_real_hotkey_and_microphone() {
     }
     drop(d);
 }
+
+/// The latency measurement behind `docs/perf/live.md` (run by `scripts/bench-live`, release
+/// build): `DICTUM_LIVE_BENCH=N` dictations of each clip in `DICTUM_LIVE_BENCH_CLIPS`
+/// (`label=path,...`) with each injection method, released `DICTUM_LIVE_BENCH_TAIL_MS` after
+/// the clip ends; one TSV row per dictation to `DICTUM_LIVE_BENCH_OUT`.
+#[test]
+#[ignore = "measurement: run by scripts/bench-live"]
+fn bench_release_latency() {
+    let n: usize = std::env::var("DICTUM_LIVE_BENCH")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
+    let tail_ms: u64 = std::env::var("DICTUM_LIVE_BENCH_TAIL_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(500);
+    let clips: Vec<(String, PathBuf)> = std::env::var("DICTUM_LIVE_BENCH_CLIPS")
+        .unwrap_or_else(|_| {
+            format!(
+                "2s={},10s={}",
+                clip("cards-002.wav").display(),
+                clip("jfk.wav").display()
+            )
+        })
+        .split(',')
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_string(), PathBuf::from(v)))
+        .collect();
+    let out_path = std::env::var("DICTUM_LIVE_BENCH_OUT").ok();
+    assert!(
+        tools_present(),
+        "the bench needs Xvfb, xterm, xdotool, xclip"
+    );
+    let _pulse = Pulse::start();
+    let x = Xvfb::start();
+    let term = Xterm::start(&x, "Dictum target");
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_initial_config(dir.path());
+    let mut d = Daemon::start(dir.path(), &x);
+    let mut seen = 0usize;
+    let mut rows = vec![
+        "method\tclip\trun\taudio_ms\trelease_to_text_ms\trelease_to_typed_ms\ttail_stt_ms\tchunks\tchars\ttext"
+            .to_string(),
+    ];
+    for method in ["type", "paste"] {
+        d.notices.clear();
+        d.write_config(&format!("method = \"{method}\"\n"));
+        d.wait_notice("config applied");
+        for (label, path) in &clips {
+            for run in 0..n {
+                let ev = dictate(&x, &mut d, HOTKEY, path, tail_ms);
+                let line = typed_line(&term, &x, &mut seen);
+                let text = ev["text"].as_str().unwrap_or_default();
+                assert_eq!(line.trim_end(), text, "{ev}");
+                assert_eq!(ev["inject_method"], method, "{ev}");
+                let row = format!(
+                    "{method}\t{label}\t{run}\t{}\t{:.1}\t{:.1}\t{:.1}\t{}\t{}\t{}",
+                    ev["audio_ms"],
+                    ev["release_to_text_ms"].as_f64().unwrap_or(f64::NAN),
+                    ev["release_to_typed_ms"].as_f64().unwrap_or(f64::NAN),
+                    ev["tail_stt_ms"].as_f64().unwrap_or(f64::NAN),
+                    ev["chunks"],
+                    text.chars().count(),
+                    text
+                );
+                eprintln!("{row}");
+                rows.push(row);
+            }
+        }
+    }
+    let tsv = rows.join("\n") + "\n";
+    match out_path {
+        Some(p) => std::fs::write(&p, tsv).expect("write bench output"),
+        None => print!("{tsv}"),
+    }
+}

@@ -22,6 +22,9 @@ pub trait Sink {
 pub struct SinkReport {
     pub method: String,
     pub error: Option<String>,
+    /// Ms from the call until the text was handed over (last key sent, or the paste chord),
+    /// when the sink does more afterwards (paste: restoring the clipboard).
+    pub handed_over_ms: Option<f64>,
     /// The window that received the text, when the sink knows it.
     pub app_class: Option<String>,
     pub window_title: Option<String>,
@@ -39,6 +42,7 @@ impl Sink for Injector {
         SinkReport {
             method: r.method.map_or("none", |m| m.as_str()).to_string(),
             error,
+            handed_over_ms: Some(r.inject_ms),
             app_class: r.app_class,
             window_title: r.window_title,
         }
@@ -148,7 +152,10 @@ pub(crate) fn run(
             let _ = to_controller.send(Input::StateChanged);
             let t0 = Instant::now();
             let delivery = sink.deliver(&text);
-            entry.inject_ms = Some(ms_since(t0));
+            let handed_over = delivery.handed_over_ms.unwrap_or_else(|| ms_since(t0));
+            entry.inject_ms = Some(handed_over);
+            entry.release_to_typed_ms =
+                Some(t0.saturating_duration_since(release_at).as_secs_f64() * 1000.0 + handed_over);
             entry.inject_method = Some(delivery.method);
             entry.inject_error = delivery.error;
             if entry.app_class.is_none() {
@@ -157,7 +164,9 @@ pub(crate) fn run(
             }
             shared.set_injecting(false);
         }
-        entry.release_to_typed_ms = Some(ms_since(release_at));
+        entry
+            .release_to_typed_ms
+            .get_or_insert(ms_since(release_at));
         if let Err(e) = history.update(&entry) {
             let _ =
                 to_controller.send(Input::Notice(format!("could not store the dictation: {e}")));
