@@ -170,12 +170,13 @@ fn dictation_commands(d: &Dictation) -> mpsc::Sender<Command> {
 fn print_human(ev: &Event, config: &Config) {
     match ev {
         Event::Ready(info) => eprintln!(
-            "dictum: ready in {:.1} s: hold {} and speak ({}); model {} on {} (load {:.0} ms, warm-up {:.0} ms); microphone {}",
+            "dictum: ready in {:.1} s: hold {} and speak ({}); model {} on {} ({}; load {:.0} ms, warm-up {:.0} ms); microphone {}",
             info.startup_ms / 1000.0,
             info.hotkey.as_deref().unwrap_or("(no hotkey)"),
             info.mode,
             info.model,
             info.device,
+            info.plan,
             info.model_load_ms,
             info.warmup_ms,
             info.input

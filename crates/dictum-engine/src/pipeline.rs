@@ -4,6 +4,8 @@
 
 use crate::audio::{self, Pcm16k};
 use crate::config::{AudioCtxMode, Config};
+use crate::gpu::planner::{self, Plan, PlanSettings, Tier};
+use crate::gpu::{GpuProbe, GpuStatus, NvmlProbe};
 use crate::llm::{Cleaner, LlmReport, WarmUp};
 use crate::store::{Entry, History, Outcome, Source};
 use crate::stt::{
@@ -24,6 +26,10 @@ pub struct Engine {
     pub audio_dir: Option<PathBuf>,
     transcriber: Option<ResilientTranscriber>,
     llm: Option<LlmStage>,
+    /// What the LLM holds on the GPU (Ollama `/api/ps` after the warm-up), for the planner.
+    llm_resident_bytes: u64,
+    /// The VRAM plan behind the loaded model: where it runs and why.
+    pub plan: Option<Plan>,
 }
 
 /// The LLM cleanup stage as the (synchronous) engine runs it: the async [`Cleaner`] on a
@@ -117,6 +123,8 @@ impl Engine {
             audio_dir: None,
             transcriber: None,
             llm: None,
+            llm_resident_bytes: 0,
+            plan: None,
         }
     }
 
@@ -135,6 +143,11 @@ impl Engine {
         let cleaner = Cleaner::new(&self.config.llm, &self.config.stt.vocabulary)
             .map_err(|e| Error::Llm(e.to_string()))?;
         let warm = runtime.block_on(cleaner.warm_up());
+        self.llm_resident_bytes = warm
+            .residency
+            .as_ref()
+            .and_then(|r| r.size_vram)
+            .unwrap_or(0);
         self.llm = Some(LlmStage { runtime, cleaner });
         Ok(Some(warm))
     }
@@ -203,11 +216,39 @@ impl Engine {
             return Ok(None);
         }
         let path = self.model_path()?;
-        let mut t = Transcriber::load(&path, self.config.stt.use_gpu)?;
+        // Plan VRAM before loading: the LLM's resident memory is subtracted first, so the
+        // speech model never pushes it out; no room means the CPU.
+        let plan = self.plan_for(&path);
+        if plan.on_gpu() || self.config.stt.use_gpu {
+            tracing::info!("speech on {}: {}", plan.device, plan.reason);
+        }
+        let mut t = Transcriber::load(&path, plan.on_gpu())?;
+        self.plan = Some(plan);
         let warm = t.warm_up(&self.stt_options())?;
         let load = t.load_ms;
         self.transcriber = Some(ResilientTranscriber::new(t));
         Ok(Some((load, warm)))
+    }
+
+    /// Where the model at `path` should run now (NVML is asked only in a CUDA build with
+    /// `stt.use_gpu` on).
+    pub fn plan_for(&self, path: &Path) -> Plan {
+        let settings = PlanSettings {
+            use_gpu: self.config.stt.use_gpu,
+            ..PlanSettings::default()
+        };
+        let status = if settings.cuda_built && settings.use_gpu {
+            NvmlProbe.probe()
+        } else {
+            GpuStatus::NoGpu {
+                reason: "not asked".into(),
+            }
+        };
+        let tiers = [Tier {
+            name: self.config.stt.model.clone(),
+            file_bytes: std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
+        }];
+        planner::plan(&settings, &status, self.llm_resident_bytes, &tiers)
     }
 
     pub fn transcriber(&self) -> Option<&Transcriber> {

@@ -95,6 +95,14 @@ fn history_rows_carry_stage_timings() {
         assert!(row.llm_reloaded.is_none() && row.llm_tokens_per_sec.is_none());
         assert!(row.app_class.is_none() && row.window_title.is_none());
     }
+    // The VRAM plan ran before the load and says why the model is on the CPU here.
+    let plan = engine.plan.as_ref().expect("planned before loading");
+    assert_eq!(plan.device, "cpu");
+    if cfg!(feature = "cuda") {
+        assert!(!plan.reason.is_empty());
+    } else {
+        assert!(plan.reason.contains("no CUDA support"), "{plan:?}");
+    }
     // The model loads once per engine: only the first row paid for it.
     assert!(first.entry.model_load_ms.expect("first load") > 0.0);
     assert!(first.entry.warmup_ms.expect("first warm-up") > 0.0);

@@ -200,9 +200,14 @@ fn start(
         .map_err(|_| "the injector thread ended during start-up".to_string())??;
 
     // Wait for the model.
-    let (load_ms, warmup_ms) = loop {
+    let (load_ms, warmup_ms, device, plan) = loop {
         match inputs.recv_timeout(Duration::from_secs(120)) {
-            Ok(Input::ModelLoaded { load_ms, warmup_ms }) => break (load_ms, warmup_ms),
+            Ok(Input::ModelLoaded {
+                load_ms,
+                warmup_ms,
+                device,
+                plan,
+            }) => break (load_ms, warmup_ms, device, plan),
             Ok(Input::Problem(e)) => return Err(e),
             Ok(Input::Notice(message)) => {
                 let _ = events.send(Event::Notice { message });
@@ -231,11 +236,8 @@ fn start(
 
     let info = ReadyInfo {
         model: model_name.display().to_string(),
-        device: if config.stt.use_gpu && cfg!(feature = "cuda") {
-            "cuda".into()
-        } else {
-            "cpu".into()
-        },
+        device,
+        plan,
         model_load_ms: load_ms,
         warmup_ms,
         input: capture.info().device.clone(),

@@ -69,6 +69,8 @@ pub enum Event {
 pub struct ReadyInfo {
     pub model: String,
     pub device: String,
+    /// Why the speech model runs where it does (the VRAM plan).
+    pub plan: String,
     pub model_load_ms: f64,
     pub warmup_ms: f64,
     pub input: String,
@@ -121,9 +123,18 @@ pub struct StartOptions {
 }
 
 pub(crate) enum Input {
-    Key { id: u32, pressed: bool, at: Instant },
+    Key {
+        id: u32,
+        pressed: bool,
+        at: Instant,
+    },
     Command(Command, Instant),
-    ModelLoaded { load_ms: f64, warmup_ms: f64 },
+    ModelLoaded {
+        load_ms: f64,
+        warmup_ms: f64,
+        device: String,
+        plan: String,
+    },
     Problem(String),
     Notice(String),
     StateChanged,

@@ -195,9 +195,17 @@ impl Worker {
         match self.engine.ensure_model() {
             Ok(Some((load, warm))) => {
                 self.pending_load = Some((load, warm));
+                let (device, plan) = self
+                    .engine
+                    .plan
+                    .as_ref()
+                    .map(|p| (p.device.clone(), p.reason.clone()))
+                    .unwrap_or_default();
                 let _ = self.to_controller.send(Input::ModelLoaded {
                     load_ms: load,
                     warmup_ms: warm,
+                    device,
+                    plan,
                 });
             }
             Ok(None) => {}
