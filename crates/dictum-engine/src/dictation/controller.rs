@@ -3,7 +3,6 @@
 //! utterances to the worker, and publishes state and results.
 
 use crate::audio::capture::{Capture, CaptureOptions};
-use crate::audio::Pcm16k;
 use crate::config::Config;
 use crate::dictation::config::Mode;
 use crate::dictation::injector::{self, InjectorMsg};
@@ -500,7 +499,7 @@ impl Controller {
                 "the microphone failed during this dictation ({err}); what was captured is transcribed and the device will be re-opened"
             ));
         }
-        let mut samples = captured.pcm.samples;
+        let samples = captured.pcm.samples;
         // The last bit of audio (post-roll) through the segmenter too.
         if samples.len() > live.buf.len() {
             let decisions = live.seg.push(&samples[live.buf.len()..]);
@@ -516,8 +515,6 @@ impl Controller {
                     });
                 }
             }
-        } else {
-            samples.truncate(samples.len().max(live.buf.len()));
         }
         let (committed, speculation_end) = if self.config.dictation.streaming {
             (live.seg.committed(), live.seg.valid_speculation())
@@ -571,9 +568,6 @@ impl Controller {
         entry.error = Some(message.clone());
         let _ = self.history.update(&entry);
         self.notice(message);
-        let _ = Pcm16k {
-            samples: Vec::new(),
-        };
     }
 
     fn cancel(&mut self) {
