@@ -230,6 +230,23 @@ impl Engine {
         Ok(Some((load, warm)))
     }
 
+    /// Plans again for the loaded model (the LLM backend or model changed, so its resident
+    /// memory did): if speech is on the GPU and no longer fits beside the LLM, it moves to the
+    /// CPU. Returns the new plan when a model is loaded.
+    pub fn replan(&mut self) -> Option<Plan> {
+        let path = self.transcriber.as_ref()?.primary().model_path.clone();
+        let plan = self.plan_for(&path);
+        if let Some(t) = self.transcriber.as_mut() {
+            if t.on_gpu() && !plan.on_gpu() {
+                if let Err(e) = t.move_to_cpu() {
+                    tracing::warn!("could not move speech to the CPU: {e}");
+                }
+            }
+        }
+        self.plan = Some(plan.clone());
+        Some(plan)
+    }
+
     /// Where the model at `path` should run now (NVML is asked only in a CUDA build with
     /// `stt.use_gpu` on).
     pub fn plan_for(&self, path: &Path) -> Plan {

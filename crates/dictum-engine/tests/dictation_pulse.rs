@@ -154,7 +154,7 @@ fn start(dir: &Path, config: Config) -> Harness {
 
 #[test]
 fn live_dictation_through_a_real_sound_server() {
-    let _pulse = Pulse::start();
+    let pulse = Pulse::start();
     let dir = tempfile::tempdir().expect("tempdir");
     let mut config = Config::default();
     config.stt.model = common::tiny_model().display().to_string();
@@ -297,6 +297,40 @@ fn live_dictation_through_a_real_sound_server() {
     assert!(wer("goforward.wav", &reloaded.text) <= 0.25, "{reloaded:?}");
     let row = history.get(reloaded.id).expect("get").expect("row");
     assert!(row.model_load_ms.is_some(), "reload not recorded: {row:?}");
+
+    // 8. The microphone disappears mid-utterance: what was captured is still transcribed, the
+    //    row says so, and the device is re-opened when it comes back.
+    let mut pinned = config.clone();
+    pinned.dictation.input_device = "dictum_mic".into();
+    h.dictation.send(Command::Reconfigure(Box::new(pinned)));
+    h.wait_notice("config applied", Duration::from_secs(5));
+    h.notices.clear();
+    h.dictation.send(Command::Press);
+    std::thread::sleep(Duration::from_millis(100));
+    play_and_wait("jfk.wav");
+    pulse.pactl(&["unload-module", "module-virtual-source"]);
+    h.dictation.send(Command::Release);
+    let lost = h.next_dictation(Duration::from_secs(30));
+    assert!(
+        h.notices.iter().any(|n| n.contains("microphone failed")),
+        "{:?}",
+        h.notices
+    );
+    assert_eq!(lost.outcome, Outcome::Ok, "{lost:?}");
+    assert!(wer("jfk.wav", &lost.text) <= 0.15, "{lost:?}");
+    let row = history.get(lost.id).expect("get").expect("row");
+    assert_eq!(row.error_kind.as_deref(), Some("device_lost"), "{row:?}");
+    pulse.pactl(&[
+        "load-module",
+        "module-virtual-source",
+        "source_name=dictum_mic",
+        "master=dictum_sink.monitor",
+    ]);
+    h.wait_notice("is back", Duration::from_secs(10));
+    std::thread::sleep(Duration::from_millis(1500)); // the new stream's first frames
+    h.dictate("goforward.wav", 400);
+    let back = h.next_dictation(Duration::from_secs(30));
+    assert!(wer("goforward.wav", &back.text) <= 0.25, "{back:?}");
 
     let total = *TOTAL.lock().expect("lock");
     eprintln!(

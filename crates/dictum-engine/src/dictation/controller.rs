@@ -496,8 +496,13 @@ impl Controller {
         live.entry.post_roll_ms = Some(post as i64);
         if let Some(err) = &captured.device_error {
             self.notice(format!(
-                "the microphone failed during this dictation ({err}); what was captured is transcribed and the device will be re-opened"
+                "the microphone failed during this dictation ({err}); what was captured is transcribed and the device will be re-opened when it is back"
             ));
+            live.entry.error_kind = Some("device_lost".into());
+            live.entry.error = Some(err.clone());
+            // PulseAudio may have moved the stream to another source: drop it, so that
+            // housekeeping re-opens the configured device once it is there again.
+            self.capture = None;
         }
         let samples = captured.pcm.samples;
         // The last bit of audio (post-roll) through the segmenter too.
@@ -602,7 +607,7 @@ impl Controller {
             return;
         }
         self.last_housekeeping = Instant::now();
-        // A device that failed while idle comes back by itself when it returns.
+        // A device that failed comes back by itself when it returns.
         if self.live.is_none() && self.capture.as_ref().is_none_or(|c| c.has_failed()) {
             self.capture = None;
             if let Ok(c) = Capture::open_with(capture_options(&self.config)) {

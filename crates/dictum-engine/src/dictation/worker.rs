@@ -260,6 +260,7 @@ impl Worker {
     fn reconfigure(&mut self, config: Config) {
         let model_changed = config.stt.model != self.engine.config.stt.model
             || config.stt.use_gpu != self.engine.config.stt.use_gpu;
+        let llm_changed = config.llm != self.engine.config.llm;
         match self.engine.reconfigure(config) {
             Ok(Some(warm)) if !warm.ok => {
                 let _ = self.to_controller.send(Input::Notice(format!(
@@ -275,6 +276,12 @@ impl Worker {
         if model_changed {
             self.engine.unload_model();
             self.prepare();
+        } else if llm_changed {
+            // The LLM's VRAM changed: plan again (speech moves to the CPU rather than
+            // pushing the LLM out).
+            if let Some(plan) = self.engine.replan() {
+                tracing::info!("speech on {}: {}", plan.device, plan.reason);
+            }
         }
     }
 
