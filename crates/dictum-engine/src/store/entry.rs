@@ -3,9 +3,11 @@
 use rusqlite::types::Value;
 use rusqlite::Row;
 use serde::Serialize;
+use ts_rs::TS;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(export)]
 pub enum Outcome {
     /// Inserted, work not finished (a crash leaves this behind, never nothing).
     Pending,
@@ -34,15 +36,17 @@ impl Outcome {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(export)]
 pub enum Source {
     File,
     Mic,
 }
 
 /// A dictation as stored. Timings are milliseconds; `None` = the stage did not run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
+#[ts(export)]
 pub struct Entry {
     pub id: Option<i64>,
     pub created_at_ms: i64,

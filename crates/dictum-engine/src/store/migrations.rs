@@ -17,6 +17,11 @@ pub const MIGRATION_FILES: &[(&str, &str)] = &[
         "0003_llm.sql",
         include_str!("../../../../migrations/0003_llm.sql"),
     ),
+    // 0004 is taken by live dictation (issue 4) on main.
+    (
+        "0005_history_browse.sql",
+        include_str!("../../../../migrations/0005_history_browse.sql"),
+    ),
 ];
 
 pub fn migrations() -> Migrations<'static> {
