@@ -3,4 +3,4 @@
 /**
  * Position after the last row of a page (newest-first order: created_at_ms, then id).
  */
-export type Cursor = { created_at_ms: bigint, id: bigint, };
+export type Cursor = { created_at_ms: number, id: number, };

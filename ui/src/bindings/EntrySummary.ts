@@ -3,7 +3,7 @@
 /**
  * One row of the list (the detail view loads the full [`Entry`]).
  */
-export type EntrySummary = { id: bigint, created_at_ms: bigint, outcome: string, llm_outcome: string | null, app_class: string | null, 
+export type EntrySummary = { id: number, created_at_ms: number, outcome: string, llm_outcome: string | null, app_class: string | null, 
 /**
  * Final text (what was typed), else the raw text, cut to 200 characters.
  */

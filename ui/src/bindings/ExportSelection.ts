@@ -4,4 +4,4 @@ import type { HistoryFilter } from "./HistoryFilter";
 /**
  * What to export: the listed ids, or (when `ids` is `None`) everything the filter matches.
  */
-export type ExportSelection = { ids?: Array<bigint>, filter: HistoryFilter, };
+export type ExportSelection = { ids?: Array<number>, filter: HistoryFilter, };

@@ -11,11 +11,11 @@ search?: string,
 /**
  * Inclusive lower bound, unix ms.
  */
-from_ms?: bigint, 
+from_ms?: number, 
 /**
  * Exclusive upper bound, unix ms.
  */
-to_ms?: bigint, 
+to_ms?: number, 
 /**
  * Focused window class, exact.
  */

@@ -17,8 +17,10 @@ pub struct HistoryFilter {
     /// Full-text search over raw and final text (words ANDed, last word a prefix).
     pub search: Option<String>,
     /// Inclusive lower bound, unix ms.
+    #[ts(optional, type = "number")]
     pub from_ms: Option<i64>,
     /// Exclusive upper bound, unix ms.
+    #[ts(optional, type = "number")]
     pub to_ms: Option<i64>,
     /// Focused window class, exact.
     pub app_class: Option<String>,
@@ -31,7 +33,9 @@ pub struct HistoryFilter {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[ts(export)]
 pub struct Cursor {
+    #[ts(type = "number")]
     pub created_at_ms: i64,
+    #[ts(type = "number")]
     pub id: i64,
 }
 
@@ -50,7 +54,9 @@ pub struct PageRequest {
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[ts(export)]
 pub struct EntrySummary {
+    #[ts(type = "number")]
     pub id: i64,
+    #[ts(type = "number")]
     pub created_at_ms: i64,
     pub outcome: String,
     pub llm_outcome: Option<String>,
@@ -93,6 +99,7 @@ impl ExportFormat {
 #[serde(default)]
 #[ts(export, optional_fields)]
 pub struct ExportSelection {
+    #[ts(optional, type = "Array<number>")]
     pub ids: Option<Vec<i64>>,
     pub filter: HistoryFilter,
 }
@@ -111,7 +118,9 @@ pub enum Bucketing {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[ts(export)]
 pub struct StatsRequest {
+    #[ts(type = "number | null")]
     pub from_ms: Option<i64>,
+    #[ts(type = "number | null")]
     pub to_ms: Option<i64>,
     pub bucketing: Bucketing,
 }
@@ -127,7 +136,9 @@ pub struct Pct {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, TS)]
 #[ts(export)]
 pub struct StatsBucket {
+    #[ts(type = "number")]
     pub start_ms: i64,
+    #[ts(type = "number")]
     pub end_ms: i64,
     pub count: u32,
     /// Capture = recorded audio length (how long the key was held).

@@ -48,7 +48,9 @@ pub enum Source {
 #[derive(Debug, Clone, Serialize, TS)]
 #[ts(export)]
 pub struct Entry {
+    #[ts(type = "number | null")]
     pub id: Option<i64>,
+    #[ts(type = "number")]
     pub created_at_ms: i64,
     pub source: Source,
     pub source_path: Option<String>,
@@ -62,7 +64,9 @@ pub struct Entry {
     pub device: Option<String>,
     pub app_class: Option<String>,
     pub window_title: Option<String>,
+    #[ts(type = "number | null")]
     pub audio_ms: Option<i64>,
+    #[ts(type = "number | null")]
     pub speech_ms: Option<i64>,
     pub audio_path: Option<String>,
     pub decode_ms: Option<f64>,
