@@ -7,6 +7,7 @@
 //! cleanup, guarded) → store (history).
 
 pub mod audio;
+pub mod autostart;
 pub mod config;
 pub mod error;
 pub mod eval;
