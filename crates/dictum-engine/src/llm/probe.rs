@@ -143,8 +143,10 @@ mod tests {
 
     #[test]
     fn models_urls() {
-        let mut c = LlmConfig::default();
-        c.url = "http://h:11434/".into();
+        let mut c = LlmConfig {
+            url: "http://h:11434/".into(),
+            ..Default::default()
+        };
         assert_eq!(models_url(&c), "http://h:11434/api/tags");
         c.backend = BackendKind::Openai;
         c.url = "http://h:8080".into();
