@@ -19,6 +19,7 @@ pub struct Config {
     pub hotkey: HotkeyConfig,
     pub audio: AudioConfig,
     pub inject: InjectConfig,
+    pub models: ModelsConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -148,6 +149,23 @@ pub struct InjectConfig {
     pub terminal_classes: Vec<String>,
 }
 
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(default)]
+#[ts(export)]
+pub struct ModelsConfig {
+    /// Where model downloads come from: an http(s) URL (the public home or a mirror), or a
+    /// local folder (`/path` or `file:///path`) holding the ggml files by name.
+    pub base_url: String,
+}
+
+impl Default for ModelsConfig {
+    fn default() -> Self {
+        ModelsConfig {
+            base_url: crate::models::DEFAULT_BASE_URL.to_string() + "/",
+        }
+    }
+}
+
 impl Default for HotkeyConfig {
     fn default() -> Self {
         HotkeyConfig {
@@ -266,6 +284,12 @@ input_device = ""
 method = "type"
 # Window classes that are terminals: they paste with Ctrl+Shift+V.
 terminal_classes = ["kitty", "Alacritty", "foot", "gnome-terminal-server", "konsole", "xterm", "org.wezfurlong.wezterm"]
+
+[models]
+# Where model downloads come from: the models' public home (default), a mirror, or a local
+# folder ("/path" or "file:///path") holding the ggml-*.bin files. Downloads are checked
+# (SHA-256 where known) before they are used.
+base_url = "https://huggingface.co/ggerganov/whisper.cpp/resolve/main/"
 "#;
 
 /// A loaded config plus what the loader noticed.

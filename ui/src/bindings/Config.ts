@@ -4,7 +4,8 @@ import type { HistoryConfig } from "./HistoryConfig";
 import type { HotkeyConfig } from "./HotkeyConfig";
 import type { InjectConfig } from "./InjectConfig";
 import type { LlmConfig } from "./LlmConfig";
+import type { ModelsConfig } from "./ModelsConfig";
 import type { SttConfig } from "./SttConfig";
 import type { VadConfig } from "./VadConfig";
 
-export type Config = { stt: SttConfig, vad: VadConfig, history: HistoryConfig, llm: LlmConfig, hotkey: HotkeyConfig, audio: AudioConfig, inject: InjectConfig, };
+export type Config = { stt: SttConfig, vad: VadConfig, history: HistoryConfig, llm: LlmConfig, hotkey: HotkeyConfig, audio: AudioConfig, inject: InjectConfig, models: ModelsConfig, };
