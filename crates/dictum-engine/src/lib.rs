@@ -12,6 +12,7 @@ pub mod config;
 pub mod error;
 pub mod eval;
 pub mod gpu;
+pub mod ipc;
 pub mod llm;
 pub mod models;
 pub mod paths;
