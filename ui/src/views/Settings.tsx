@@ -57,7 +57,7 @@ export function Settings() {
       </div>
       {view.warnings.map((w) => <p class="error" key={w}>{w}</p>)}
 
-      <section class="card">
+      <section class="card" data-testid="card-dictation">
         <h2>Dictation</h2>
         <div class="row">
           <label>Hotkey</label>
@@ -90,12 +90,12 @@ export function Settings() {
         </div>
       </section>
 
-      <section class="card">
+      <section class="card" data-testid="card-microphone">
         <h2>Microphone</h2>
         <Microphone device={cfg.audio.input_device} onChange={(input_device) => up('audio', { input_device })} />
       </section>
 
-      <section class="card">
+      <section class="card" data-testid="card-speech">
         <h2>Speech recognition</h2>
         <div class="row">
           <label>Language</label>
@@ -110,7 +110,7 @@ export function Settings() {
         </div>
       </section>
 
-      <section class="card">
+      <section class="card" data-testid="card-models">
         <h2>Models</h2>
         <div class="row">
           <label>Download from</label>
@@ -121,12 +121,12 @@ export function Settings() {
         <Models onDefault={(v) => { setView(v); setCfg({ ...cfg, stt: { ...cfg.stt, model: v.config.stt.model } }); }} />
       </section>
 
-      <section class="card">
+      <section class="card" data-testid="card-llm">
         <h2>LLM cleanup</h2>
         <Llm cfg={cfg} up={up} />
       </section>
 
-      <section class="card">
+      <section class="card" data-testid="card-privacy">
         <h2>Privacy</h2>
         <div class="row">
           <label>Keep audio</label>
@@ -229,7 +229,10 @@ function Models({ onDefault }: { onDefault: (v: ConfigView) => void }) {
   const [showAll, setShowAll] = useState(false);
   const refresh = () => ipc.listModels().then(setModels, () => undefined);
   useEffect(() => {
-    refresh();
+    ipc.listModels().then((list) => {
+      setModels(list);
+      ipc.log(`settings: rendered ${list.length} models, ${list.filter((m) => m.installed).length} installed`).catch(() => undefined);
+    }, () => undefined);
     let stop: (() => void) | undefined;
     events.downloadProgress((p) => setProgress((all) => ({ ...all, [p.file]: p }))).then((u) => (stop = u));
     return () => stop?.();
