@@ -73,7 +73,7 @@ impl DownloadSpec {
     pub fn for_model(name: &str) -> Result<DownloadSpec> {
         let model = catalog::find(name).ok_or_else(|| {
             Error::Download(format!(
-                "unknown model `{name}`; pick one from the catalog (dictum models, or the Models tab)"
+                "unknown model `{name}`; pick one from the catalog (the tray app's Models settings list them all)"
             ))
         })?;
         let (expected_bytes, expected_sha256) = match model.checksum {
