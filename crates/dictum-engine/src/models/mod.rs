@@ -11,7 +11,7 @@ pub const DEFAULT_BASE_URL: &str = "https://huggingface.co/ggerganov/whisper.cpp
 mod catalog;
 pub mod download;
 
-pub use catalog::{catalog, find, CatalogModel, Checksum, CATALOG};
+pub use catalog::{catalog, find, CatalogModel, Checksum, ModelStatus, CATALOG};
 
 /// The file name for a catalog name, or the name itself if it already is a file name.
 pub fn file_name_for(name: &str) -> Option<&'static str> {
