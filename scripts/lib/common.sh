@@ -73,7 +73,11 @@ ensure_ui() {
     local lock="$repo_root/ui/package-lock.json" stamp="$repo_root/ui/node_modules/.dictum-lock"
     if ! cmp -s "$lock" "$stamp"; then
         log "npm ci (ui/)"
-        (cd "$repo_root/ui" && npm ci --no-audit --no-fund --loglevel=error) >&2
+        # Some registry mirrors serve no other-platform optional packages (esbuild/rollup/tauri
+        # binaries for macOS, Windows): the lock then lists fewer than npm ci expects. Fall back
+        # to installing the same locked versions without touching the lock.
+        (cd "$repo_root/ui" && { npm ci --no-audit --no-fund --loglevel=error ||
+            npm install --no-save --no-audit --no-fund --loglevel=error; }) >&2
         cp "$lock" "$stamp"
     fi
     log "building the UI (ui/dist)"
