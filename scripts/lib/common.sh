@@ -76,8 +76,10 @@ ensure_ui() {
         # Some registry mirrors serve no other-platform optional packages (esbuild/rollup/tauri
         # binaries for macOS, Windows): the lock then lists fewer than npm ci expects. Fall back
         # to installing the same locked versions without touching the lock.
-        (cd "$repo_root/ui" && { npm ci --no-audit --no-fund --loglevel=error ||
-            npm install --no-save --no-audit --no-fund --loglevel=error; }) >&2
+        (cd "$repo_root/ui" && { npm ci --no-audit --no-fund --loglevel=error 2>/dev/null || {
+            echo "npm ci: the lock lists fewer platform packages than this registry expects; installing the locked versions with npm install --no-save"
+            npm install --no-save --no-audit --no-fund --loglevel=error
+        }; }) >&2
         cp "$lock" "$stamp"
     fi
     log "building the UI (ui/dist)"

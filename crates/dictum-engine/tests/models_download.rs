@@ -20,6 +20,8 @@ struct Server {
     /// Cut each connection after this many body bytes (u64::MAX = never).
     cut_after: Arc<AtomicU64>,
     honour_range: Arc<AtomicBool>,
+    /// Pause after each 64 KiB of body, in ms (a slow link).
+    chunk_delay_ms: Arc<AtomicU64>,
     /// Range headers seen, in order ("" = none).
     ranges: Arc<std::sync::Mutex<Vec<String>>>,
     requests: Arc<AtomicUsize>,
@@ -35,18 +37,27 @@ async fn serve(dir: PathBuf) -> Server {
     let honour_range = Arc::new(AtomicBool::new(true));
     let ranges = Arc::new(std::sync::Mutex::new(Vec::new()));
     let requests = Arc::new(AtomicUsize::new(0));
-    let (c, h, r, n) = (
+    let chunk_delay_ms = Arc::new(AtomicU64::new(0));
+    let (c, h, r, n, dl) = (
         cut_after.clone(),
         honour_range.clone(),
         ranges.clone(),
         requests.clone(),
+        chunk_delay_ms.clone(),
     );
     tokio::spawn(async move {
         loop {
             let Ok((mut sock, _)) = listener.accept().await else {
                 return;
             };
-            let (dir, c, h, r, n) = (dir.clone(), c.clone(), h.clone(), r.clone(), n.clone());
+            let (dir, c, h, r, n, dl) = (
+                dir.clone(),
+                c.clone(),
+                h.clone(),
+                r.clone(),
+                n.clone(),
+                dl.clone(),
+            );
             tokio::spawn(async move {
                 let mut head = Vec::new();
                 let mut b = [0u8; 1];
@@ -108,6 +119,10 @@ async fn serve(dir: PathBuf) -> Server {
                     if sock.write_all(chunk).await.is_err() {
                         return;
                     }
+                    let pause = dl.load(Ordering::SeqCst);
+                    if pause > 0 {
+                        tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
+                    }
                 }
                 let _ = sock.flush().await;
                 // Dropping the socket here with bytes missing = connection lost mid-body.
@@ -118,6 +133,7 @@ async fn serve(dir: PathBuf) -> Server {
         base: format!("http://{addr}/"),
         cut_after,
         honour_range,
+        chunk_delay_ms,
         ranges,
         requests,
     }
@@ -241,6 +257,8 @@ async fn http_interrupted_then_resumed_with_range() {
 #[tokio::test]
 async fn http_cancel_keeps_the_part_and_a_server_without_range_restarts() {
     let server = serve(models_dir()).await;
+    // A slow link (about 1.3 s for the file), so progress reports come while bytes arrive.
+    server.chunk_delay_ms.store(2, Ordering::SeqCst);
     let dest = tempfile::tempdir().expect("tempdir");
     let cancel = AtomicBool::new(false);
     // Cancel from the progress callback once 5 MB are in.
@@ -265,6 +283,7 @@ async fn http_cancel_keeps_the_part_and_a_server_without_range_restarts() {
 
     // A server that ignores Range answers 200 with the whole file: start over, still correct.
     server.honour_range.store(false, Ordering::SeqCst);
+    server.chunk_delay_ms.store(0, Ordering::SeqCst);
     cancel.store(false, Ordering::SeqCst);
     let (_, mut cb) = collect();
     let out = download_model(&server.base, "tiny.en-q8_0", dest.path(), &cancel, &mut cb)
