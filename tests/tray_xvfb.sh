@@ -71,6 +71,14 @@ bus_env() { tr '\0' '\n' <"/proc/$app_pid/environ" | grep '^DBUS_SESSION_BUS_ADD
 
 wait_for "ui: history: rendered first page of 200 rows" 120
 shot history
+# The tray icon: with no StatusNotifier host on this bare X server, libayatana-appindicator
+# falls back to an XEmbed status icon window of the app's.
+xwininfo -root -tree | grep -q '"tray-icon tray app' || {
+    echo "no tray icon window" >&2
+    xwininfo -root -tree >&2
+    exit 1
+}
+echo "tray icon: present"
 
 # A second launch hands its --show to the running instance (single instance) and exits.
 second() {
