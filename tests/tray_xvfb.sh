@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The real tray app under Xvfb (with a private D-Bus session for the tray and single-instance
 # plugins) on a seeded history database: opens its history, settings and stats windows (the
-# first from the command line, the others through a second launch, which the running instance
+# app starts hidden; each window is asked for by a second launch, which the running instance
 # receives), screenshots each one, and checks the screenshot is not blank and the UI reported
 # the entries it rendered.
 #
@@ -61,7 +61,7 @@ shot() { # NAME: screenshot of the screen, must not be blank
 }
 
 dbus-run-session -- bash -c "
-    \"$bin\" --show history >\"$log\" 2>&1 &
+    \"$bin\" >\"$log\" 2>&1 &
     echo \$! >\"$work/pid\"
     wait
 " &
@@ -69,6 +69,20 @@ for _ in $(seq 50); do [ -s "$work/pid" ] && break; sleep 0.1; done
 app_pid="$(cat "$work/pid")"
 bus_env() { tr '\0' '\n' <"/proc/$app_pid/environ" | grep '^DBUS_SESSION_BUS_ADDRESS='; }
 
+wait_for "dictum-tray: ready" 60
+# It starts hidden in the tray: no window of its own is mapped.
+sleep 2
+if xwininfo -root -tree | grep -q '"Dictum — '; then
+    echo "the app opened a window at start; it should start hidden in the tray" >&2
+    exit 1
+fi
+echo "started hidden: no window"
+
+# A second launch hands its --show to the running instance (single instance) and exits.
+second() {
+    env "$(bus_env)" timeout 30 "$bin" --show "$1" >>"$work/second.log" 2>&1 || true
+}
+second history
 wait_for "ui: history: rendered first page of 200 rows" 120
 shot history
 # The tray icon: with no StatusNotifier host on this bare X server, libayatana-appindicator
@@ -80,10 +94,6 @@ xwininfo -root -tree | grep -q '"tray-icon tray app' || {
 }
 echo "tray icon: present"
 
-# A second launch hands its --show to the running instance (single instance) and exits.
-second() {
-    env "$(bus_env)" timeout 30 "$bin" --show "$1" >>"$work/second.log" 2>&1 || true
-}
 second settings
 wait_for "ui: settings: rendered [0-9]* models" 60
 shot settings
