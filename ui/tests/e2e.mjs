@@ -61,6 +61,18 @@ async function test(name, fn) {
     await context.close();
   }
 }
+/** Retries `fn` (which asserts) until it passes or 5 s have gone: the UI updates asynchronously. */
+async function eventually(fn, ms = 5000) {
+  const end = Date.now() + ms;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (Date.now() > end) throw e;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
 const shot = (page, name) => page.screenshot({ path: path.join(out, `${name}.png`) });
 const mockState = (page) => page.evaluate(() => window.__mock);
 
@@ -83,8 +95,9 @@ await test('settings round-trip', async (page) => {
   await page.getByTestId('keep-audio').check();
   // Hotkey recorder: press Ctrl+Alt+D.
   await page.getByTestId('record-hotkey').click();
+  await page.getByTestId('record-hotkey').filter({ hasText: 'Press the key' }).waitFor();
   await page.keyboard.press('Control+Alt+KeyD');
-  assert.equal(await page.getByTestId('hotkey').textContent(), 'Ctrl+Alt+D');
+  await page.getByTestId('hotkey').filter({ hasText: 'Ctrl+Alt+D' }).waitFor({ timeout: 5000 });
   await page.getByTestId('save').click();
   await page.getByTestId('save-status').filter({ hasText: 'Saved' }).waitFor();
   const saved = (await mockState(page)).saved.at(-1);
@@ -115,7 +128,7 @@ await test('settings round-trip', async (page) => {
   // LLM: list models, test.
   await page.getByTestId('llm-refresh').click();
   await page.getByTestId('llm-model-pick').selectOption('qwen2.5:3b-instruct');
-  assert.equal(await page.getByTestId('llm-model').inputValue(), 'qwen2.5:3b-instruct');
+  await eventually(async () => assert.equal(await page.getByTestId('llm-model').inputValue(), 'qwen2.5:3b-instruct'));
   await page.getByTestId('llm-test').click();
   await page.getByTestId('llm-result').waitFor();
   assert.match(await page.getByTestId('llm-latency').textContent(), /413 ms/);
@@ -163,6 +176,7 @@ await test('model download progress, cancel and resume', async (page) => {
 await test('history search, filter, detail, export, delete', async (page) => {
   await page.goto(`${base}#history`);
   await page.getByTestId('count').filter({ hasText: '12,000 entries' }).waitFor();
+  await page.getByTestId('row').first().waitFor();
   const rendered = await page.getByTestId('row').count();
   assert.ok(rendered > 5 && rendered < 60, `virtualized list rendered ${rendered} rows`);
   // Scroll deep: pages load, the DOM stays small.
@@ -177,34 +191,42 @@ await test('history search, filter, detail, export, delete', async (page) => {
   // Search.
   await page.getByTestId('search').fill('quarterly rep');
   await page.waitForFunction(() => !/^12,000/.test(document.querySelector('[data-testid=count]').textContent));
-  const texts = await page.locator('[data-testid=row] .text').allTextContents();
-  assert.ok(texts.length > 0);
-  for (const t of texts) assert.match(t.toLowerCase(), /quarterly rep/);
+  await eventually(async () => {
+    const texts = await page.locator('[data-testid=row] .text').allTextContents();
+    assert.ok(texts.length > 0);
+    for (const t of texts) assert.match(t.toLowerCase(), /quarterly rep/);
+  });
   const searchCount = Number((await page.getByTestId('count').textContent()).replace(/\D/g, ''));
   assert.ok(searchCount > 100 && searchCount < 3000, `search count ${searchCount}`);
   // App + outcome filters.
   await page.getByTestId('app').selectOption('kitty');
   await page.waitForFunction((n) => Number(document.querySelector('[data-testid=count]').textContent.replace(/\D/g, '')) < n, searchCount);
-  for (const m of await page.locator('[data-testid=row] .meta').allTextContents()) assert.match(m, /kitty/);
+  await eventually(async () => {
+    for (const m of await page.locator('[data-testid=row] .meta').allTextContents()) assert.match(m, /kitty/);
+  });
   await page.getByTestId('search').fill('');
   await page.getByTestId('outcome').selectOption('llm_rejected');
-  await page.waitForTimeout(300);
-  for (const b of await page.locator('[data-testid=row] .badge').allTextContents()) assert.match(b, /LLM rejected/);
+  await eventually(async () => {
+    const badges = await page.locator('[data-testid=row] .badge').allTextContents();
+    assert.ok(badges.length > 0);
+    for (const b of badges) assert.match(b, /LLM rejected/);
+  });
   // Date range: one day.
   await page.getByTestId('outcome').selectOption('');
   await page.getByTestId('app').selectOption('');
   await page.getByTestId('from').fill('2026-11-01');
   await page.getByTestId('to').fill('2026-11-01');
-  await page.waitForTimeout(300);
-  const dayCount = Number((await page.getByTestId('count').textContent()).replace(/\D/g, ''));
-  assert.ok(dayCount > 100 && dayCount < 400, `one day has ${dayCount}`);
-  for (const m of await page.locator('[data-testid=row] .meta').allTextContents()) assert.match(m, /^2026-11-01/);
+  await eventually(async () => {
+    const dayCount = Number((await page.getByTestId('count').textContent()).replace(/\D/g, ''));
+    assert.ok(dayCount > 100 && dayCount < 400, `one day has ${dayCount}`);
+    for (const m of await page.locator('[data-testid=row] .meta').allTextContents()) assert.match(m, /^2026-11-01/);
+  });
   await page.getByTestId('from').fill('');
   await page.getByTestId('to').fill('');
   await page.getByTestId('count').filter({ hasText: '12,000 entries' }).waitFor();
   // Detail: raw vs final, timing bar.
   await page.getByTestId('search').fill('plants');
-  await page.waitForTimeout(300);
+  await eventually(async () => assert.match((await page.locator('[data-testid=row] .text').first().textContent()).toLowerCase(), /plants/));
   await page.getByTestId('row').first().click();
   await page.getByTestId('detail').waitFor();
   assert.match(await page.getByTestId('raw').textContent(), /^um remind me to water the plants/);
@@ -250,14 +272,15 @@ await test('stats rendering', async (page) => {
   assert.equal(await page.locator('.uplot').count(), 3);
   const total = Number((await page.getByTestId('total-count').textContent()).replace(/\D/g, ''));
   assert.ok(total > 5000 && total < 7000, `30 days hold ${total}`);
-  // The canvases have drawn lines (not blank).
-  const inked = await page.locator('.uplot canvas').evaluateAll((cs) => cs.map((c) => {
+  // The canvases have drawn lines (not blank); uPlot may draw a frame later.
+  const ink = () => [...document.querySelectorAll('.uplot canvas')].map((c) => {
     const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
     let n = 0;
     for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++;
     return n;
-  }));
-  for (const n of inked) assert.ok(n > 2000, `plot nearly empty: ${inked}`);
+  });
+  await page.waitForFunction(`(${ink})().length === 3 && (${ink})().every((n) => n > 2000)`, null, { timeout: 5000 })
+    .catch(async () => assert.fail(`plots nearly empty: ${await page.evaluate(`(${ink})()`)}`));
   const legend = await page.getByTestId('plot-stages').locator('.u-legend').textContent();
   for (const s of ['stt p50', 'llm p95', 'inject p50', 'total p95']) assert.ok(legend.includes(s), legend);
   await shot(page, 'stats');

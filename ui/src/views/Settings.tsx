@@ -2,7 +2,7 @@
 // file and the app applies it at once (no restart); the model manager and the autostart switch
 // act immediately.
 
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { Config } from '../bindings/Config';
 import type { ConfigView } from '../bindings/ConfigView';
 import type { DownloadProgress } from '../bindings/DownloadProgress';
@@ -147,7 +147,8 @@ export function Settings() {
 function HotkeyRecorder({ value, onChange }: { value: string; onChange: (v: string) => void }) {
   const [recording, setRecording] = useState(false);
   const lastModifier = useRef<KeyboardEvent | null>(null);
-  useEffect(() => {
+  // Layout effect: listening as soon as the button says "Press the key…".
+  useLayoutEffect(() => {
     if (!recording) return;
     const down = (e: KeyboardEvent) => {
       e.preventDefault();
