@@ -236,8 +236,9 @@ await test('history search, filter, detail, export, delete', async (page) => {
   assert.ok(Math.abs(stages.reduce((a, s) => a + s[1], 0) - 100) < 0.01, JSON.stringify(stages));
   await page.getByTestId('search').fill('');
   await page.getByTestId('count').filter({ hasText: '12,000 entries' }).waitFor();
-  await page.getByTestId('row').nth(2).click();
+  await page.getByTestId('row').filter({ hasText: 'cleaned' }).nth(1).click();
   await page.getByTestId('detail').waitFor();
+  await page.getByTestId('timing-bar').locator('[data-stage=llm]').waitFor();
   await shot(page, 'history');
   // Export the selection (Markdown) and everything (CSV).
   const checks = page.getByTestId('row-check');
