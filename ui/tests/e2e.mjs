@@ -287,8 +287,9 @@ await test('stats rendering', async (page) => {
   await shot(page, 'stats');
   await page.getByTestId('bucketing').selectOption('entries');
   await page.getByTestId('range').selectOption('0');
+  // The new range arrives asynchronously: wait for it, then for its plots.
+  await eventually(async () => assert.equal(Number((await page.getByTestId('total-count').textContent()).replace(/\D/g, '')), 12000));
   await page.waitForFunction(() => document.querySelectorAll('.uplot').length === 3);
-  assert.equal(Number((await page.getByTestId('total-count').textContent()).replace(/\D/g, '')), 12000);
 });
 
 await test('recording indicator', async (page) => {
