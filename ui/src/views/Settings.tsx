@@ -186,7 +186,8 @@ function Autostart({ initial }: { initial: boolean }) {
     <label>
       <input type="checkbox" checked={on} data-testid="autostart" onChange={async (e) => {
         const want = (e.target as HTMLInputElement).checked;
-        try { setOn(await ipc.setAutostart(want)); setErr(null); } catch (x) { setErr(errorText(x)); }
+        setOn(want); // show the click at once; the app's answer (the file's state) follows
+        try { setOn(await ipc.setAutostart(want)); setErr(null); } catch (x) { setOn(!want); setErr(errorText(x)); }
       }} /> Start Dictum in the tray when I log in
       {err && <span class="error"> {err}</span>}
     </label>
