@@ -68,3 +68,37 @@ ensure_model() {
     fi
     mv "$dir/$file.part" "$dir/$file"
 }
+
+# The tray app (src-tauri/, a workspace member: clippy and tests build it): Tauri's system
+# libraries, and Node for the UI (Debian's nodejs/npm are enough; an installed Node is kept).
+ensure_tray_deps() {
+    apt_ensure libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev \
+        libsoup-3.0-dev libjavascriptcoregtk-4.1-dev
+    command -v npm >/dev/null 2>&1 || apt_ensure nodejs npm
+}
+
+# ensure_ui: the UI's npm packages (npm ci, again only when package-lock.json changed) and its
+# build in ui/dist, which the tray app embeds.
+ensure_ui() {
+    ensure_tray_deps
+    local lock="$repo_root/ui/package-lock.json" stamp="$repo_root/ui/node_modules/.dictum-lock"
+    if ! cmp -s "$lock" "$stamp"; then
+        log "npm ci (ui/)"
+        # Some registry mirrors serve no other-platform optional packages (esbuild/rollup/tauri
+        # binaries for macOS, Windows): the lock then lists fewer than npm ci expects. Fall back
+        # to installing the same locked versions without touching the lock.
+        (cd "$repo_root/ui" && { npm ci --no-audit --no-fund --loglevel=error 2>/dev/null || {
+            echo "npm ci: the lock lists fewer platform packages than this registry expects; installing the locked versions with npm install --no-save"
+            npm install --no-save --no-audit --no-fund --loglevel=error
+        }; }) >&2
+        cp "$lock" "$stamp"
+    fi
+    log "building the UI (ui/dist)"
+    (cd "$repo_root/ui" && npm run --silent build) >&2
+}
+
+# What the UI and tray app tests drive: Debian's chromium (Playwright's own browser download
+# is not used), Xvfb + a D-Bus session for the real app, ImageMagick for its screenshots.
+ensure_ui_test_deps() {
+    apt_ensure chromium xvfb xauth imagemagick dbus dbus-daemon x11-utils fonts-dejavu-core
+}

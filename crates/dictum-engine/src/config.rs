@@ -6,9 +6,11 @@
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use ts_rs::TS;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, TS)]
 #[serde(default)]
+#[ts(export)]
 pub struct Config {
     pub stt: SttConfig,
     pub vad: VadConfig,
@@ -16,10 +18,12 @@ pub struct Config {
     pub llm: crate::llm::config::LlmConfig,
     pub dictation: crate::dictation::config::DictationConfig,
     pub inject: crate::inject::InjectConfig,
+    pub models: ModelsConfig,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(default)]
+#[ts(export)]
 pub struct SttConfig {
     /// Catalog name (`tiny.en-q8_0`) or path to a whisper.cpp ggml model file.
     pub model: String,
@@ -39,15 +43,17 @@ pub struct SttConfig {
     pub vocabulary: Vec<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "lowercase")]
+#[ts(export)]
 pub enum AudioCtxMode {
     Auto,
     Full,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(default)]
+#[ts(export)]
 pub struct VadConfig {
     /// Voice probability (0–1) above which a 16 ms frame counts as speech.
     pub threshold: f32,
@@ -57,8 +63,9 @@ pub struct VadConfig {
     pub pad_ms: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, TS)]
 #[serde(default)]
+#[ts(export)]
 pub struct HistoryConfig {
     /// Keep a WAV copy of each utterance next to the history database.
     pub keep_audio: bool,
@@ -87,6 +94,25 @@ impl Default for VadConfig {
             threshold: 0.5,
             min_speech_ms: 200,
             pad_ms: 250,
+        }
+    }
+}
+
+// `[models]`: where the model manager downloads from (tray app, issue 5).
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(default)]
+#[ts(export)]
+pub struct ModelsConfig {
+    /// Where model downloads come from: an http(s) URL (the public home or a mirror), or a
+    /// local folder (`/path` or `file:///path`) holding the ggml files by name.
+    pub base_url: String,
+}
+
+impl Default for ModelsConfig {
+    fn default() -> Self {
+        ModelsConfig {
+            base_url: crate::models::DEFAULT_BASE_URL.to_string() + "/",
         }
     }
 }
@@ -200,7 +226,7 @@ chunk_max_ms = 15000
 queue_max = 8
 # Unload the speech model after this many idle minutes (0 = never); it reloads on the
 # next key press while the pre-roll keeps your first words.
-idle_unload_min = 0
+idle_unload_min = 0.0
 
 [inject]
 # How the text reaches the focused window: "type" (simulated key presses; leaves the
@@ -221,6 +247,12 @@ trailing_space = true
 modifier_release_timeout_ms = 300
 # Desktop notification when the text could not be typed (it is then on the clipboard).
 notify_on_failure = true
+
+[models]
+# Where model downloads come from: the models' public home (default), a mirror, or a local
+# folder ("/path" or "file:///path") holding the ggml-*.bin files. Downloads are checked
+# (SHA-256 where known) before they are used.
+base_url = "https://huggingface.co/ggerganov/whisper.cpp/resolve/main/"
 "#;
 
 /// A loaded config plus what the loader noticed.
@@ -289,13 +321,13 @@ impl Config {
         if self.stt.model.trim().is_empty() {
             return bad("stt.model", "must name a model or a file");
         }
-        if let Err((key, reason)) = self.llm.validate() {
-            return bad(key, &reason);
-        }
         if let Err((key, reason)) = self.dictation.validate() {
             return bad(key, &reason);
         }
         if let Err((key, reason)) = self.inject.validate() {
+            return bad(key, &reason);
+        }
+        if let Err((key, reason)) = self.llm.validate() {
             return bad(key, &reason);
         }
         let lang = self.stt.language.as_str();
@@ -316,6 +348,92 @@ impl Config {
             .map(|n| n.get() as u32)
             .unwrap_or(2)
             .min(8)
+    }
+}
+
+impl Config {
+    /// Checks the values (what `parse` checks after reading a file).
+    pub fn check(&self) -> Result<()> {
+        self.validate()
+    }
+
+    /// Writes the whole config to `path` atomically (temp file + rename), documented like
+    /// `DEFAULT_TOML` with the current values. An existing file that does not parse is left
+    /// alone (error), as everywhere else; comments of your own in the file are not kept.
+    pub fn save_to(&self, path: &Path) -> Result<()> {
+        self.validate()?;
+        let io = |e: std::io::Error| Error::ConfigIo {
+            path: path.to_path_buf(),
+            reason: format!("{e}; check the folder is writable"),
+        };
+        if let Ok(existing) = std::fs::read_to_string(path) {
+            Config::parse(&existing, path)?;
+        }
+        let text = render_documented(self)?;
+        if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
+        let tmp = path.with_extension("toml.tmp");
+        {
+            use std::io::Write;
+            let mut f = std::fs::File::create(&tmp).map_err(io)?;
+            f.write_all(text.as_bytes()).map_err(io)?;
+            f.sync_all().map_err(io)?;
+        }
+        std::fs::rename(&tmp, path).map_err(io)
+    }
+}
+
+/// `DEFAULT_TOML` with every value replaced by `config`'s: the same documentation, the current
+/// settings. Falls back to plain TOML if a key is ever missing from the documented text.
+pub fn render_documented(config: &Config) -> Result<String> {
+    let value = toml::Value::try_from(config).map_err(|e| Error::ConfigValue {
+        key: "(all)".into(),
+        reason: e.to_string(),
+    })?;
+    let mut out = String::with_capacity(DEFAULT_TOML.len() + 256);
+    let mut section: Option<&toml::Value> = None;
+    for line in DEFAULT_TOML.lines() {
+        let trimmed = line.trim();
+        if let Some(name) = trimmed.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+            section = value.get(name);
+        } else if !trimmed.starts_with('#') {
+            if let Some((key, _)) = trimmed.split_once(" = ") {
+                if let Some(v) = section.and_then(|t| t.get(key)) {
+                    out.push_str(&format!("{key} = {}\n", inline_value(v)));
+                    continue;
+                }
+            }
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    match Config::parse(&out, Path::new("(rendered)")) {
+        Ok((back, warnings)) if back == *config && warnings.is_empty() => Ok(out),
+        _ => to_toml(config),
+    }
+}
+
+/// A TOML value on one line; floats in their shortest f32 form (0.9, not 0.8999999761581421).
+fn inline_value(v: &toml::Value) -> String {
+    match v {
+        toml::Value::Float(f) => {
+            let short = *f as f32;
+            if f64::from(short) == *f {
+                format!("{short:?}")
+            } else {
+                format!("{f:?}")
+            }
+        }
+        toml::Value::Array(items) => format!(
+            "[{}]",
+            items
+                .iter()
+                .map(inline_value)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        other => other.to_string(),
     }
 }
 
@@ -426,6 +544,47 @@ mod tests {
         std::fs::write(&path, text).expect("write");
         assert!(Config::load_from(&path).is_err());
         assert_eq!(std::fs::read_to_string(&path).expect("read"), text);
+    }
+
+    #[test]
+    fn save_keeps_the_documentation_and_round_trips() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("sub/config.toml");
+        let mut c = Config::default();
+        assert_eq!(render_documented(&c).expect("render"), DEFAULT_TOML);
+        c.stt.model = "base-q8_0".into();
+        c.stt.vocabulary = vec!["Dictum".into(), "say \"hi\"".into()];
+        c.llm.enabled = true;
+        c.llm.top_p = 0.8;
+        c.llm.system_prompt = "Fix punctuation.\nKeep words.".into();
+        c.dictation.mode = crate::dictation::config::Mode::Toggle;
+        c.inject.method = crate::inject::InjectMethod::Paste;
+        c.history.retention_days = 30;
+        c.save_to(&path).expect("save");
+        let text = std::fs::read_to_string(&path).expect("read");
+        assert!(
+            text.contains("# Spoken language as a two-letter code"),
+            "{text}"
+        );
+        assert!(text.contains("top_p = 0.8\n"), "{text}");
+        assert!(text.contains("mode = \"toggle\""), "{text}");
+        let loaded = Config::load_from(&path).expect("load");
+        assert_eq!(loaded.config, c);
+        assert!(loaded.warnings.is_empty());
+        assert!(!dir.path().join("sub/config.toml.tmp").exists());
+    }
+
+    #[test]
+    fn save_refuses_invalid_values_and_never_overwrites_a_broken_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        let mut c = Config::default();
+        c.vad.threshold = 2.0;
+        assert!(c.save_to(&path).is_err());
+        assert!(!path.exists());
+        std::fs::write(&path, "[stt\n").expect("write");
+        assert!(Config::default().save_to(&path).is_err());
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), "[stt\n");
     }
 
     #[test]

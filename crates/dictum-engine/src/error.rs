@@ -51,6 +51,9 @@ pub enum Error {
     #[error("LLM cleanup: {0}")]
     Llm(String),
 
+    #[error("model download: {0}")]
+    Download(String),
+
     #[error("cannot find a data directory; set DICTUM_DATA_DIR to a writable folder")]
     NoDataDir,
 }
@@ -72,6 +75,7 @@ impl Error {
             }
             Error::Store { .. } => "store",
             Error::Llm(_) => "llm",
+            Error::Download(_) => "download",
             Error::NoDataDir => "no_data_dir",
         }
     }

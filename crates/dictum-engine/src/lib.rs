@@ -7,6 +7,7 @@
 //! cleanup, guarded) → store (history) → inject (type/paste into the focused window).
 
 pub mod audio;
+pub mod autostart;
 pub mod config;
 pub mod dictation;
 pub mod error;
@@ -14,6 +15,7 @@ pub mod eval;
 pub mod gpu;
 pub mod hotkey;
 pub mod inject;
+pub mod ipc;
 pub mod llm;
 pub mod models;
 pub mod paths;

@@ -2,9 +2,11 @@
 //! streamed. Documented with its defaults in `config::DEFAULT_TOML`.
 
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(export)]
 pub enum Mode {
     /// Hold the hotkey while speaking; releasing it ends the utterance.
     PushToTalk,
@@ -12,8 +14,9 @@ pub enum Mode {
     Toggle,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(default)]
+#[ts(export)]
 pub struct DictationConfig {
     /// The dictation hotkey, e.g. "ctrl+alt+space", "super+shift+d", "f9".
     pub hotkey: String,

@@ -3,8 +3,9 @@
 use serde::{Deserialize, Serialize};
 
 /// How text is put into the focused window.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
+#[ts(export)]
 pub enum InjectMethod {
     /// Simulated key presses (enigo over XTest; `wtype`/`ydotool` on Wayland). Works in every
     /// window, leaves the clipboard alone; about 1–2 ms per character.
@@ -23,8 +24,9 @@ impl InjectMethod {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(default)]
+#[ts(export)]
 pub struct InjectConfig {
     /// "type" (simulated key presses) or "paste" (clipboard + Ctrl+V).
     pub method: InjectMethod,
@@ -32,11 +34,13 @@ pub struct InjectConfig {
     pub terminal_classes: Vec<String>,
     /// Paste mode: wait this long after Ctrl+V before restoring the previous clipboard (the
     /// target fetches the text asynchronously; restoring at once pastes the OLD text).
+    #[ts(type = "number")]
     pub paste_restore_delay_ms: u64,
     /// Append a space so consecutive dictations do not run together.
     pub trailing_space: bool,
     /// Wait up to this long for the hotkey's modifiers (Ctrl/Alt/Shift/Super) to be released
     /// before typing; keys still held after it are released by Dictum.
+    #[ts(type = "number")]
     pub modifier_release_timeout_ms: u64,
     /// Desktop notification when the text could not be injected (it is on the clipboard).
     pub notify_on_failure: bool,

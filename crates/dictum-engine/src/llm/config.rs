@@ -4,9 +4,11 @@
 //! whole model when `num_ctx` differs from the loaded one).
 
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "lowercase")]
+#[ts(export)]
 pub enum BackendKind {
     /// Ollama's native API (`/api/chat` or `/api/generate`, `/api/ps`).
     Ollama,
@@ -32,15 +34,17 @@ impl BackendKind {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "lowercase")]
+#[ts(export)]
 pub enum OllamaEndpoint {
     Chat,
     Generate,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(default)]
+#[ts(export)]
 pub struct LlmConfig {
     /// Run the cleanup stage after speech recognition.
     pub enabled: bool,
@@ -53,6 +57,7 @@ pub struct LlmConfig {
     /// Ollama only: "chat" (`/api/chat`) or "generate" (`/api/generate`).
     pub ollama_endpoint: OllamaEndpoint,
     /// Whole-request timeout; on expiry the raw transcript is typed.
+    #[ts(type = "number")]
     pub timeout_ms: u64,
     /// Context window the model is loaded with (Ollama `options.num_ctx`).
     pub num_ctx: u32,
@@ -61,10 +66,12 @@ pub struct LlmConfig {
     pub temperature: f32,
     pub top_p: f32,
     /// Sampling seed; -1 = server's choice.
+    #[ts(type = "number")]
     pub seed: i64,
     /// Most tokens to generate; 0 = automatic (2 × the input's estimated tokens + 16).
     pub num_predict: u32,
     /// A request (after warm-up) whose model load time exceeds this is flagged `llm_reloaded`.
+    #[ts(type = "number")]
     pub reload_threshold_ms: u64,
     /// System prompt; empty = the built-in cleanup prompt. `{vocabulary}` is replaced by the
     /// vocabulary line (from `stt.vocabulary`), `{text}` by the transcript.

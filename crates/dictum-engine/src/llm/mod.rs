@@ -9,6 +9,7 @@ pub mod config;
 pub mod guard;
 pub mod ollama;
 pub mod openai;
+pub mod probe;
 pub mod prompt;
 
 use crate::store::Entry;

@@ -3,9 +3,11 @@
 use rusqlite::types::Value;
 use rusqlite::Row;
 use serde::Serialize;
+use ts_rs::TS;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(export)]
 pub enum Outcome {
     /// Inserted, work not finished (a crash leaves this behind, never nothing).
     Pending,
@@ -34,17 +36,21 @@ impl Outcome {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(export)]
 pub enum Source {
     File,
     Mic,
 }
 
 /// A dictation as stored. Timings are milliseconds; `None` = the stage did not run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
+#[ts(export)]
 pub struct Entry {
+    #[ts(type = "number | null")]
     pub id: Option<i64>,
+    #[ts(type = "number")]
     pub created_at_ms: i64,
     pub source: Source,
     pub source_path: Option<String>,
@@ -58,7 +64,9 @@ pub struct Entry {
     pub device: Option<String>,
     pub app_class: Option<String>,
     pub window_title: Option<String>,
+    #[ts(type = "number | null")]
     pub audio_ms: Option<i64>,
+    #[ts(type = "number | null")]
     pub speech_ms: Option<i64>,
     pub audio_path: Option<String>,
     pub decode_ms: Option<f64>,
@@ -81,11 +89,14 @@ pub struct Entry {
     pub llm_prompt_eval_ms: Option<f64>,
     pub llm_eval_ms: Option<f64>,
     pub press_to_capture_ms: Option<f64>,
+    #[ts(type = "number | null")]
     pub preroll_ms: Option<i64>,
+    #[ts(type = "number | null")]
     pub post_roll_ms: Option<i64>,
     pub release_to_text_ms: Option<f64>,
     pub release_to_typed_ms: Option<f64>,
     pub tail_stt_ms: Option<f64>,
+    #[ts(type = "number | null")]
     pub chunks: Option<i64>,
     pub inject_method: Option<String>,
     pub inject_error: Option<String>,

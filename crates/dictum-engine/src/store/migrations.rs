@@ -21,6 +21,10 @@ pub const MIGRATION_FILES: &[(&str, &str)] = &[
         "0004_live.sql",
         include_str!("../../../../migrations/0004_live.sql"),
     ),
+    (
+        "0005_history_browse.sql",
+        include_str!("../../../../migrations/0005_history_browse.sql"),
+    ),
 ];
 
 pub fn migrations() -> Migrations<'static> {

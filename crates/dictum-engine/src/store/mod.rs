@@ -2,9 +2,15 @@
 //! order at open. Every utterance is inserted as `pending` before the work that can fail, and
 //! completed afterwards, so nothing captured is ever lost without a trace.
 
+mod browse;
+pub mod demo;
 mod entry;
 mod migrations;
 
+pub use browse::{
+    render_export, Bucketing, Cursor, EntrySummary, ExportFormat, ExportSelection, HistoryFilter,
+    Page, PageRequest, Pct, Stats, StatsBucket, StatsRequest,
+};
 pub use entry::{Entry, Outcome, Source};
 pub use migrations::{migrations, MIGRATION_FILES};
 
@@ -79,11 +85,21 @@ impl History {
                 .join(", ")
         );
         self.conn
-            .execute(&sql, rusqlite::params_from_iter(entry.values()))
+            .prepare_cached(&sql)
+            .and_then(|mut stmt| stmt.execute(rusqlite::params_from_iter(entry.values())))
             .map_err(|e| self.err(e))?;
         let id = self.conn.last_insert_rowid();
         entry.id = Some(id);
         Ok(id)
+    }
+
+    /// Inserts many entries in one transaction (seeding, imports); sets their ids.
+    pub fn insert_batch(&self, entries: &mut [Entry]) -> Result<()> {
+        let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
+        for entry in entries.iter_mut() {
+            self.insert(entry)?;
+        }
+        tx.commit().map_err(|e| self.err(e))
     }
 
     /// Writes every field of an inserted entry.

@@ -1,5 +1,6 @@
 //! Finding model files: a catalog name (`tiny.en-q8_0`) or a path. The catalog names the
-//! public whisper.cpp ggml files; a missing model gets an error that says how to get it.
+//! public whisper.cpp ggml files (`catalog.rs`: sizes, checksums); `download.rs` fetches them;
+//! a missing model gets an error that says how to get it.
 
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
@@ -7,32 +8,14 @@ use std::path::{Path, PathBuf};
 /// Where the public ggml whisper models live (a mirror or local folder can replace it).
 pub const DEFAULT_BASE_URL: &str = "https://huggingface.co/ggerganov/whisper.cpp/resolve/main";
 
-/// Whisper models Dictum knows by name. File names follow whisper.cpp's model repository.
-pub const CATALOG: &[(&str, &str)] = &[
-    ("tiny.en", "ggml-tiny.en.bin"),
-    ("tiny.en-q8_0", "ggml-tiny.en-q8_0.bin"),
-    ("tiny", "ggml-tiny.bin"),
-    ("tiny-q8_0", "ggml-tiny-q8_0.bin"),
-    ("base.en", "ggml-base.en.bin"),
-    ("base.en-q8_0", "ggml-base.en-q8_0.bin"),
-    ("base", "ggml-base.bin"),
-    ("base-q8_0", "ggml-base-q8_0.bin"),
-    ("small.en", "ggml-small.en.bin"),
-    ("small.en-q8_0", "ggml-small.en-q8_0.bin"),
-    ("small", "ggml-small.bin"),
-    ("small-q8_0", "ggml-small-q8_0.bin"),
-    ("medium.en-q8_0", "ggml-medium.en-q8_0.bin"),
-    ("medium-q8_0", "ggml-medium-q8_0.bin"),
-    ("large-v3-turbo", "ggml-large-v3-turbo.bin"),
-    ("large-v3-turbo-q8_0", "ggml-large-v3-turbo-q8_0.bin"),
-];
+mod catalog;
+pub mod download;
+
+pub use catalog::{catalog, find, CatalogModel, Checksum, ModelStatus, CATALOG};
 
 /// The file name for a catalog name, or the name itself if it already is a file name.
 pub fn file_name_for(name: &str) -> Option<&'static str> {
-    CATALOG
-        .iter()
-        .find(|(n, f)| *n == name || *f == name)
-        .map(|(_, f)| *f)
+    find(name).map(|m| m.file)
 }
 
 /// Resolves `model` (a path, a file name, or a catalog name) to an existing file, looking in
@@ -53,7 +36,7 @@ pub fn resolve(model: &str, dirs: &[PathBuf]) -> Result<PathBuf> {
         .map(str::to_string)
         .or_else(|| model.ends_with(".bin").then(|| model.to_string()));
     let Some(file) = file else {
-        let names: Vec<&str> = CATALOG.iter().map(|(n, _)| *n).collect();
+        let names: Vec<&str> = CATALOG.iter().map(|m| m.name).collect();
         return Err(Error::ModelNotFound(format!(
             "unknown model name `{model}`; use one of {} or a path to a ggml .bin file",
             names.join(", ")

@@ -1,0 +1,159 @@
+//! What the settings panel asks of an LLM server: which models it has (`/api/tags` for
+//! Ollama, `/v1/models` for OpenAI-compatible servers) and a test cleanup with the settings as
+//! they are in the form (latency, tokens/s, whether the model had to be loaded).
+
+use super::config::{BackendKind, LlmConfig};
+use super::{Cleaner, LlmError, LlmOutcome};
+use serde::Serialize;
+use serde_json::Value;
+use std::time::Duration;
+use ts_rs::TS;
+
+/// The text the Test button cleans when the user gives none.
+pub const SAMPLE_TEXT: &str = "um so i think we should uh send the report to maria by friday";
+
+/// The models URL for a configured server URL.
+pub fn models_url(config: &LlmConfig) -> String {
+    let base = config.url.trim_end_matches('/');
+    match config.backend {
+        BackendKind::Ollama => format!("{base}/api/tags"),
+        BackendKind::Openai => {
+            let base = base.trim_end_matches("/chat/completions");
+            if base.ends_with("/v1") {
+                format!("{base}/models")
+            } else {
+                format!("{base}/v1/models")
+            }
+        }
+    }
+}
+
+/// Model names the server offers, sorted.
+pub async fn list_models(config: &LlmConfig) -> Result<Vec<String>, LlmError> {
+    let url = models_url(config);
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_millis(config.timeout_ms.clamp(1, 10_000)))
+        .build()
+        .map_err(|e| LlmError::Other(format!("cannot build the HTTP client: {e}")))?;
+    let resp = client
+        .get(&url)
+        .send()
+        .await
+        .map_err(|e| LlmError::from_reqwest(&url, e))?;
+    let status = resp.status();
+    let body = resp
+        .text()
+        .await
+        .map_err(|e| LlmError::from_reqwest(&url, e))?;
+    if !status.is_success() {
+        return Err(super::http_error(&url, status, &body));
+    }
+    let v: Value = serde_json::from_str(&body)
+        .map_err(|e| LlmError::Malformed(format!("{url} should send: JSON ({e})")))?;
+    let list = match config.backend {
+        BackendKind::Ollama => v["models"].as_array(),
+        BackendKind::Openai => v["data"].as_array(),
+    }
+    .ok_or_else(|| {
+        LlmError::Malformed(format!(
+            "{url} should send: a model list (is llm.backend right for this server?)"
+        ))
+    })?;
+    let key = match config.backend {
+        BackendKind::Ollama => "name",
+        BackendKind::Openai => "id",
+    };
+    let mut names: Vec<String> = list
+        .iter()
+        .filter_map(|m| m[key].as_str().map(str::to_string))
+        .collect();
+    names.sort();
+    names.dedup();
+    Ok(names)
+}
+
+/// The result of the settings panel's Test button.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[ts(export)]
+pub struct LlmTestResult {
+    /// "cleaned", "rejected" (the guard kept the raw text) or "failed".
+    pub outcome: String,
+    pub input: String,
+    /// What the model answered.
+    pub output: Option<String>,
+    /// What would be typed.
+    pub text: String,
+    pub reject_reason: Option<String>,
+    pub error: Option<String>,
+    /// Wall time of the request, ms.
+    pub latency_ms: f64,
+    pub tokens_per_sec: Option<f64>,
+    pub load_ms: Option<f64>,
+    /// The server had to load the model for this request (load time above
+    /// `llm.reload_threshold_ms`): with the same num_ctx/keep_alive, dictations will not pay it.
+    pub model_loaded: bool,
+}
+
+/// Runs one cleanup of `text` (or [`SAMPLE_TEXT`]) with `config`, enabled or not.
+pub async fn test_cleanup(config: &LlmConfig, vocabulary: &[String], text: &str) -> LlmTestResult {
+    let input = if text.trim().is_empty() {
+        SAMPLE_TEXT
+    } else {
+        text
+    };
+    let failed = |e: String| LlmTestResult {
+        outcome: LlmOutcome::Failed.as_str().into(),
+        input: input.into(),
+        output: None,
+        text: input.into(),
+        reject_reason: None,
+        error: Some(e),
+        latency_ms: 0.0,
+        tokens_per_sec: None,
+        load_ms: None,
+        model_loaded: false,
+    };
+    if let Err((key, reason)) = config.validate() {
+        return failed(format!("invalid setting {key}: {reason}"));
+    }
+    let cleaner = match Cleaner::new(config, vocabulary) {
+        Ok(c) => c,
+        Err(e) => return failed(e.to_string()),
+    };
+    let r = cleaner.clean(input).await;
+    LlmTestResult {
+        outcome: r.outcome.as_str().into(),
+        input: input.into(),
+        output: r.output,
+        text: r.text,
+        reject_reason: r.reject_reason,
+        error: r.error,
+        latency_ms: r.total_ms,
+        tokens_per_sec: r.tokens_per_sec,
+        load_ms: r.load_ms,
+        model_loaded: r
+            .load_ms
+            .is_some_and(|ms| ms > config.reload_threshold_ms as f64),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn models_urls() {
+        let mut c = LlmConfig {
+            url: "http://h:11434/".into(),
+            ..Default::default()
+        };
+        assert_eq!(models_url(&c), "http://h:11434/api/tags");
+        c.backend = BackendKind::Openai;
+        c.url = "http://h:8080".into();
+        assert_eq!(models_url(&c), "http://h:8080/v1/models");
+        c.url = "http://h:8080/v1".into();
+        assert_eq!(models_url(&c), "http://h:8080/v1/models");
+        c.url = "http://h:8080/v1/chat/completions".into();
+        assert_eq!(models_url(&c), "http://h:8080/v1/models");
+    }
+}

@@ -1,0 +1,581 @@
+//! Model downloads: from an `http(s)://` base URL (the models' public home, or a mirror) or a
+//! local folder (`/path` or `file:///path`). The bytes go to `FILE.part` in the models folder;
+//! an interrupted or cancelled download resumes from there (HTTP `Range`, or a seek in the
+//! local file). When the last byte is in, the file is verified — SHA-256 and exact length where
+//! the catalog records them, else the server's length and the ggml structure check — and only
+//! then renamed into place, atomically. A file that fails verification is deleted, never kept.
+
+use super::catalog::{self, Checksum};
+use crate::{Error, Result};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
+use ts_rs::TS;
+
+/// Where model files come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelSource {
+    /// Base URL ending in `/`; the file name is appended.
+    Http(String),
+    /// A folder holding the model files.
+    Dir(PathBuf),
+}
+
+impl ModelSource {
+    /// `http://…` / `https://…` → HTTP; `file:///dir` or a path → local folder.
+    pub fn parse(base: &str) -> Result<ModelSource> {
+        let base = base.trim();
+        if base.is_empty() {
+            return Err(Error::Download(
+                "the model base URL is empty; use https://huggingface.co/ggerganov/whisper.cpp/resolve/main/, a mirror, or a local folder".into(),
+            ));
+        }
+        let lower = base.to_ascii_lowercase();
+        if lower.starts_with("http://") || lower.starts_with("https://") {
+            let mut url = base.to_string();
+            if !url.ends_with('/') {
+                url.push('/');
+            }
+            return Ok(ModelSource::Http(url));
+        }
+        let path = match base.strip_prefix("file://") {
+            Some(rest) => PathBuf::from(rest),
+            None if lower.contains("://") => {
+                return Err(Error::Download(format!(
+                    "unsupported model base URL {base}: use http://, https://, file:// or a folder path"
+                )))
+            }
+            None => PathBuf::from(base),
+        };
+        if !path.is_dir() {
+            return Err(Error::Download(format!(
+                "model folder {} does not exist; point the base URL at a folder holding the ggml files, or at an http(s) mirror",
+                path.display()
+            )));
+        }
+        Ok(ModelSource::Dir(path))
+    }
+}
+
+/// What to fetch and how to check it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DownloadSpec {
+    pub file: String,
+    pub expected_sha256: Option<String>,
+    pub expected_bytes: Option<u64>,
+}
+
+impl DownloadSpec {
+    /// The spec for a catalog model (name or file name).
+    pub fn for_model(name: &str) -> Result<DownloadSpec> {
+        let model = catalog::find(name).ok_or_else(|| {
+            Error::Download(format!(
+                "unknown model `{name}`; pick one from the catalog (the tray app's Models settings list them all)"
+            ))
+        })?;
+        let (expected_bytes, expected_sha256) = match model.checksum {
+            Checksum::Sha256 { bytes, sha256 } => (Some(bytes), Some(sha256.to_string())),
+            Checksum::Unknown => (None, None),
+        };
+        Ok(DownloadSpec {
+            file: model.file.to_string(),
+            expected_sha256,
+            expected_bytes,
+        })
+    }
+}
+
+/// Reported while bytes arrive (at most every 100 ms, plus the first and the last).
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[ts(export)]
+pub struct DownloadProgress {
+    pub file: String,
+    /// Bytes in `FILE.part` so far (resumed bytes included).
+    #[ts(type = "number")]
+    pub downloaded: u64,
+    /// Full length when known.
+    #[ts(type = "number | null")]
+    pub total: Option<u64>,
+    /// Bytes that were already there when this download started.
+    #[ts(type = "number")]
+    pub resumed_from: u64,
+    /// "downloading", "verifying", "done", "cancelled", "failed".
+    pub phase: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(tag = "status", rename_all = "snake_case")]
+#[ts(export)]
+pub enum DownloadOutcome {
+    Completed {
+        path: String,
+        #[ts(type = "number")]
+        bytes: u64,
+        sha256: String,
+        /// "sha256" (matched the catalog) or "size+structure" (no recorded checksum).
+        verified_by: String,
+    },
+    /// Stopped by the cancel flag; the `.part` file stays for a later resume.
+    Cancelled {
+        #[ts(type = "number")]
+        partial_bytes: u64,
+    },
+}
+
+/// Downloads catalog model `name` from `base` into `dest_dir`.
+pub async fn download_model(
+    base: &str,
+    name: &str,
+    dest_dir: &Path,
+    cancel: &AtomicBool,
+    progress: &mut (dyn FnMut(&DownloadProgress) + Send),
+) -> Result<DownloadOutcome> {
+    let source = ModelSource::parse(base)?;
+    let spec = DownloadSpec::for_model(name)?;
+    download(&source, &spec, dest_dir, cancel, progress).await
+}
+
+struct Reporter<'a> {
+    progress: &'a mut (dyn FnMut(&DownloadProgress) + Send),
+    state: DownloadProgress,
+    last: Option<Instant>,
+}
+
+impl Reporter<'_> {
+    fn report(&mut self, downloaded: u64, force: bool) {
+        self.state.downloaded = downloaded;
+        let due = self
+            .last
+            .is_none_or(|t| t.elapsed() >= Duration::from_millis(100));
+        if force || due {
+            self.last = Some(Instant::now());
+            (self.progress)(&self.state);
+        }
+    }
+
+    fn phase(&mut self, phase: &str) {
+        self.state.phase = phase.to_string();
+        let d = self.state.downloaded;
+        self.report(d, true);
+    }
+}
+
+/// Downloads `spec.file` from `source` into `dest_dir` (see the module doc).
+pub async fn download(
+    source: &ModelSource,
+    spec: &DownloadSpec,
+    dest_dir: &Path,
+    cancel: &AtomicBool,
+    progress: &mut (dyn FnMut(&DownloadProgress) + Send),
+) -> Result<DownloadOutcome> {
+    if spec.file.contains('/') || spec.file.contains('\\') || spec.file.starts_with('.') {
+        return Err(Error::Download(format!(
+            "invalid model file name {}",
+            spec.file
+        )));
+    }
+    let io = |what: &str, p: &Path, e: std::io::Error| {
+        Error::Download(format!(
+            "cannot {what} {}: {e}; check the models folder is writable and has free space",
+            p.display()
+        ))
+    };
+    tokio::fs::create_dir_all(dest_dir)
+        .await
+        .map_err(|e| io("create", dest_dir, e))?;
+    let final_path = dest_dir.join(&spec.file);
+    let part_path = dest_dir.join(format!("{}.part", spec.file));
+    let mut start = tokio::fs::metadata(&part_path)
+        .await
+        .map(|m| m.len())
+        .unwrap_or(0);
+    if let Some(expected) = spec.expected_bytes {
+        if start > expected {
+            // Longer than the real file: not a prefix of it; start over.
+            start = 0;
+        }
+    }
+    let mut reporter = Reporter {
+        progress,
+        state: DownloadProgress {
+            file: spec.file.clone(),
+            downloaded: start,
+            total: spec.expected_bytes,
+            resumed_from: start,
+            phase: "downloading".into(),
+        },
+        last: None,
+    };
+
+    // Hash what is already there, then append.
+    let mut hasher = Sha256::new();
+    let mut part = tokio::fs::OpenOptions::new()
+        .create(true)
+        .read(true)
+        .write(true)
+        .truncate(false)
+        .open(&part_path)
+        .await
+        .map_err(|e| io("open", &part_path, e))?;
+    if start > 0 {
+        hash_prefix(&mut part, start, &mut hasher)
+            .await
+            .map_err(|e| io("read", &part_path, e))?;
+    } else {
+        part.set_len(0)
+            .await
+            .map_err(|e| io("truncate", &part_path, e))?;
+    }
+    reporter.report(start, true);
+
+    let fetched = match source {
+        ModelSource::Http(base) => {
+            fetch_http(
+                base,
+                spec,
+                start,
+                &mut part,
+                &mut hasher,
+                cancel,
+                &mut reporter,
+            )
+            .await?
+        }
+        ModelSource::Dir(dir) => {
+            fetch_dir(
+                dir,
+                spec,
+                start,
+                &mut part,
+                &mut hasher,
+                cancel,
+                &mut reporter,
+            )
+            .await?
+        }
+    };
+    part.flush().await.map_err(|e| io("write", &part_path, e))?;
+    part.sync_all()
+        .await
+        .map_err(|e| io("sync", &part_path, e))?;
+    drop(part);
+    let (written, total) = match fetched {
+        Fetched::Cancelled(n) => {
+            reporter.state.downloaded = n;
+            reporter.phase("cancelled");
+            return Ok(DownloadOutcome::Cancelled { partial_bytes: n });
+        }
+        Fetched::Done { written, total } => (written, total),
+    };
+
+    reporter.phase("verifying");
+    let fail = |reporter: &mut Reporter<'_>, msg: String| {
+        let _ = std::fs::remove_file(&part_path);
+        reporter.phase("failed");
+        Err(Error::Download(msg))
+    };
+    let sha = hex::encode(hasher.finalize());
+    let want_len = spec.expected_bytes.or(total);
+    if let Some(want) = want_len {
+        if written != want {
+            return fail(
+                &mut reporter,
+                format!(
+                    "{} is {written} bytes, expected {want}; the partial file was deleted, download it again (or check the mirror has the complete file)",
+                    spec.file
+                ),
+            );
+        }
+    }
+    let verified_by = match &spec.expected_sha256 {
+        Some(want) if !want.eq_ignore_ascii_case(&sha) => {
+            return fail(
+                &mut reporter,
+                format!(
+                    "{} failed its SHA-256 check (expected {want}, got {sha}); the file was deleted. Download it again; if it fails again the mirror serves a different file",
+                    spec.file
+                ),
+            );
+        }
+        Some(_) => "sha256",
+        None => "size+structure",
+    };
+    if spec.expected_sha256.is_none() {
+        if let Err(e) = crate::stt::check_model_file(&part_path) {
+            return fail(
+                &mut reporter,
+                format!(
+                    "{} is not a valid whisper model ({e}); the file was deleted, check the base URL points at whisper.cpp ggml files",
+                    spec.file
+                ),
+            );
+        }
+    }
+    tokio::fs::rename(&part_path, &final_path)
+        .await
+        .map_err(|e| io("rename into", &final_path, e))?;
+    reporter.phase("done");
+    Ok(DownloadOutcome::Completed {
+        path: final_path.display().to_string(),
+        bytes: written,
+        sha256: sha,
+        verified_by: verified_by.into(),
+    })
+}
+
+enum Fetched {
+    Done { written: u64, total: Option<u64> },
+    Cancelled(u64),
+}
+
+async fn hash_prefix(
+    part: &mut tokio::fs::File,
+    len: u64,
+    hasher: &mut Sha256,
+) -> std::io::Result<()> {
+    part.seek(std::io::SeekFrom::Start(0)).await?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut left = len;
+    while left > 0 {
+        let want = buf.len().min(left as usize);
+        let n = part.read(&mut buf[..want]).await?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+        left -= n as u64;
+    }
+    part.set_len(len).await?;
+    part.seek(std::io::SeekFrom::Start(len)).await?;
+    Ok(())
+}
+
+async fn fetch_http(
+    base: &str,
+    spec: &DownloadSpec,
+    mut start: u64,
+    part: &mut tokio::fs::File,
+    hasher: &mut Sha256,
+    cancel: &AtomicBool,
+    reporter: &mut Reporter<'_>,
+) -> Result<Fetched> {
+    let url = format!("{base}{}", spec.file);
+    let client = reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(15))
+        .read_timeout(Duration::from_secs(60))
+        .build()
+        .map_err(|e| Error::Download(format!("cannot create the HTTP client: {e}")))?;
+    let mut req = client.get(&url);
+    if start > 0 {
+        req = req.header(reqwest::header::RANGE, format!("bytes={start}-"));
+    }
+    let mut resp = req.send().await.map_err(|e| {
+        Error::Download(format!(
+            "cannot reach {url}: {e}; check the network or point the base URL at a mirror or local folder"
+        ))
+    })?;
+    let status = resp.status();
+    let total = match status.as_u16() {
+        206 => {
+            let range = resp
+                .headers()
+                .get(reqwest::header::CONTENT_RANGE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("");
+            let (from, total) = parse_content_range(range).ok_or_else(|| {
+                Error::Download(format!("{url} answered a resume with a bad Content-Range `{range}`"))
+            })?;
+            if from != start {
+                return Err(Error::Download(format!(
+                    "{url} resumed at byte {from}, asked for {start}; delete {}.part and download again",
+                    spec.file
+                )));
+            }
+            total
+        }
+        200 => {
+            if start > 0 {
+                // The server ignored the Range: start over.
+                start = 0;
+                *hasher = Sha256::new();
+                part.set_len(0)
+                    .await
+                    .and(part.seek(std::io::SeekFrom::Start(0)).await.map(|_| ()))
+                    .map_err(|e| Error::Download(format!("cannot truncate the partial file: {e}")))?;
+                reporter.state.resumed_from = 0;
+            }
+            resp.content_length()
+        }
+        416 if start > 0 => {
+            // Nothing left to send: the partial file is already complete (or wrong, which
+            // verification will tell).
+            return Ok(Fetched::Done {
+                written: start,
+                total: None,
+            });
+        }
+        _ => {
+            return Err(Error::Download(format!(
+                "{url} answered HTTP {status}; check the base URL (it must serve whisper.cpp's ggml files by name)"
+            )))
+        }
+    };
+    if reporter.state.total.is_none() {
+        reporter.state.total = total;
+    }
+    let mut written = start;
+    reporter.report(written, true);
+    loop {
+        if cancel.load(Ordering::Relaxed) {
+            return Ok(Fetched::Cancelled(written));
+        }
+        let chunk = match tokio::time::timeout(Duration::from_millis(200), resp.chunk()).await {
+            Err(_) => continue, // no bytes yet: look at the cancel flag again
+            Ok(Ok(Some(chunk))) => chunk,
+            Ok(Ok(None)) => break,
+            Ok(Err(e)) => {
+                let _ = part.flush().await;
+                return Err(Error::Download(format!(
+                    "download of {} stopped after {written} bytes ({e}); start it again to resume from there",
+                    spec.file
+                )));
+            }
+        };
+        part.write_all(&chunk)
+            .await
+            .map_err(|e| Error::Download(format!("cannot write {}.part: {e}", spec.file)))?;
+        hasher.update(&chunk);
+        written += chunk.len() as u64;
+        reporter.report(written, false);
+    }
+    Ok(Fetched::Done { written, total })
+}
+
+async fn fetch_dir(
+    dir: &Path,
+    spec: &DownloadSpec,
+    start: u64,
+    part: &mut tokio::fs::File,
+    hasher: &mut Sha256,
+    cancel: &AtomicBool,
+    reporter: &mut Reporter<'_>,
+) -> Result<Fetched> {
+    let src_path = dir.join(&spec.file);
+    let mut src = tokio::fs::File::open(&src_path).await.map_err(|e| {
+        Error::Download(format!(
+            "cannot open {}: {e}; the folder must hold the model files by their ggml-*.bin names",
+            src_path.display()
+        ))
+    })?;
+    let total = src.metadata().await.map(|m| m.len()).ok();
+    if reporter.state.total.is_none() {
+        reporter.state.total = total;
+    }
+    src.seek(std::io::SeekFrom::Start(start))
+        .await
+        .map_err(|e| Error::Download(format!("cannot seek in {}: {e}", src_path.display())))?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut written = start;
+    loop {
+        if cancel.load(Ordering::Relaxed) {
+            return Ok(Fetched::Cancelled(written));
+        }
+        let n = src
+            .read(&mut buf)
+            .await
+            .map_err(|e| Error::Download(format!("cannot read {}: {e}", src_path.display())))?;
+        if n == 0 {
+            break;
+        }
+        part.write_all(&buf[..n])
+            .await
+            .map_err(|e| Error::Download(format!("cannot write {}.part: {e}", spec.file)))?;
+        hasher.update(&buf[..n]);
+        written += n as u64;
+        reporter.report(written, false);
+    }
+    Ok(Fetched::Done { written, total })
+}
+
+/// `bytes FROM-TO/TOTAL` → (FROM, Some(TOTAL)); `*` total → None.
+fn parse_content_range(v: &str) -> Option<(u64, Option<u64>)> {
+    let rest = v.trim().strip_prefix("bytes")?.trim();
+    let (range, total) = rest.split_once('/')?;
+    let (from, _) = range.split_once('-')?;
+    let total = match total.trim() {
+        "*" => None,
+        t => Some(t.parse().ok()?),
+    };
+    Some((from.trim().parse().ok()?, total))
+}
+
+/// Deletes an installed model and any partial download of it; returns whether anything was there.
+pub fn delete_model(dir: &Path, name: &str) -> Result<bool> {
+    let model =
+        catalog::find(name).ok_or_else(|| Error::Download(format!("unknown model `{name}`")))?;
+    let mut any = false;
+    for p in [
+        dir.join(model.file),
+        dir.join(format!("{}.part", model.file)),
+    ] {
+        match std::fs::remove_file(&p) {
+            Ok(()) => any = true,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(Error::Download(format!(
+                    "cannot delete {}: {e}",
+                    p.display()
+                )))
+            }
+        }
+    }
+    Ok(any)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_parse() {
+        assert_eq!(
+            ModelSource::parse("https://example.org/m").expect("http"),
+            ModelSource::Http("https://example.org/m/".into())
+        );
+        let dir = tempfile::tempdir().expect("tempdir");
+        let d = dir.path().display().to_string();
+        assert_eq!(
+            ModelSource::parse(&format!("file://{d}")).expect("file"),
+            ModelSource::Dir(dir.path().to_path_buf())
+        );
+        assert_eq!(
+            ModelSource::parse(&d).expect("dir"),
+            ModelSource::Dir(dir.path().to_path_buf())
+        );
+        assert!(ModelSource::parse("ftp://x/").is_err());
+        assert!(ModelSource::parse("/no/such/folder").is_err());
+        assert!(ModelSource::parse(" ").is_err());
+    }
+
+    #[test]
+    fn content_range() {
+        assert_eq!(
+            parse_content_range("bytes 10-99/100"),
+            Some((10, Some(100)))
+        );
+        assert_eq!(parse_content_range("bytes 5-9/*"), Some((5, None)));
+        assert_eq!(parse_content_range("items 1-2/3"), None);
+    }
+
+    #[test]
+    fn specs_come_from_the_catalog() {
+        let s = DownloadSpec::for_model("tiny.en-q8_0").expect("known");
+        assert_eq!(s.expected_bytes, Some(43_550_778));
+        let s = DownloadSpec::for_model("small").expect("known");
+        assert_eq!((s.expected_bytes, s.expected_sha256), (None, None));
+        assert!(DownloadSpec::for_model("huge").is_err());
+    }
+}

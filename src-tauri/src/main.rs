@@ -1,0 +1,144 @@
+//! Dictum's tray app. Presentation only: every decision is the engine's (`dictum_engine`); this
+//! crate holds the tray icon and menu, opens the UI's windows, and turns IPC calls into engine
+//! calls (`commands.rs`).
+//!
+//! Starts hidden in the tray. `--show settings|history|stats|indicator` opens a window at start;
+//! a second launch (single instance) forwards its `--show` to the running one.
+
+#![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
+
+mod commands;
+mod controller;
+mod meter;
+mod state;
+mod tray;
+mod windows;
+
+use state::AppState;
+use tauri::{Manager, RunEvent};
+
+/// The `--show VIEW` of a command line, if any.
+fn show_arg(args: &[String]) -> Option<String> {
+    args.iter()
+        .position(|a| a == "--show")
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+        .or_else(|| {
+            args.iter()
+                .find_map(|a| a.strip_prefix("--show=").map(str::to_string))
+        })
+}
+
+fn main() {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "info,tao=warn,wry=warn".into()),
+        )
+        .init();
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!(
+            "dictum-tray: Dictum in the system tray.\n\n  --hidden          start in the tray (the default)\n  --show VIEW       open settings, history, stats or indicator\n\nEnv: DICTUM_CONFIG, DICTUM_DATA_DIR as for the dictum CLI."
+        );
+        return;
+    }
+    let state = match AppState::load() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("dictum-tray: {e}");
+            std::process::exit(1);
+        }
+    };
+    let initial = show_arg(&args);
+
+    let app = tauri::Builder::default()
+        .plugin(tauri_plugin_single_instance::init(|app, argv, _cwd| {
+            // A second launch: show what it asked for (default: settings).
+            let view = show_arg(&argv).unwrap_or_else(|| "settings".into());
+            windows::show(app, &view);
+        }))
+        .manage(state)
+        .invoke_handler(tauri::generate_handler![
+            commands::get_config,
+            commands::save_config,
+            commands::set_autostart,
+            commands::list_models,
+            commands::download_model,
+            commands::cancel_download,
+            commands::delete_model,
+            commands::set_default_model,
+            commands::list_mics,
+            commands::start_level_meter,
+            commands::stop_level_meter,
+            commands::llm_models,
+            commands::llm_test,
+            commands::history_page,
+            commands::history_count,
+            commands::history_apps,
+            commands::history_get,
+            commands::history_delete,
+            commands::history_export,
+            commands::history_reinject,
+            commands::stats,
+            commands::tray_status,
+            commands::toggle_dictation,
+            commands::set_hotkey_paused,
+            commands::ui_log,
+        ])
+        .setup(move |app| {
+            if let Err(e) = tray::create(app.handle()) {
+                // No tray host (no StatusNotifier/AppIndicator on this desktop): say so and
+                // keep running; windows still open with --show or a second launch.
+                tracing::warn!("cannot create the tray icon: {e}; open windows with `dictum-tray --show settings`");
+            }
+            let state = app.state::<AppState>();
+            let days = state.config().history.retention_days;
+            if days > 0 {
+                match state.with_history(|h| h.apply_retention(days)) {
+                    Ok(n) if n > 0 => tracing::info!("retention: removed {n} entries older than {days} days"),
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!("{e}"),
+                }
+            }
+            controller::attach(app.handle(), &state);
+            if let Some(view) = &initial {
+                windows::show(app.handle(), view);
+            }
+            println!("dictum-tray: ready (config {})", state.config_path.display());
+            Ok(())
+        })
+        .build(tauri::generate_context!());
+    let app = match app {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("dictum-tray: cannot start: {e}");
+            std::process::exit(1);
+        }
+    };
+    app.run(|_app, event| {
+        // Closing the last window keeps the app in the tray; only Quit exits.
+        if let RunEvent::ExitRequested { api, code, .. } = event {
+            if code.is_none() {
+                api.prevent_exit();
+            }
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn show_argument() {
+        let a = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            super::show_arg(&a(&["x", "--show", "history"])).as_deref(),
+            Some("history")
+        );
+        assert_eq!(
+            super::show_arg(&a(&["x", "--show=stats"])).as_deref(),
+            Some("stats")
+        );
+        assert_eq!(super::show_arg(&a(&["x", "--hidden"])), None);
+    }
+}

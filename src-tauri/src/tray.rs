@@ -1,0 +1,109 @@
+//! The tray icon (one image per state) and its menu.
+
+use dictum_engine::ipc::{DictationState, TrayStatus};
+use tauri::image::Image;
+use tauri::menu::{CheckMenuItem, Menu, MenuItem, PredefinedMenuItem};
+use tauri::tray::TrayIconBuilder;
+use tauri::{AppHandle, Manager, Wry};
+
+const TRAY_ID: &str = "dictum";
+
+fn icon(state: DictationState) -> tauri::Result<Image<'static>> {
+    let bytes: &'static [u8] = match state {
+        DictationState::Idle => include_bytes!("../icons/idle.png"),
+        DictationState::Recording => include_bytes!("../icons/recording.png"),
+        DictationState::Processing => include_bytes!("../icons/processing.png"),
+        DictationState::Error => include_bytes!("../icons/error.png"),
+    };
+    Image::from_bytes(bytes)
+}
+
+pub struct TrayItems {
+    pub toggle: MenuItem<Wry>,
+    pub pause: CheckMenuItem<Wry>,
+}
+
+pub fn create(app: &AppHandle) -> tauri::Result<()> {
+    let toggle = MenuItem::with_id(app, "toggle", "Start dictation", true, None::<&str>)?;
+    let pause = CheckMenuItem::with_id(app, "pause", "Pause hotkey", true, false, None::<&str>)?;
+    let settings = MenuItem::with_id(app, "settings", "Settings…", true, None::<&str>)?;
+    let history = MenuItem::with_id(app, "history", "History…", true, None::<&str>)?;
+    let stats = MenuItem::with_id(app, "stats", "Stats…", true, None::<&str>)?;
+    let quit = MenuItem::with_id(app, "quit", "Quit Dictum", true, None::<&str>)?;
+    let menu = Menu::with_items(
+        app,
+        &[
+            &toggle,
+            &pause,
+            &PredefinedMenuItem::separator(app)?,
+            &settings,
+            &history,
+            &stats,
+            &PredefinedMenuItem::separator(app)?,
+            &quit,
+        ],
+    )?;
+    app.manage(TrayItems {
+        toggle: toggle.clone(),
+        pause: pause.clone(),
+    });
+    TrayIconBuilder::with_id(TRAY_ID)
+        .icon(icon(DictationState::Idle)?)
+        .tooltip("Dictum — idle")
+        .menu(&menu)
+        .show_menu_on_left_click(true)
+        .on_menu_event(|app, event| {
+            let state = app.state::<crate::state::AppState>();
+            match event.id().as_ref() {
+                "toggle" => {
+                    if let Err(e) = crate::controller::toggle(app, &state) {
+                        tracing::warn!("{e}");
+                    }
+                }
+                "pause" => {
+                    let paused = app
+                        .try_state::<TrayItems>()
+                        .and_then(|t| t.pause.is_checked().ok())
+                        .unwrap_or(false);
+                    let _ = crate::controller::set_paused(app, &state, paused);
+                }
+                "settings" | "history" | "stats" => crate::windows::show(app, event.id().as_ref()),
+                "quit" => {
+                    crate::controller::detach();
+                    app.exit(0)
+                }
+                _ => {}
+            }
+        })
+        .build(app)?;
+    Ok(())
+}
+
+/// Icon, tooltip and menu labels for `status`.
+pub fn show_status(app: &AppHandle, status: &TrayStatus) {
+    let Some(tray) = app.tray_by_id(TRAY_ID) else {
+        return;
+    };
+    let label = match status.state {
+        DictationState::Idle if status.hotkey_paused => "idle, hotkey paused",
+        DictationState::Idle => "idle",
+        DictationState::Recording => "recording",
+        DictationState::Processing => "transcribing",
+        DictationState::Error => "error",
+    };
+    if let Ok(img) = icon(status.state) {
+        let _ = tray.set_icon(Some(img));
+    }
+    let tip = match &status.message {
+        Some(m) if status.state == DictationState::Error => format!("Dictum — {label}: {m}"),
+        _ => format!("Dictum — {label}"),
+    };
+    let _ = tray.set_tooltip(Some(tip));
+    if let Some(items) = app.try_state::<TrayItems>() {
+        let _ = items.toggle.set_text(match status.state {
+            DictationState::Recording => "Stop dictation",
+            _ => "Start dictation",
+        });
+        let _ = items.pause.set_checked(status.hotkey_paused);
+    }
+}

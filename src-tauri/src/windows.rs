@@ -1,0 +1,62 @@
+//! The UI's windows: one per view (settings, history, stats) plus the recording indicator,
+//! created on first use and re-shown after that.
+
+use tauri::{AppHandle, Manager, WebviewUrl, WebviewWindowBuilder};
+
+const VIEWS: &[(&str, &str, f64, f64)] = &[
+    ("settings", "Dictum — Settings", 920.0, 760.0),
+    ("history", "Dictum — History", 1180.0, 760.0),
+    ("stats", "Dictum — Stats", 1000.0, 820.0),
+];
+
+/// Opens (or focuses) the window of `view`; unknown views open settings.
+pub fn show(app: &AppHandle, view: &str) {
+    if view == "indicator" {
+        indicator(app, true);
+        return;
+    }
+    let (label, title, w, h) = VIEWS
+        .iter()
+        .copied()
+        .find(|(v, ..)| *v == view)
+        .unwrap_or(VIEWS[0]);
+    if let Some(win) = app.get_webview_window(label) {
+        let _ = win.show();
+        let _ = win.unminimize();
+        let _ = win.set_focus();
+        return;
+    }
+    let built = WebviewWindowBuilder::new(app, label, WebviewUrl::App("index.html".into()))
+        .initialization_script(format!("if (!location.hash) location.hash = '#{label}';"))
+        .title(title)
+        .inner_size(w, h)
+        .min_inner_size(640.0, 480.0)
+        .build();
+    if let Err(e) = built {
+        tracing::warn!("cannot open the {label} window: {e}");
+    }
+}
+
+/// Shows or hides the small always-on-top recording indicator.
+pub fn indicator(app: &AppHandle, visible: bool) {
+    if let Some(win) = app.get_webview_window("indicator") {
+        let _ = if visible { win.show() } else { win.hide() };
+        return;
+    }
+    if !visible {
+        return;
+    }
+    let built = WebviewWindowBuilder::new(app, "indicator", WebviewUrl::App("index.html".into()))
+        .initialization_script("if (!location.hash) location.hash = '#indicator';")
+        .title("Dictum recording")
+        .inner_size(220.0, 56.0)
+        .decorations(false)
+        .always_on_top(true)
+        .skip_taskbar(true)
+        .resizable(false)
+        .focused(false)
+        .build();
+    if let Err(e) = built {
+        tracing::warn!("cannot open the recording indicator: {e}");
+    }
+}

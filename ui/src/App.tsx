@@ -1,0 +1,42 @@
+// One page, four views picked by the URL hash: the app opens windows on
+// index.html#settings, #history, #stats and #indicator.
+
+import { useEffect, useState } from 'preact/hooks';
+import { Settings } from './views/Settings';
+import { History } from './views/History';
+import { StatsView } from './views/Stats';
+import { Indicator } from './views/Indicator';
+
+export type View = 'settings' | 'history' | 'stats' | 'indicator';
+
+export function viewFromHash(hash: string): View {
+  const v = hash.replace(/^#\/?/, '').split(/[/?]/)[0];
+  return v === 'history' || v === 'stats' || v === 'indicator' ? v : 'settings';
+}
+
+export function App() {
+  const [view, setView] = useState<View>(viewFromHash(location.hash));
+  useEffect(() => {
+    const on = () => setView(viewFromHash(location.hash));
+    window.addEventListener('hashchange', on);
+    return () => window.removeEventListener('hashchange', on);
+  }, []);
+  useEffect(() => {
+    document.title = view === 'indicator' ? 'Dictum recording' : `Dictum — ${view[0].toUpperCase()}${view.slice(1)}`;
+    document.body.dataset.view = view;
+  }, [view]);
+  if (view === 'indicator') return <Indicator />;
+  return (
+    <div class="shell">
+      <nav class="tabs">
+        <span class="brand">Dictum</span>
+        {(['settings', 'history', 'stats'] as const).map((v) => (
+          <a key={v} href={`#${v}`} class={v === view ? 'active' : ''} data-testid={`tab-${v}`}>
+            {v[0].toUpperCase() + v.slice(1)}
+          </a>
+        ))}
+      </nav>
+      <main>{view === 'settings' ? <Settings /> : view === 'history' ? <History /> : <StatsView />}</main>
+    </div>
+  );
+}

@@ -1,0 +1,33 @@
+// A uPlot line chart over bucket time (x in seconds).
+
+import { useEffect, useRef } from 'preact/hooks';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import type { StageSeries } from '../lib/stats';
+
+export function Plot({ title, data, unit, testid }: { title: string; data: StageSeries; unit: string; testid: string }) {
+  const ref = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    const width = Math.max(320, el.clientWidth - 4);
+    const plot = new uPlot(
+      {
+        title,
+        width,
+        height: 230,
+        series: [
+          {},
+          ...data.series.map((s) => ({ label: s.label, stroke: s.color, width: 1.6, dash: s.dash, spanGaps: false, points: { show: data.x.length < 40 } })),
+        ],
+        axes: [{}, { label: unit, size: 56 }],
+        scales: { x: { time: true } },
+        legend: { live: true },
+      },
+      [data.x, ...data.series.map((s) => s.values)] as uPlot.AlignedData,
+      el,
+    );
+    return () => plot.destroy();
+  }, [data, title, unit]);
+  return <div class="plot" ref={ref} data-testid={testid} />;
+}

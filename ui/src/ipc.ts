@@ -1,0 +1,77 @@
+// The only door between the UI and the app: typed wrappers over Tauri's `invoke` and events.
+// Argument and result types are generated from the Rust types (src/bindings/, ts-rs); the
+// command names match src-tauri/src/commands.rs.
+
+import { invoke } from '@tauri-apps/api/core';
+import { listen, type UnlistenFn } from '@tauri-apps/api/event';
+import type { Config } from './bindings/Config';
+import type { ConfigView } from './bindings/ConfigView';
+import type { DownloadOutcome } from './bindings/DownloadOutcome';
+import type { DownloadProgress } from './bindings/DownloadProgress';
+import type { Entry } from './bindings/Entry';
+import type { ExportFormat } from './bindings/ExportFormat';
+import type { ExportResult } from './bindings/ExportResult';
+import type { ExportSelection } from './bindings/ExportSelection';
+import type { HistoryFilter } from './bindings/HistoryFilter';
+import type { LlmConfig } from './bindings/LlmConfig';
+import type { LlmTestResult } from './bindings/LlmTestResult';
+import type { MicLevel } from './bindings/MicLevel';
+import type { ModelStatus } from './bindings/ModelStatus';
+import type { Page } from './bindings/Page';
+import type { PageRequest } from './bindings/PageRequest';
+import type { Stats } from './bindings/Stats';
+import type { StatsRequest } from './bindings/StatsRequest';
+import type { TrayStatus } from './bindings/TrayStatus';
+
+export const ipc = {
+  getConfig: () => invoke<ConfigView>('get_config'),
+  saveConfig: (config: Config) => invoke<ConfigView>('save_config', { config }),
+  setAutostart: (enabled: boolean) => invoke<boolean>('set_autostart', { enabled }),
+
+  listModels: () => invoke<ModelStatus[]>('list_models'),
+  downloadModel: (name: string) => invoke<DownloadOutcome>('download_model', { name }),
+  cancelDownload: (name: string) => invoke<void>('cancel_download', { name }),
+  deleteModel: (name: string) => invoke<boolean>('delete_model', { name }),
+  setDefaultModel: (name: string) => invoke<ConfigView>('set_default_model', { name }),
+
+  listMics: () => invoke<string[]>('list_mics'),
+  startLevelMeter: (device: string) => invoke<void>('start_level_meter', { device }),
+  stopLevelMeter: () => invoke<void>('stop_level_meter'),
+
+  llmModels: (llm: LlmConfig) => invoke<string[]>('llm_models', { llm }),
+  llmTest: (llm: LlmConfig, vocabulary: string[], text: string) =>
+    invoke<LlmTestResult>('llm_test', { llm, vocabulary, text }),
+
+  historyPage: (req: PageRequest) => invoke<Page>('history_page', { req }),
+  historyCount: (filter: HistoryFilter) => invoke<number>('history_count', { filter }),
+  historyApps: () => invoke<string[]>('history_apps'),
+  historyGet: (id: number) => invoke<Entry | null>('history_get', { id }),
+  historyDelete: (ids: number[]) => invoke<number>('history_delete', { ids }),
+  historyExport: (selection: ExportSelection, format: ExportFormat) =>
+    invoke<ExportResult>('history_export', { selection, format }),
+  historyReinject: (id: number) => invoke<void>('history_reinject', { id }),
+
+  stats: (req: StatsRequest) => invoke<Stats>('stats', { req }),
+
+  trayStatus: () => invoke<TrayStatus>('tray_status'),
+  toggleDictation: () => invoke<TrayStatus>('toggle_dictation'),
+  setHotkeyPaused: (paused: boolean) => invoke<TrayStatus>('set_hotkey_paused', { paused }),
+
+  /** A line in the app's log (the Xvfb test reads "rendered N rows" from it). */
+  log: (message: string) => invoke<void>('ui_log', { message }),
+};
+
+export const events = {
+  downloadProgress: (cb: (p: DownloadProgress) => void): Promise<UnlistenFn> =>
+    listen<DownloadProgress>('download-progress', (e) => cb(e.payload)),
+  micLevel: (cb: (l: MicLevel) => void): Promise<UnlistenFn> => listen<MicLevel>('mic-level', (e) => cb(e.payload)),
+  trayStatus: (cb: (s: TrayStatus) => void): Promise<UnlistenFn> =>
+    listen<TrayStatus>('tray-status', (e) => cb(e.payload)),
+};
+
+/** The message of whatever a command rejected with (Tauri rejects with the error string). */
+export function errorText(e: unknown): string {
+  if (typeof e === 'string') return e;
+  if (e instanceof Error) return e.message;
+  return JSON.stringify(e);
+}

@@ -1,0 +1,375 @@
+// Settings: every value is the engine's config (types generated from Rust). Save writes the
+// file and the app applies it at once (no restart); the model manager and the autostart switch
+// act immediately.
+
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import type { Config } from '../bindings/Config';
+import type { ConfigView } from '../bindings/ConfigView';
+import type { DownloadProgress } from '../bindings/DownloadProgress';
+import type { LlmTestResult } from '../bindings/LlmTestResult';
+import type { ModelStatus } from '../bindings/ModelStatus';
+import { errorText, events, ipc } from '../ipc';
+import { formatBytes, formatMs, progressPct } from '../lib/format';
+import { hotkeyFromEvent } from '../lib/hotkey';
+
+const LANGUAGES: [string, string][] = [
+  ['auto', 'Detect automatically'], ['en', 'English'], ['de', 'German'], ['fr', 'French'],
+  ['es', 'Spanish'], ['it', 'Italian'], ['pt', 'Portuguese'], ['nl', 'Dutch'], ['pl', 'Polish'],
+  ['ru', 'Russian'], ['uk', 'Ukrainian'], ['ja', 'Japanese'], ['zh', 'Chinese'], ['ko', 'Korean'],
+];
+
+const lines = (s: string) => s.split('\n').map((l) => l.trim()).filter(Boolean);
+
+export function Settings() {
+  const [view, setView] = useState<ConfigView | null>(null);
+  const [cfg, setCfg] = useState<Config | null>(null);
+  const [status, setStatus] = useState<{ ok: boolean; text: string } | null>(null);
+  const [loadError, setLoadError] = useState<string | null>(null);
+
+  useEffect(() => {
+    ipc.getConfig().then((v) => { setView(v); setCfg(v.config); }, (e) => setLoadError(errorText(e)));
+  }, []);
+
+  if (loadError) return <p class="error" data-testid="load-error">{loadError}</p>;
+  if (!cfg || !view) return <p class="muted">Loading…</p>;
+
+  const dirty = JSON.stringify(cfg) !== JSON.stringify(view.config);
+  const save = async () => {
+    try {
+      const v = await ipc.saveConfig(cfg);
+      setView(v);
+      setCfg(v.config);
+      setStatus({ ok: true, text: 'Saved — applied now' });
+    } catch (e) {
+      setStatus({ ok: false, text: errorText(e) });
+    }
+  };
+  const up = <K extends keyof Config>(section: K, patch: Partial<Config[K]>) =>
+    setCfg({ ...cfg, [section]: { ...cfg[section], ...patch } });
+
+  return (
+    <div data-testid="settings">
+      <div class="savebar">
+        <button class="primary" onClick={save} disabled={!dirty} data-testid="save">Save</button>
+        <button onClick={() => setCfg(view.config)} disabled={!dirty}>Revert</button>
+        {status && <span class={status.ok ? 'ok' : 'error'} data-testid="save-status">{status.text}</span>}
+        <span class="muted" style="margin-left:auto">{view.path}</span>
+      </div>
+      {view.warnings.map((w) => <p class="error" key={w}>{w}</p>)}
+
+      <section class="card" data-testid="card-dictation">
+        <h2>Dictation</h2>
+        <div class="row">
+          <label>Hotkey</label>
+          <HotkeyRecorder value={cfg.dictation.hotkey} onChange={(hotkey) => up('dictation', { hotkey })} />
+        </div>
+        <div class="row">
+          <label>Mode</label>
+          {(['push_to_talk', 'toggle'] as const).map((m) => (
+            <label key={m}>
+              <input type="radio" name="mode" checked={cfg.dictation.mode === m} onChange={() => up('dictation', { mode: m })} data-testid={`mode-${m}`} />{' '}
+              {m === 'push_to_talk' ? 'Push-to-talk (hold)' : 'Toggle (press to start / stop)'}
+            </label>
+          ))}
+        </div>
+        <div class="row">
+          <label>Insert text by</label>
+          <select value={cfg.inject.method} onChange={(e) => up('inject', { method: (e.target as HTMLSelectElement).value as 'type' | 'paste' })} data-testid="inject-method">
+            <option value="type">Typing it (synthesized keys)</option>
+            <option value="paste">Pasting it (clipboard, restored after)</option>
+          </select>
+        </div>
+        <div class="row">
+          <label>Terminal window classes</label>
+          <input type="text" style="flex:1" value={cfg.inject.terminal_classes.join(', ')} data-testid="terminal-classes"
+            onChange={(e) => up('inject', { terminal_classes: (e.target as HTMLInputElement).value.split(',').map((s) => s.trim()).filter(Boolean) })} />
+        </div>
+        <div class="row">
+          <label>Start at login</label>
+          <Autostart initial={view.autostart} />
+        </div>
+      </section>
+
+      <section class="card" data-testid="card-microphone">
+        <h2>Microphone</h2>
+        <Microphone device={cfg.dictation.input_device} onChange={(input_device) => up('dictation', { input_device })} />
+      </section>
+
+      <section class="card" data-testid="card-speech">
+        <h2>Speech recognition</h2>
+        <div class="row">
+          <label>Language</label>
+          <select value={cfg.stt.language} onChange={(e) => up('stt', { language: (e.target as HTMLSelectElement).value })} data-testid="language">
+            {LANGUAGES.map(([code, name]) => <option key={code} value={code}>{name} ({code})</option>)}
+          </select>
+        </div>
+        <div class="row">
+          <label>Custom vocabulary<br /><span class="muted">one word or name per line</span></label>
+          <textarea style="flex:1" value={cfg.stt.vocabulary.join('\n')} data-testid="vocabulary"
+            onChange={(e) => up('stt', { vocabulary: lines((e.target as HTMLTextAreaElement).value) })} />
+        </div>
+      </section>
+
+      <section class="card" data-testid="card-models">
+        <h2>Models</h2>
+        <div class="row">
+          <label>Download from</label>
+          <input type="text" style="flex:1" value={cfg.models.base_url} data-testid="base-url"
+            onChange={(e) => up('models', { base_url: (e.target as HTMLInputElement).value })} />
+        </div>
+        <p class="muted">The models' public home by default; a mirror URL or a local folder (/path or file:///path) works too. Save to use a new address. Files go to {view.models_dir}.</p>
+        <Models onDefault={(v) => { setView(v); setCfg({ ...cfg, stt: { ...cfg.stt, model: v.config.stt.model } }); }} />
+      </section>
+
+      <section class="card" data-testid="card-llm">
+        <h2>LLM cleanup</h2>
+        <Llm cfg={cfg} up={up} />
+      </section>
+
+      <section class="card" data-testid="card-privacy">
+        <h2>Privacy</h2>
+        <div class="row">
+          <label>Keep audio</label>
+          <label><input type="checkbox" checked={cfg.history.keep_audio} data-testid="keep-audio"
+            onChange={(e) => up('history', { keep_audio: (e.target as HTMLInputElement).checked })} /> Keep a WAV of each dictation next to the history</label>
+        </div>
+        <div class="row">
+          <label>Keep history for</label>
+          <input type="number" min={0} style="width:90px" value={cfg.history.retention_days} data-testid="retention"
+            onChange={(e) => up('history', { retention_days: Math.max(0, Number((e.target as HTMLInputElement).value) || 0) })} />
+          <span class="muted">days (0 = forever)</span>
+        </div>
+      </section>
+    </div>
+  );
+}
+
+function HotkeyRecorder({ value, onChange }: { value: string; onChange: (v: string) => void }) {
+  const [recording, setRecording] = useState(false);
+  const lastModifier = useRef<KeyboardEvent | null>(null);
+  // Layout effect: listening as soon as the button says "Press the key…".
+  useLayoutEffect(() => {
+    if (!recording) return;
+    const down = (e: KeyboardEvent) => {
+      e.preventDefault();
+      if (e.code === 'Escape') return setRecording(false);
+      const k = hotkeyFromEvent(e);
+      if (k) { onChange(k); setRecording(false); } else lastModifier.current = e;
+    };
+    const upKey = (e: KeyboardEvent) => {
+      e.preventDefault();
+      // A modifier pressed and released alone is a push-to-talk key (RightCtrl).
+      if (lastModifier.current && lastModifier.current.code === e.code) {
+        const k = hotkeyFromEvent(e, true);
+        if (k) { onChange(k); setRecording(false); }
+      }
+      lastModifier.current = null;
+    };
+    window.addEventListener('keydown', down, true);
+    window.addEventListener('keyup', upKey, true);
+    return () => { window.removeEventListener('keydown', down, true); window.removeEventListener('keyup', upKey, true); };
+  }, [recording]);
+  return (
+    <span class="row" style="margin:0">
+      <code data-testid="hotkey">{value}</code>
+      <button onClick={() => setRecording(!recording)} data-testid="record-hotkey">
+        {recording ? 'Press the key… (Esc cancels)' : 'Change…'}
+      </button>
+    </span>
+  );
+}
+
+function Autostart({ initial }: { initial: boolean }) {
+  const [on, setOn] = useState(initial);
+  const [err, setErr] = useState<string | null>(null);
+  return (
+    <label>
+      <input type="checkbox" checked={on} data-testid="autostart" onChange={async (e) => {
+        const want = (e.target as HTMLInputElement).checked;
+        setOn(want); // show the click at once; the app's answer (the file's state) follows
+        try { setOn(await ipc.setAutostart(want)); setErr(null); } catch (x) { setOn(!want); setErr(errorText(x)); }
+      }} /> Start Dictum in the tray when I log in
+      {err && <span class="error"> {err}</span>}
+    </label>
+  );
+}
+
+function Microphone({ device, onChange }: { device: string; onChange: (d: string) => void }) {
+  const [mics, setMics] = useState<string[] | null>(null);
+  const [level, setLevel] = useState(0);
+  const [err, setErr] = useState<string | null>(null);
+  useEffect(() => { ipc.listMics().then(setMics, (e) => setErr(errorText(e))); }, []);
+  useEffect(() => {
+    let stop: (() => void) | undefined;
+    events.micLevel((l) => { setLevel(l.level); setErr(l.error); }).then((u) => (stop = u));
+    ipc.startLevelMeter(device).catch((e) => setErr(errorText(e)));
+    return () => { stop?.(); ipc.stopLevelMeter().catch(() => undefined); };
+  }, [device]);
+  return (
+    <>
+      <div class="row">
+        <label>Input device</label>
+        <select value={device} onChange={(e) => onChange((e.target as HTMLSelectElement).value)} data-testid="mic">
+          <option value="">System default</option>
+          {(mics ?? []).map((m) => <option key={m} value={m}>{m}</option>)}
+          {device && mics && !mics.includes(device) && <option value={device}>{device} (not connected)</option>}
+        </select>
+      </div>
+      <div class="row">
+        <label>Input level</label>
+        <div class="meter" data-testid="level"><div style={{ width: `${Math.round(Math.min(1, level) * 100)}%` }} /></div>
+        {err && <span class="error">{err}</span>}
+      </div>
+    </>
+  );
+}
+
+function Models({ onDefault }: { onDefault: (v: ConfigView) => void }) {
+  const [models, setModels] = useState<ModelStatus[]>([]);
+  const [progress, setProgress] = useState<Record<string, DownloadProgress>>({});
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [showAll, setShowAll] = useState(false);
+  const refresh = () => ipc.listModels().then(setModels, () => undefined);
+  useEffect(() => {
+    ipc.listModels().then((list) => {
+      setModels(list);
+      ipc.log(`settings: rendered ${list.length} models, ${list.filter((m) => m.installed).length} installed`).catch(() => undefined);
+    }, () => undefined);
+    let stop: (() => void) | undefined;
+    events.downloadProgress((p) => setProgress((all) => ({ ...all, [p.file]: p }))).then((u) => (stop = u));
+    return () => stop?.();
+  }, []);
+  const download = async (m: ModelStatus) => {
+    setErrors((e) => ({ ...e, [m.file]: '' }));
+    setProgress((all) => ({ ...all, [m.file]: { file: m.file, downloaded: m.partial_bytes, total: m.exact_bytes, resumed_from: m.partial_bytes, phase: 'downloading' } }));
+    try {
+      await ipc.downloadModel(m.name);
+    } catch (e) {
+      setErrors((all) => ({ ...all, [m.file]: errorText(e) }));
+    }
+    setProgress((all) => { const c = { ...all }; delete c[m.file]; return c; });
+    refresh();
+  };
+  const shown = showAll ? models : models.filter((m) => m.installed || m.is_default || m.partial_bytes > 0 || progress[m.file] || ['tiny.en-q8_0', 'base-q8_0', 'base.en', 'small.en-q8_0', 'large-v3-turbo-q5_0', 'medium.en-q5_0'].includes(m.name));
+  return (
+    <>
+      <table class="models" data-testid="models">
+        <thead><tr><th>Model</th><th>Size</th><th>Languages</th><th>Check</th><th>State</th><th /></tr></thead>
+        <tbody>
+          {shown.map((m) => {
+            const p = progress[m.file];
+            const pct = p ? progressPct(Number(p.downloaded), p.total === null ? null : Number(p.total)) : null;
+            return (
+              <tr key={m.name} data-testid={`model-${m.name}`}>
+                <td><b>{m.name}</b>{m.quant && <span class="muted"> · {m.quant}</span>}</td>
+                <td>{m.exact_bytes ? formatBytes(Number(m.exact_bytes)) : `≈ ${m.approx_mib} MiB`}</td>
+                <td>{m.english_only ? 'English' : 'Multilingual'}</td>
+                <td title={m.sha256 ?? 'no published checksum recorded: verified by length and model structure'}>
+                  {m.sha256 ? <span class="badge ok">SHA-256</span> : <span class="badge warn">size + structure</span>}
+                </td>
+                <td>
+                  {m.is_default && <span class="badge default">default</span>}{' '}
+                  {m.installed ? <span class="badge ok">installed</span> : p ? (
+                    <span data-testid={`progress-${m.name}`}>
+                      <span class="progress"><div style={{ width: `${pct ?? 0}%` }} /></span>{' '}
+                      {p.phase === 'verifying' ? 'verifying…' : `${pct === null ? '' : `${pct.toFixed(0)} % · `}${formatBytes(Number(p.downloaded))}`}
+                    </span>
+                  ) : m.partial_bytes > 0 ? <span class="badge warn">{formatBytes(Number(m.partial_bytes))} downloaded</span> : <span class="muted">not installed</span>}
+                  {errors[m.file] && <div class="error" data-testid={`error-${m.name}`}>{errors[m.file]}</div>}
+                </td>
+                <td style="white-space:nowrap">
+                  {!m.installed && !p && <button onClick={() => download(m)} data-testid={`download-${m.name}`}>{m.partial_bytes > 0 ? 'Resume' : 'Download'}</button>}
+                  {p && <button onClick={() => ipc.cancelDownload(m.name)} data-testid={`cancel-${m.name}`}>Cancel</button>}
+                  {m.installed && !m.is_default && <button onClick={async () => { onDefault(await ipc.setDefaultModel(m.name)); refresh(); }} data-testid={`default-${m.name}`}>Set default</button>}{' '}
+                  {(m.installed || (m.partial_bytes > 0 && !p)) && <button class="danger" onClick={async () => { await ipc.deleteModel(m.name); refresh(); }} data-testid={`delete-${m.name}`}>Delete</button>}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+      <p><a href="javascript:void 0" onClick={() => setShowAll(!showAll)} data-testid="show-all-models">{showAll ? 'Show fewer' : `Show all ${models.length} models`}</a></p>
+    </>
+  );
+}
+
+function Llm({ cfg, up }: { cfg: Config; up: <K extends keyof Config>(s: K, p: Partial<Config[K]>) => void }) {
+  const llm = cfg.llm;
+  const [models, setModels] = useState<string[] | null>(null);
+  const [listErr, setListErr] = useState<string | null>(null);
+  const [testing, setTesting] = useState(false);
+  const [result, setResult] = useState<LlmTestResult | null>(null);
+  const [sample, setSample] = useState('');
+  const refresh = async () => {
+    setListErr(null);
+    try { setModels(await ipc.llmModels(llm)); } catch (e) { setListErr(errorText(e)); }
+  };
+  const set = (p: Partial<Config['llm']>) => up('llm', p);
+  const val = (e: Event) => (e.target as HTMLInputElement).value;
+  return (
+    <>
+      <div class="row">
+        <label>Clean up dictations</label>
+        <label><input type="checkbox" checked={llm.enabled} onChange={(e) => set({ enabled: (e.target as HTMLInputElement).checked })} data-testid="llm-enabled" /> Punctuation, capitals, fillers removed by a local LLM (a guard keeps the raw text when the output is not faithful)</label>
+      </div>
+      <div class="row">
+        <label>Backend</label>
+        <select value={llm.backend} onChange={(e) => set({ backend: val(e) as 'ollama' | 'openai' })} data-testid="llm-backend">
+          <option value="ollama">Ollama (native API)</option>
+          <option value="openai">OpenAI-compatible (/v1)</option>
+        </select>
+        <label>URL</label>
+        <input type="text" style="width:260px" value={llm.url} onChange={(e) => set({ url: val(e) })} data-testid="llm-url" />
+      </div>
+      <div class="row">
+        <label>Model</label>
+        <input type="text" list="llm-models" value={llm.model} onChange={(e) => set({ model: val(e) })} data-testid="llm-model" />
+        <datalist id="llm-models">{(models ?? []).map((m) => <option key={m} value={m} />)}</datalist>
+        {models && models.length > 0 && (
+          <select value="" onChange={(e) => val(e) && set({ model: val(e) })} data-testid="llm-model-pick">
+            <option value="">Pick from server ({models.length})…</option>
+            {models.map((m) => <option key={m} value={m}>{m}</option>)}
+          </select>
+        )}
+        <button onClick={refresh} data-testid="llm-refresh">List server models</button>
+        {listErr && <span class="error">{listErr}</span>}
+      </div>
+      <div class="row">
+        <label>Context (num_ctx)</label>
+        <input type="number" min={256} step={256} style="width:100px" value={llm.num_ctx} onChange={(e) => set({ num_ctx: Number(val(e)) || 0 })} data-testid="llm-num-ctx" />
+        <label>keep_alive</label>
+        <input type="text" style="width:80px" value={llm.keep_alive} onChange={(e) => set({ keep_alive: val(e) })} data-testid="llm-keep-alive" />
+        <span class="muted">every request and the warm-up use these: a mismatch makes Ollama reload the model</span>
+      </div>
+      <div class="row">
+        <label>System prompt<br /><span class="muted">empty = built-in</span></label>
+        <textarea style="flex:1" value={llm.system_prompt} placeholder="(built-in cleanup prompt; {vocabulary} lists your vocabulary)" onChange={(e) => set({ system_prompt: (e.target as HTMLTextAreaElement).value })} data-testid="llm-prompt" />
+      </div>
+      <div class="row">
+        <label>User message</label>
+        <input type="text" style="flex:1" value={llm.user_template} onChange={(e) => set({ user_template: val(e) })} />
+      </div>
+      <div class="row">
+        <label>Test</label>
+        <input type="text" style="flex:1" placeholder="um so i think we should uh send the report to maria by friday" value={sample} onChange={(e) => setSample(val(e))} data-testid="llm-sample" />
+        <button disabled={testing} data-testid="llm-test" onClick={async () => {
+          setTesting(true);
+          try { setResult(await ipc.llmTest(llm, cfg.stt.vocabulary, sample)); } finally { setTesting(false); }
+        }}>{testing ? 'Testing…' : 'Test'}</button>
+      </div>
+      {result && (
+        <div class="row" data-testid="llm-result" style="display:block;background:#f7f7f8;padding:8px 10px;border-radius:6px">
+          <div>
+            <span class={`badge ${result.outcome === 'cleaned' ? 'ok' : result.outcome === 'rejected' ? 'warn' : 'error'}`}>{result.outcome}</span>{' '}
+            latency <b data-testid="llm-latency">{formatMs(result.latency_ms)}</b>
+            {' · '}{result.tokens_per_sec != null ? <b data-testid="llm-tps">{result.tokens_per_sec.toFixed(1)} tokens/s</b> : 'tokens/s n/a'}
+            {' · '}{result.model_loaded ? <span class="badge warn" data-testid="llm-loaded">model was loaded ({formatMs(result.load_ms)})</span> : <span class="badge ok" data-testid="llm-loaded">model already loaded</span>}
+          </div>
+          {result.output != null && <div style="margin-top:6px">→ {result.text}</div>}
+          {result.reject_reason && <div class="muted">kept the raw text: {result.reject_reason}</div>}
+          {result.error && <div class="error">{result.error}</div>}
+        </div>
+      )}
+    </>
+  );
+}

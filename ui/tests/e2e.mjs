@@ -1,0 +1,309 @@
+// Playwright (playwright-core driving Debian's chromium, headless) against the built UI
+// (ui/dist, served on 127.0.0.1) with only Tauri's IPC mocked in the page (tests/mock-ipc.ts).
+// Screenshots go to ui/test-artifacts/. Exit status 1 on any failure.
+//
+//   npm run build && npm run e2e        (CHROMIUM=/path/to/chromium to override)
+
+import { chromium } from 'playwright-core';
+import { build } from 'esbuild';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const ui = path.resolve(here, '..');
+const dist = path.join(ui, 'dist');
+const out = path.join(ui, 'test-artifacts');
+fs.mkdirSync(out, { recursive: true });
+assert.ok(fs.existsSync(path.join(dist, 'index.html')), 'ui/dist is missing: run `npm run build` first');
+
+// The mock, bundled with the real @tauri-apps/api/mocks.
+const mockJs = path.join(out, 'mock-ipc.js');
+await build({ entryPoints: [path.join(here, 'mock-ipc.ts')], bundle: true, format: 'iife', outfile: mockJs, target: 'es2021', logLevel: 'warning' });
+
+const types = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml', '.png': 'image/png' };
+const server = http.createServer((req, res) => {
+  const url = new URL(req.url ?? '/', 'http://x');
+  const file = path.join(dist, url.pathname === '/' ? 'index.html' : decodeURIComponent(url.pathname));
+  if (!file.startsWith(dist) || !fs.existsSync(file)) { res.writeHead(404); res.end(); return; }
+  res.writeHead(200, { 'content-type': types[path.extname(file)] ?? 'application/octet-stream' });
+  fs.createReadStream(file).pipe(res);
+});
+await new Promise((r) => server.listen(0, '127.0.0.1', r));
+const base = `http://127.0.0.1:${server.address().port}/`;
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+  headless: true,
+  args: ['--disable-background-networking', '--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'],
+});
+
+const results = [];
+async function test(name, fn) {
+  const context = await browser.newContext({ viewport: { width: 1200, height: 820 }, deviceScaleFactor: 1 });
+  await context.addInitScript({ path: mockJs });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  const t0 = Date.now();
+  try {
+    await fn(page);
+    assert.deepEqual(errors, [], 'page errors');
+    results.push([name, 'ok', Date.now() - t0]);
+  } catch (e) {
+    results.push([name, 'FAIL', Date.now() - t0]);
+    console.error(`\n✗ ${name}\n${e?.stack ?? e}`);
+    await page.screenshot({ path: path.join(out, `FAILED-${name.replace(/\W+/g, '-')}.png`) }).catch(() => {});
+  } finally {
+    await context.close();
+  }
+}
+/** Retries `fn` (which asserts) until it passes or 5 s have gone: the UI updates asynchronously. */
+async function eventually(fn, ms = 5000) {
+  const end = Date.now() + ms;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (Date.now() > end) throw e;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+const shot = (page, name) => page.screenshot({ path: path.join(out, `${name}.png`) });
+const mockState = (page) => page.evaluate(() => window.__mock);
+
+await test('settings round-trip', async (page) => {
+  await page.goto(`${base}#settings`);
+  await page.getByTestId('settings').waitFor();
+  assert.equal(await page.getByTestId('hotkey').textContent(), 'ctrl+alt+space');
+  assert.ok(await page.getByTestId('save').isDisabled(), 'Save enabled with nothing changed');
+  await page.getByTestId('language').selectOption('de');
+  await page.getByTestId('mode-toggle').check();
+  await page.getByTestId('inject-method').selectOption('paste');
+  await page.getByTestId('vocabulary').fill('Kubernetes\nDictum\n');
+  await page.getByTestId('llm-enabled').check();
+  await page.getByTestId('llm-backend').selectOption('openai');
+  await page.getByTestId('llm-url').fill('http://127.0.0.1:8080');
+  await page.getByTestId('llm-num-ctx').fill('4096');
+  await page.getByTestId('llm-keep-alive').fill('-1');
+  await page.getByTestId('llm-prompt').fill('Fix punctuation only.');
+  await page.getByTestId('retention').fill('30');
+  await page.getByTestId('keep-audio').check();
+  // Hotkey recorder: press Ctrl+Alt+D.
+  await page.getByTestId('record-hotkey').click();
+  await page.getByTestId('record-hotkey').filter({ hasText: 'Press the key' }).waitFor();
+  await page.keyboard.press('Control+Alt+KeyD');
+  await page.getByTestId('hotkey').filter({ hasText: 'Ctrl+Alt+D' }).waitFor({ timeout: 5000 });
+  await page.getByTestId('save').click();
+  await page.getByTestId('save-status').filter({ hasText: 'Saved' }).waitFor();
+  const saved = (await mockState(page)).saved.at(-1);
+  assert.equal(saved.stt.language, 'de');
+  assert.deepEqual(saved.stt.vocabulary, ['Kubernetes', 'Dictum']);
+  assert.equal(saved.dictation.mode, 'toggle');
+  assert.equal(saved.dictation.hotkey, 'Ctrl+Alt+D');
+  assert.equal(saved.inject.method, 'paste');
+  assert.equal(saved.llm.enabled, true);
+  assert.equal(saved.llm.backend, 'openai');
+  assert.equal(saved.llm.num_ctx, 4096);
+  assert.equal(saved.llm.keep_alive, '-1');
+  assert.equal(saved.llm.system_prompt, 'Fix punctuation only.');
+  assert.equal(saved.history.retention_days, 30);
+  assert.equal(saved.history.keep_audio, true);
+  // Untouched values survive the round trip unchanged.
+  assert.equal(saved.llm.top_p, 0.9);
+  assert.equal(saved.vad.threshold, 0.5);
+  // Reload: the form shows what was saved.
+  await page.reload();
+  await page.getByTestId('settings').waitFor();
+  assert.equal(await page.getByTestId('language').inputValue(), 'de');
+  assert.equal(await page.getByTestId('llm-num-ctx').inputValue(), '4096');
+  assert.equal(await page.getByTestId('hotkey').textContent(), 'Ctrl+Alt+D');
+  assert.ok(await page.getByTestId('mode-toggle').isChecked());
+  // The level meter moves.
+  await page.waitForFunction(() => parseFloat(document.querySelector('[data-testid=level] > div').style.width) > 20);
+  // LLM: list models, test.
+  await page.getByTestId('llm-refresh').click();
+  await page.getByTestId('llm-model-pick').selectOption('qwen2.5:3b-instruct');
+  await eventually(async () => assert.equal(await page.getByTestId('llm-model').inputValue(), 'qwen2.5:3b-instruct'));
+  await page.getByTestId('llm-test').click();
+  await page.getByTestId('llm-result').waitFor();
+  assert.match(await page.getByTestId('llm-latency').textContent(), /413 ms/);
+  assert.match(await page.getByTestId('llm-tps').textContent(), /73\.4 tokens\/s/);
+  assert.match(await page.getByTestId('llm-loaded').textContent(), /already loaded/);
+  // Autostart switch calls the app.
+  await page.getByTestId('autostart').check();
+  assert.ok((await mockState(page)).calls.includes('set_autostart'));
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.locator('main').evaluate((m) => m.scrollTo(0, 0));
+  await shot(page, 'settings');
+  await page.getByTestId('card-llm').screenshot({ path: path.join(out, 'settings-llm.png') });
+});
+
+await test('model download progress, cancel and resume', async (page) => {
+  await page.goto(`${base}#settings`);
+  const row = page.getByTestId('model-small.en-q8_0');
+  await row.scrollIntoViewIfNeeded();
+  await page.getByTestId('download-small.en-q8_0').click();
+  const progress = page.getByTestId('progress-small.en-q8_0');
+  await progress.waitFor();
+  const pct = async () => Number(/(\d+) %/.exec(await progress.textContent())?.[1] ?? -1);
+  await page.waitForFunction(() => /([3-9]\d) %/.test(document.querySelector('[data-testid=progress-small\\.en-q8_0]')?.textContent ?? ''));
+  const p1 = await pct();
+  await page.getByTestId('card-models').screenshot({ path: path.join(out, 'settings-models-downloading.png') });
+  await page.waitForTimeout(300);
+  const p2 = await pct();
+  assert.ok(p2 === -1 || p2 > p1, `progress did not advance: ${p1} → ${p2}`);
+  await row.getByText('installed').waitFor({ timeout: 10_000 });
+  assert.ok(await page.getByTestId('default-small.en-q8_0').isVisible(), 'Set default missing on an installed model');
+  // Cancel another one part-way: it keeps the partial download and offers Resume.
+  await page.getByTestId('download-medium.en-q5_0').click();
+  await page.waitForFunction(() => /([2-9]\d) %/.test(document.querySelector('[data-testid=progress-medium\\.en-q5_0]')?.textContent ?? ''));
+  await page.getByTestId('cancel-medium.en-q5_0').click();
+  await page.getByTestId('model-medium.en-q5_0').getByText('downloaded').waitFor();
+  assert.equal(await page.getByTestId('download-medium.en-q5_0').textContent(), 'Resume');
+  // Set default, delete.
+  await page.getByTestId('default-small.en-q8_0').click();
+  await page.getByTestId('model-small.en-q8_0').getByText('default').waitFor();
+  await page.getByTestId('delete-tiny.en-q8_0').click();
+  await page.getByTestId('model-tiny.en-q8_0').getByText('not installed').waitFor();
+  await page.getByTestId('card-models').screenshot({ path: path.join(out, 'settings-models.png') });
+});
+
+await test('history search, filter, detail, export, delete', async (page) => {
+  await page.goto(`${base}#history`);
+  await page.getByTestId('count').filter({ hasText: '12,000 entries' }).waitFor();
+  await page.getByTestId('row').first().waitFor();
+  const rendered = await page.getByTestId('row').count();
+  assert.ok(rendered > 5 && rendered < 60, `virtualized list rendered ${rendered} rows`);
+  // Scroll deep: pages load, the DOM stays small.
+  const list = page.getByTestId('list');
+  for (let i = 0; i < 8; i++) {
+    await list.evaluate((el) => el.scrollBy(0, 52 * 150));
+    await page.waitForTimeout(60);
+  }
+  await page.waitForFunction(() => Math.max(...[...document.querySelectorAll('[data-testid=row]')].map((r) => Number(r.style.top.replace('px', '')))) > 52 * 1000);
+  assert.ok((await page.getByTestId('row').count()) < 60, 'rows not virtualized after scrolling');
+  assert.ok((await mockState(page)).calls.filter((c) => c === 'history_page').length >= 5, 'did not page');
+  // Search.
+  await page.getByTestId('search').fill('quarterly rep');
+  await page.waitForFunction(() => !/^12,000/.test(document.querySelector('[data-testid=count]').textContent));
+  await eventually(async () => {
+    const texts = await page.locator('[data-testid=row] .text').allTextContents();
+    assert.ok(texts.length > 0);
+    for (const t of texts) assert.match(t.toLowerCase(), /quarterly rep/);
+  });
+  const searchCount = Number((await page.getByTestId('count').textContent()).replace(/\D/g, ''));
+  assert.ok(searchCount > 100 && searchCount < 3000, `search count ${searchCount}`);
+  // App + outcome filters.
+  await page.getByTestId('app').selectOption('kitty');
+  await page.waitForFunction((n) => Number(document.querySelector('[data-testid=count]').textContent.replace(/\D/g, '')) < n, searchCount);
+  await eventually(async () => {
+    for (const m of await page.locator('[data-testid=row] .meta').allTextContents()) assert.match(m, /kitty/);
+  });
+  await page.getByTestId('search').fill('');
+  await page.getByTestId('outcome').selectOption('llm_rejected');
+  await eventually(async () => {
+    const badges = await page.locator('[data-testid=row] .badge').allTextContents();
+    assert.ok(badges.length > 0);
+    for (const b of badges) assert.match(b, /LLM rejected/);
+  });
+  // Date range: one day.
+  await page.getByTestId('outcome').selectOption('');
+  await page.getByTestId('app').selectOption('');
+  await page.getByTestId('from').fill('2026-11-01');
+  await page.getByTestId('to').fill('2026-11-01');
+  await eventually(async () => {
+    const dayCount = Number((await page.getByTestId('count').textContent()).replace(/\D/g, ''));
+    assert.ok(dayCount > 100 && dayCount < 400, `one day has ${dayCount}`);
+    for (const m of await page.locator('[data-testid=row] .meta').allTextContents()) assert.match(m, /^2026-11-01/);
+  });
+  await page.getByTestId('from').fill('');
+  await page.getByTestId('to').fill('');
+  await page.getByTestId('count').filter({ hasText: '12,000 entries' }).waitFor();
+  // Detail: raw vs final, timing bar.
+  await page.getByTestId('search').fill('plants');
+  await eventually(async () => assert.match((await page.locator('[data-testid=row] .text').first().textContent()).toLowerCase(), /plants/));
+  await page.getByTestId('row').first().click();
+  await page.getByTestId('detail').waitFor();
+  assert.match(await page.getByTestId('raw').textContent(), /^um remind me to water the plants/);
+  assert.match(await page.getByTestId('final').textContent(), /plants/);
+  const stages = await page.locator('[data-testid=timing-bar] > div').evaluateAll((ds) => ds.map((d) => [d.dataset.stage, parseFloat(d.style.width)]));
+  assert.deepEqual(stages.map((s) => s[0]), ['capture', 'stt', 'llm', 'inject']);
+  assert.ok(Math.abs(stages.reduce((a, s) => a + s[1], 0) - 100) < 0.01, JSON.stringify(stages));
+  await page.getByTestId('search').fill('');
+  await page.getByTestId('count').filter({ hasText: '12,000 entries' }).waitFor();
+  await page.getByTestId('row').filter({ hasText: 'cleaned' }).nth(1).click();
+  await page.getByTestId('detail').waitFor();
+  await page.getByTestId('timing-bar').locator('[data-stage=llm]').waitFor();
+  await shot(page, 'history');
+  // Export the selection (Markdown) and everything (CSV).
+  const checks = page.getByTestId('row-check');
+  await checks.nth(0).check();
+  await checks.nth(1).check();
+  await page.getByTestId('export-format').selectOption('markdown');
+  await page.getByTestId('export-selected').click();
+  await page.getByTestId('toast').filter({ hasText: 'Exported 2 entries' }).waitFor();
+  let st = await mockState(page);
+  assert.equal(st.exports.at(-1).format, 'markdown');
+  assert.equal(st.exports.at(-1).selection.ids.length, 2);
+  assert.ok(st.exports.at(-1).selection.ids[0] > st.exports.at(-1).selection.ids[1], 'ids newest first');
+  await page.getByTestId('export-format').selectOption('csv');
+  await page.getByTestId('export-all').click();
+  await page.getByTestId('toast').filter({ hasText: 'Exported 12,000'.replace(',', '') }).waitFor();
+  st = await mockState(page);
+  assert.equal(st.exports.at(-1).selection.ids, undefined);
+  // Delete the two selected.
+  await page.getByTestId('delete-selected').click();
+  await page.getByTestId('count').filter({ hasText: '11,998 entries' }).waitFor();
+  assert.equal((await mockState(page)).deleted.length, 2);
+  // Re-inject says honestly that it is not there yet.
+  await page.getByTestId('row').first().click();
+  await page.getByTestId('reinject').click();
+  await page.getByTestId('toast').filter({ hasText: 'injection module' }).waitFor();
+});
+
+await test('stats rendering', async (page) => {
+  await page.goto(`${base}#stats`);
+  await page.getByTestId('summary').waitFor();
+  await page.getByTestId('plot-stages').locator('canvas').waitFor();
+  assert.equal(await page.locator('.uplot').count(), 3);
+  const total = Number((await page.getByTestId('total-count').textContent()).replace(/\D/g, ''));
+  assert.ok(total > 5000 && total < 7000, `30 days hold ${total}`);
+  // The canvases have drawn lines (not blank); uPlot may draw a frame later.
+  const ink = () => [...document.querySelectorAll('.uplot canvas')].map((c) => {
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let n = 0;
+    for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++;
+    return n;
+  });
+  await page.waitForFunction(`(${ink})().length === 3 && (${ink})().every((n) => n > 2000)`, null, { timeout: 5000 })
+    .catch(async () => assert.fail(`plots nearly empty: ${await page.evaluate(`(${ink})()`)}`));
+  const legend = await page.getByTestId('plot-stages').locator('.u-legend').textContent();
+  for (const s of ['stt p50', 'llm p95', 'inject p50', 'total p95']) assert.ok(legend.includes(s), legend);
+  await shot(page, 'stats');
+  await page.getByTestId('bucketing').selectOption('entries');
+  await page.getByTestId('range').selectOption('0');
+  // The new range arrives asynchronously: wait for it, then for its plots.
+  await eventually(async () => assert.equal(Number((await page.getByTestId('total-count').textContent()).replace(/\D/g, '')), 12000));
+  await page.waitForFunction(() => document.querySelectorAll('.uplot').length === 3);
+});
+
+await test('recording indicator', async (page) => {
+  await page.setViewportSize({ width: 240, height: 70 });
+  await page.goto(`${base}?state=recording#indicator`);
+  await page.getByTestId('indicator').waitFor();
+  assert.equal(await page.getByTestId('indicator').getAttribute('data-state'), 'recording');
+  assert.match(await page.getByTestId('indicator').textContent(), /Listening/);
+  await shot(page, 'indicator');
+});
+
+await browser.close();
+server.close();
+for (const [name, r, ms] of results) console.log(`${r === 'ok' ? '✓' : '✗'} ${name} (${ms} ms)`);
+const failed = results.filter((r) => r[1] !== 'ok').length;
+console.log(`${results.length - failed} passed, ${failed} failed; screenshots in ${path.relative(process.cwd(), out)}/`);
+process.exit(failed ? 1 : 0);

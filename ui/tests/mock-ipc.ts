@@ -1,0 +1,266 @@
+// Tauri IPC mocked in the page for the Playwright tests (bundled to an IIFE and injected before
+// the app loads). Only the IPC is fake: the UI is the real build. The data types are the
+// generated bindings, so the mock cannot drift from the Rust types either.
+//
+// State that a test checks is on `window.__mock`; the config persists in localStorage so a
+// reload shows what was saved (settings round-trip).
+
+import { mockIPC } from '@tauri-apps/api/mocks';
+import { emit } from '@tauri-apps/api/event';
+import type { Config } from '../src/bindings/Config';
+import type { ConfigView } from '../src/bindings/ConfigView';
+import type { Entry } from '../src/bindings/Entry';
+import type { EntrySummary } from '../src/bindings/EntrySummary';
+import type { ExportSelection } from '../src/bindings/ExportSelection';
+import type { HistoryFilter } from '../src/bindings/HistoryFilter';
+import type { ModelStatus } from '../src/bindings/ModelStatus';
+import type { PageRequest } from '../src/bindings/PageRequest';
+import type { Stats } from '../src/bindings/Stats';
+import type { StatsBucket } from '../src/bindings/StatsBucket';
+import type { StatsRequest } from '../src/bindings/StatsRequest';
+import type { TrayStatus } from '../src/bindings/TrayStatus';
+
+const DEFAULT_CONFIG: Config = {
+  stt: { model: 'tiny.en-q8_0', language: 'en', threads: 0, audio_ctx: 'auto', audio_ctx_margin: 64, audio_ctx_min: 768, use_gpu: true, vocabulary: [] },
+  vad: { threshold: 0.5, min_speech_ms: 200, pad_ms: 250 },
+  history: { keep_audio: false, retention_days: 0 },
+  llm: {
+    enabled: false, backend: 'ollama', url: 'http://127.0.0.1:11434', model: 'llama3.2:3b', ollama_endpoint: 'chat',
+    timeout_ms: 10000, num_ctx: 2048, keep_alive: '30m', temperature: 0, top_p: 0.9, seed: 42, num_predict: 0,
+    reload_threshold_ms: 500, system_prompt: '', user_template: '{text}', examples: true,
+  },
+  dictation: {
+    hotkey: 'ctrl+alt+space', mode: 'push_to_talk', cancel_key: 'escape', input_device: '', preroll_ms: 300,
+    post_roll_ms: 300, max_utterance_s: 300, streaming: true, pause_ms: 250, commit_min_ms: 10000,
+    chunk_max_ms: 15000, queue_max: 8, idle_unload_min: 0,
+  },
+  inject: {
+    method: 'type', terminal_classes: ['XTerm', 'kitty', 'Alacritty', 'foot'], paste_restore_delay_ms: 250,
+    trailing_space: true, modifier_release_timeout_ms: 300, notify_on_failure: true,
+  },
+  models: { base_url: 'https://huggingface.co/ggerganov/whisper.cpp/resolve/main/' },
+};
+
+const params = new URLSearchParams(location.search);
+const N = Number(params.get('rows') ?? 12000);
+const NOW = Date.UTC(2026, 10, 20, 12, 0, 0);
+
+interface MockState {
+  saved: Config[];
+  exports: { selection: ExportSelection; format: string }[];
+  deleted: number[];
+  calls: string[];
+  status: TrayStatus;
+}
+const mock: MockState = {
+  saved: [],
+  exports: [],
+  deleted: [],
+  calls: [],
+  status: { state: (params.get('state') as TrayStatus['state']) ?? 'idle', hotkey_paused: false, message: null, controller: false },
+};
+(window as unknown as { __mock: MockState }).__mock = mock;
+
+function loadConfig(): Config {
+  const s = localStorage.getItem('mock-config');
+  return s ? (JSON.parse(s) as Config) : structuredClone(DEFAULT_CONFIG);
+}
+let config = loadConfig();
+let autostart = false;
+
+// ---- models ----
+const model = (name: string, approx: number, sha = false, installed = false): ModelStatus => ({
+  name, file: `ggml-${name}.bin`, size: name.split(/[.-]/)[0], english_only: name.includes('.en'),
+  quant: /-(q\d_\d)$/.exec(name)?.[1] ?? null, approx_mib: approx,
+  exact_bytes: sha ? approx * 1048576 : null, sha256: sha ? 'd243ee7babe91b651f98b9fcffb3ea732be9e063f041dec8a0b2bc6bed25927c' : null,
+  installed, partial_bytes: 0, is_default: false,
+});
+const models: ModelStatus[] = [
+  model('tiny.en-q8_0', 42, true, true), model('base-q8_0', 78, true), model('base.en', 142),
+  model('small.en-q8_0', 252), model('medium.en-q5_0', 514), model('large-v3-turbo-q5_0', 547),
+];
+const cancels = new Map<string, boolean>();
+
+// ---- history ----
+const APPS = ['firefox', 'code', 'kitty', 'slack', 'thunderbird', 'obsidian'];
+const PHRASES = [
+  'Send the quarterly report to Maria by Friday.', "Let's move the stand-up to ten thirty tomorrow.",
+  'The build is green again after the cache fix.', 'Remind me to water the plants when I get home.',
+  'Can you review the pull request for the tray icon?', 'Please book a table for four at seven.',
+  'Add milk, eggs and coffee to the shopping list.', 'We measured p95 at one hundred and twelve milliseconds.',
+];
+let seed = 7;
+const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+let rows: Entry[] = [];
+for (let i = 0; i < N; i++) {
+  const at = NOW - (N - i) * Math.floor((60 * 86_400_000) / N);
+  const r = rnd();
+  const outcome = r < 0.07 ? 'no_speech' : r < 0.1 ? 'error' : 'ok';
+  const phrase = PHRASES[Math.floor(rnd() * PHRASES.length)];
+  const llm = outcome === 'ok' ? (rnd() < 0.9 ? 'cleaned' : 'rejected') : null;
+  const stt = outcome === 'ok' ? 100 + rnd() * 120 : null;
+  const llmMs = llm ? 120 + rnd() * 150 : null;
+  rows.push({
+    id: i + 1, created_at_ms: at, source: 'mic', source_path: null, outcome, error_kind: outcome === 'error' ? 'model_not_found' : null,
+    error: outcome === 'error' ? 'model `base-q8_0` is not installed; download it in Settings → Models' : null,
+    raw_text: outcome === 'ok' ? `um ${phrase.toLowerCase().replace(/[.,?]/g, '')}` : '', text: outcome === 'ok' ? (llm === 'cleaned' ? phrase : `um ${phrase.toLowerCase()}`) : '',
+    language: 'en', model: 'tiny.en-q8_0', device: 'cpu', app_class: APPS[Math.floor(rnd() * APPS.length)], window_title: null,
+    audio_ms: 800 + Math.floor(rnd() * 5000), speech_ms: null, audio_path: null, decode_ms: null, resample_ms: null, vad_ms: 4,
+    model_load_ms: null, warmup_ms: null, stt_ms: stt, llm_ms: llmMs, inject_ms: outcome === 'ok' ? 5 + rnd() * 15 : null,
+    total_ms: outcome === 'ok' ? (stt ?? 0) + (llmMs ?? 0) + 20 : 12, llm_tokens_per_sec: llm ? 60 + rnd() * 25 : null, llm_load_ms: null,
+    llm_reloaded: llm ? rnd() < 0.02 : null, llm_backend: llm ? 'ollama' : null, llm_model: llm ? 'llama3.2:3b' : null, llm_outcome: llm,
+    llm_reject_reason: llm === 'rejected' ? 'output adds words that were not dictated' : null, llm_error: null, llm_prompt_eval_ms: null, llm_eval_ms: null,
+    press_to_capture_ms: 2 + rnd() * 5, preroll_ms: 300, post_roll_ms: 0, release_to_text_ms: outcome === 'ok' ? 2 + rnd() * 200 : null,
+    release_to_typed_ms: outcome === 'ok' ? 40 + rnd() * 400 : null, tail_stt_ms: 0, chunks: 1, inject_method: outcome === 'ok' ? 'type' : 'none', inject_error: null,
+  });
+}
+rows = rows.reverse(); // newest first
+
+function matches(e: Entry, f: HistoryFilter): boolean {
+  if (f.search) {
+    const words = f.search.toLowerCase().split(/[^\p{L}\p{N}']+/u).filter(Boolean);
+    const tokens = `${e.raw_text ?? ''} ${e.text ?? ''}`.toLowerCase().split(/[^\p{L}\p{N}']+/u);
+    const ok = words.every((w, i) => (i === words.length - 1 ? tokens.some((t) => t.startsWith(w)) : tokens.includes(w)));
+    if (!ok) return false;
+  }
+  if (f.from_ms != null && e.created_at_ms < f.from_ms) return false;
+  if (f.to_ms != null && e.created_at_ms >= f.to_ms) return false;
+  if (f.app_class && e.app_class !== f.app_class) return false;
+  if (f.outcome) {
+    if (f.outcome.startsWith('llm_')) return e.llm_outcome === f.outcome.slice(4);
+    return e.outcome === f.outcome;
+  }
+  return true;
+}
+const summary = (e: Entry): EntrySummary => ({
+  id: e.id ?? 0, created_at_ms: e.created_at_ms, outcome: e.outcome, llm_outcome: e.llm_outcome, app_class: e.app_class,
+  text: (e.text || e.raw_text || '').slice(0, 200), total_ms: e.total_ms, error: e.error,
+});
+
+function pct(v: number[], p: number): number | null {
+  if (!v.length) return null;
+  const s = [...v].sort((a, b) => a - b);
+  return s[Math.min(s.length, Math.max(1, Math.ceil((p / 100) * s.length))) - 1];
+}
+function bucket(es: Entry[], start: number, end: number): StatsBucket {
+  const p = (f: (e: Entry) => number | null) => {
+    const v = es.map(f).filter((x): x is number => x != null);
+    return { p50: pct(v, 50), p95: pct(v, 95) };
+  };
+  return {
+    start_ms: start, end_ms: end, count: es.length, capture: p((e) => e.audio_ms), stt: p((e) => e.stt_ms), llm: p((e) => e.llm_ms),
+    inject: p((e) => e.inject_ms), total: p((e) => e.total_ms), tokens_per_sec: p((e) => e.llm_tokens_per_sec).p50,
+    reloads: es.filter((e) => e.llm_reloaded).length, no_speech: es.filter((e) => e.outcome === 'no_speech').length,
+    errors: es.filter((e) => e.outcome === 'error').length, llm_rejected: es.filter((e) => e.llm_outcome === 'rejected').length,
+    llm_failed: es.filter((e) => e.llm_outcome === 'failed').length,
+  };
+}
+function stats(req: StatsRequest): Stats {
+  const es = rows.filter((e) => matches(e, { from_ms: req.from_ms ?? undefined, to_ms: req.to_ms ?? undefined })).reverse();
+  const buckets: StatsBucket[] = [];
+  if (req.bucketing.by === 'entries') {
+    for (let i = 0; i < es.length; i += req.bucketing.size) {
+      const c = es.slice(i, i + req.bucketing.size);
+      buckets.push(bucket(c, c[0].created_at_ms, c[c.length - 1].created_at_ms + 1));
+    }
+  } else {
+    const off = req.bucketing.tz_offset_min * 60_000;
+    const groups = new Map<number, Entry[]>();
+    for (const e of es) {
+      const d = Math.floor((e.created_at_ms + off) / 86_400_000);
+      groups.set(d, [...(groups.get(d) ?? []), e]);
+    }
+    for (const [d, g] of groups) buckets.push(bucket(g, d * 86_400_000 - off, (d + 1) * 86_400_000 - off));
+  }
+  return { buckets, overall: bucket(es, es[0]?.created_at_ms ?? 0, (es[es.length - 1]?.created_at_ms ?? 0) + 1) };
+}
+
+const view = (): ConfigView => ({ config, path: '/home/you/.config/dictum/config.toml', warnings: [], autostart, models_dir: '/home/you/.local/share/dictum/models' });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+mockIPC(async (cmd, args) => {
+  const a = (args ?? {}) as Record<string, unknown>;
+  mock.calls.push(cmd);
+  switch (cmd) {
+    case 'get_config': return view();
+    case 'save_config': {
+      config = a.config as Config;
+      mock.saved.push(config);
+      localStorage.setItem('mock-config', JSON.stringify(config));
+      return view();
+    }
+    case 'set_autostart': autostart = a.enabled as boolean; return autostart;
+    case 'list_models': return models.map((m) => ({ ...m, is_default: m.name === config.stt.model }));
+    case 'download_model': {
+      const m = models.find((x) => x.name === a.name);
+      if (!m) throw `unknown model ${a.name}`;
+      const total = m.approx_mib * 1048576;
+      cancels.set(m.name, false);
+      let done = m.partial_bytes;
+      const resumed = done;
+      while (done < total) {
+        await sleep(40);
+        if (cancels.get(m.name)) {
+          m.partial_bytes = done;
+          await emit('download-progress', { file: m.file, downloaded: done, total, resumed_from: resumed, phase: 'cancelled' });
+          return { status: 'cancelled', partial_bytes: done };
+        }
+        done = Math.min(total, done + total / 60);
+        await emit('download-progress', { file: m.file, downloaded: Math.round(done), total, resumed_from: resumed, phase: 'downloading' });
+      }
+      await emit('download-progress', { file: m.file, downloaded: total, total, resumed_from: resumed, phase: 'verifying' });
+      await sleep(150);
+      m.installed = true;
+      m.partial_bytes = 0;
+      return { status: 'completed', path: `/models/${m.file}`, bytes: total, sha256: 'ab'.repeat(32), verified_by: m.sha256 ? 'sha256' : 'size+structure' };
+    }
+    case 'cancel_download': cancels.set(a.name as string, true); return null;
+    case 'delete_model': { const m = models.find((x) => x.name === a.name); if (m) { m.installed = false; m.partial_bytes = 0; } return true; }
+    case 'set_default_model': config = { ...config, stt: { ...config.stt, model: a.name as string } }; return view();
+    case 'list_mics': return ['alsa_input.usb-Blue_Yeti-00.analog-stereo', 'alsa_input.pci-0000_00_1f.3.analog-stereo'];
+    case 'start_level_meter': {
+      let t = 0;
+      const tick = () => { t++; void emit('mic-level', { device: a.device, level: 0.35 + 0.3 * Math.abs(Math.sin(t / 3)), error: null }); if (t < 40) setTimeout(tick, 50); };
+      tick();
+      return null;
+    }
+    case 'stop_level_meter': return null;
+    case 'llm_models': return ['llama3.2:3b', 'qwen2.5:3b-instruct'];
+    case 'llm_test':
+      await sleep(120);
+      return { outcome: 'cleaned', input: 'um so i think we should uh send the report to maria by friday', output: 'So I think we should send the report to Maria by Friday.',
+        text: 'So I think we should send the report to Maria by Friday.', reject_reason: null, error: null, latency_ms: 412.5, tokens_per_sec: 73.4, load_ms: 1.2, model_loaded: false };
+    case 'history_page': {
+      const req = a.req as PageRequest;
+      const all = rows.filter((e) => matches(e, req.filter));
+      const start = req.before ? all.findIndex((e) => e.created_at_ms < req.before!.created_at_ms || (e.created_at_ms === req.before!.created_at_ms && (e.id ?? 0) < req.before!.id)) : 0;
+      const page = start < 0 ? [] : all.slice(start, start + (req.limit || 200));
+      const last = page[page.length - 1];
+      return { entries: page.map(summary), next: page.length === (req.limit || 200) && last ? { created_at_ms: last.created_at_ms, id: last.id } : null };
+    }
+    case 'history_count': return rows.filter((e) => matches(e, a.filter as HistoryFilter)).length;
+    case 'history_apps': return [...new Set(rows.map((e) => e.app_class ?? ''))].filter(Boolean).sort();
+    case 'history_get': return rows.find((e) => e.id === a.id) ?? null;
+    case 'history_delete': {
+      const ids = new Set(a.ids as number[]);
+      mock.deleted.push(...ids);
+      const before = rows.length;
+      rows = rows.filter((e) => !ids.has(e.id ?? 0));
+      return before - rows.length;
+    }
+    case 'history_export': {
+      const sel = a.selection as ExportSelection;
+      mock.exports.push({ selection: sel, format: a.format as string });
+      const count = sel.ids ? sel.ids.length : rows.filter((e) => matches(e, sel.filter)).length;
+      const ext = a.format === 'markdown' ? 'md' : (a.format as string);
+      return { path: `/home/you/Downloads/dictum-history-20261120-120000.${ext}`, count, format: a.format };
+    }
+    case 'history_reinject': throw 're-inject needs the text injection module, which is not in this build yet; use Copy and paste it';
+    case 'stats': return stats(a.req as StatsRequest);
+    case 'tray_status': return mock.status;
+    case 'toggle_dictation': return mock.status;
+    case 'set_hotkey_paused': mock.status = { ...mock.status, hotkey_paused: a.paused as boolean }; return mock.status;
+    case 'ui_log': return null;
+    default: throw `mock: unknown command ${cmd}`;
+  }
+}, { shouldMockEvents: true });
