@@ -49,6 +49,7 @@ pub fn attach(app: &AppHandle, state: &AppState) {
                 *LIVE.lock().unwrap_or_else(|p| p.into_inner()) = Some(d);
             }
             Err(e) => {
+                eprintln!("dictum-tray: dictation could not start: {e}");
                 let status = update(&state, |s| {
                     s.controller = false;
                     s.state = DictationState::Error;
@@ -61,6 +62,13 @@ pub fn attach(app: &AppHandle, state: &AppState) {
         for ev in events {
             match ev {
                 Event::Ready(info) => {
+                    eprintln!(
+                        "dictum-tray: dictation ready: hotkey {}, model {} on {} ({:.0} ms)",
+                        info.hotkey.as_deref().unwrap_or("none"),
+                        info.model,
+                        info.device,
+                        info.startup_ms
+                    );
                     let status = update(&state, |s| {
                         s.controller = true;
                         s.state = DictationState::Idle;
@@ -87,6 +95,12 @@ pub fn attach(app: &AppHandle, state: &AppState) {
                     publish(&app, &status);
                 }
                 Event::Dictation(report) => {
+                    eprintln!(
+                        "dictum-tray: dictation #{} {:?}, text ready {:.0} ms after the release",
+                        report.id,
+                        report.outcome,
+                        report.release_to_text_ms.unwrap_or(0.0)
+                    );
                     let _ = app.emit("dictation", &report);
                 }
                 Event::Stopped => break,
