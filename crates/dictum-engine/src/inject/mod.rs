@@ -172,6 +172,16 @@ impl X11Parts {
     }
 }
 
+/// The section's validation as the engine's config error.
+fn checked(config: &InjectConfig) -> crate::Result<()> {
+    config
+        .validate()
+        .map_err(|(key, reason)| crate::Error::ConfigValue {
+            key: key.into(),
+            reason,
+        })
+}
+
 /// Puts text into the focused window. Create one per process and keep it: connections are
 /// reused (an enigo connection costs milliseconds and a keymap read).
 pub struct Injector {
@@ -192,12 +202,7 @@ impl Injector {
     /// reachable yet is not an error here: each `inject` retries and reports it.
     /// Errors only for an invalid config.
     pub fn new(config: &InjectConfig) -> crate::Result<Injector> {
-        config
-            .validate()
-            .map_err(|(key, reason)| crate::Error::ConfigValue {
-                key: key.into(),
-                reason,
-            })?;
+        checked(config)?;
         let backend = detect_backend(config.method);
         let mut injector = Injector {
             config: config.clone(),
@@ -219,12 +224,7 @@ impl Injector {
 
     /// Applies a new `[inject]` section (the daemon's config reload); connections are kept.
     pub fn reconfigure(&mut self, config: &InjectConfig) -> crate::Result<()> {
-        config
-            .validate()
-            .map_err(|(key, reason)| crate::Error::ConfigValue {
-                key: key.into(),
-                reason,
-            })?;
+        checked(config)?;
         self.backend = detect_backend(config.method);
         self.config = config.clone();
         Ok(())
