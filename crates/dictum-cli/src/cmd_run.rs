@@ -118,7 +118,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let dictation = Dictation::start(opts, events_tx).map_err(|e| anyhow::anyhow!(e))?;
 
     if args.stdin_commands {
-        let cmds = dictation_commands(&dictation);
+        let cmds = dictation.command_sender();
         std::thread::spawn(move || {
             for line in std::io::stdin().lock().lines() {
                 let Ok(line) = line else { break };
@@ -150,7 +150,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 println!("{line}");
             }
         } else {
-            print_human(&ev, &config);
+            print_human(&ev);
         }
         if matches!(ev, Event::Stopped) {
             break;
@@ -162,12 +162,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A sender of commands to the running dictation, usable from another thread.
-fn dictation_commands(d: &Dictation) -> mpsc::Sender<Command> {
-    d.command_sender()
-}
-
-fn print_human(ev: &Event, config: &Config) {
+fn print_human(ev: &Event) {
     match ev {
         Event::Ready(info) => eprintln!(
             "dictum: ready in {:.1} s: hold {} and speak ({}); model {} on {} ({}; load {:.0} ms, warm-up {:.0} ms); microphone {}",
@@ -184,7 +179,6 @@ fn print_human(ev: &Event, config: &Config) {
         Event::State { state } => tracing::info!("state: {}", state.as_str()),
         Event::Notice { message } => eprintln!("dictum: {message}"),
         Event::Dictation(r) => {
-            let _ = config;
             eprintln!(
                 "dictum: #{} {:?} ({} ms audio, text ready {:.0} ms after release, typed {:.0} ms): {}",
                 r.id,

@@ -275,6 +275,23 @@ fn start(
     ))
 }
 
+/// Sends the segmenter's decisions to the worker; `samples` is the utterance so far.
+fn queue_chunks(queue: &Queue, utt: i64, decisions: Vec<Decision>, samples: &[f32]) {
+    for d in decisions {
+        let (start, end, commit) = match d {
+            Decision::Commit { start, end } => (start, end, true),
+            Decision::Speculate { start, end } => (start, end, false),
+        };
+        queue.push(Job::Chunk {
+            utt,
+            start,
+            end,
+            samples: samples[start..end].to_vec(),
+            commit,
+        });
+    }
+}
+
 fn mtime(path: &std::path::Path) -> Option<SystemTime> {
     std::fs::metadata(path).and_then(|m| m.modified()).ok()
 }
@@ -438,20 +455,12 @@ impl Controller {
         }
         let decisions = live.seg.push(&live.buf[fresh]);
         if self.config.dictation.streaming {
-            let id = live.entry.id.unwrap_or(0);
-            for d in decisions {
-                let (start, end, commit) = match d {
-                    Decision::Commit { start, end } => (start, end, true),
-                    Decision::Speculate { start, end } => (start, end, false),
-                };
-                self.queue.push(Job::Chunk {
-                    utt: id,
-                    start,
-                    end,
-                    samples: live.buf[start..end].to_vec(),
-                    commit,
-                });
-            }
+            queue_chunks(
+                &self.queue,
+                live.entry.id.unwrap_or(0),
+                decisions,
+                &live.buf,
+            );
         }
         let max = self.config.dictation.max_utterance_s as usize * SAMPLE_RATE as usize;
         if live.buf.len() >= max && !live.limit_told {
@@ -509,16 +518,7 @@ impl Controller {
         if samples.len() > live.buf.len() {
             let decisions = live.seg.push(&samples[live.buf.len()..]);
             if self.config.dictation.streaming {
-                for d in decisions {
-                    let (Decision::Commit { start, end } | Decision::Speculate { start, end }) = d;
-                    self.queue.push(Job::Chunk {
-                        utt: live.entry.id.unwrap_or(0),
-                        start,
-                        end,
-                        samples: samples[start..end].to_vec(),
-                        commit: matches!(d, Decision::Commit { .. }),
-                    });
-                }
+                queue_chunks(&self.queue, live.entry.id.unwrap_or(0), decisions, &samples);
             }
         }
         let (committed, speculation_end) = if self.config.dictation.streaming {
