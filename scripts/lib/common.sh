@@ -61,12 +61,13 @@ ensure_model() {
     if [ -s "$DICTUM_TEST_ASSETS/models/$file" ]; then
         log "copying $file from $DICTUM_TEST_ASSETS/models"
         cp "$DICTUM_TEST_ASSETS/models/$file" "$dir/$file.part"
+        mv "$dir/$file.part" "$dir/$file"
     else
-        log "downloading $file"
-        curl -fL --retry 3 -C - -o "$dir/$file.part" \
-            "https://huggingface.co/ggerganov/whisper.cpp/resolve/main/$file"
+        # The engine's own downloader: resumes, and checks the published size, SHA-256 and SHA-1.
+        log "downloading $file (dictum models download)"
+        cargo build --release --locked -p dictum-cli >&2
+        "$CARGO_TARGET_DIR/release/dictum" models download "$file" >&2
     fi
-    mv "$dir/$file.part" "$dir/$file"
 }
 
 # The tray app (src-tauri/, a workspace member: clippy and tests build it): Tauri's system

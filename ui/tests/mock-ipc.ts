@@ -69,15 +69,19 @@ let config = loadConfig();
 let autostart = false;
 
 // ---- models ----
-const model = (name: string, approx: number, sha = false, installed = false): ModelStatus => ({
+// Sizes and checksums as the engine's catalog publishes them.
+const model = (name: string, bytes: number, sha256: string, sha1: string, installed = false): ModelStatus => ({
   name, file: `ggml-${name}.bin`, size: name.split(/[.-]/)[0], english_only: name.includes('.en'),
-  quant: /-(q\d_\d)$/.exec(name)?.[1] ?? null, approx_mib: approx,
-  exact_bytes: sha ? approx * 1048576 : null, sha256: sha ? 'd243ee7babe91b651f98b9fcffb3ea732be9e063f041dec8a0b2bc6bed25927c' : null,
+  quant: /-(q\d_\d)$/.exec(name)?.[1] ?? null, exact_bytes: bytes, sha256, sha1,
   installed, partial_bytes: 0, is_default: false,
 });
 const models: ModelStatus[] = [
-  model('tiny.en-q8_0', 42, true, true), model('base-q8_0', 78, true), model('base.en', 142),
-  model('small.en-q8_0', 252), model('medium.en-q5_0', 514), model('large-v3-turbo-q5_0', 547),
+  model('tiny.en-q8_0', 43550795, '5bc2b3860aa151a4c6e7bb095e1fcce7cf12c7b020ca08dcec0c6d018bb7dd94', '802d6668e7d411123e672abe4cb6c18f12306abb', true),
+  model('base-q8_0', 81768585, 'c577b9a86e7e048a0b7eada054f4dd79a56bbfa911fbdacf900ac5b567cbb7d9', '7bb89bb49ed6955013b166f1b6a6c04584a20fbe'),
+  model('base.en', 147964211, 'a03779c86df3323075f5e796cb2ce5029f00ec8869eee3fdfb897afe36c6d002', '137c40403d78fd54d454da0f9bd998f78703390c'),
+  model('small.en-q8_0', 264477561, '67a179f608ea6114bd3fdb9060e762b588a3fb3bd00c4387971be4d177958067', '9d75ff4ccfa0a8217870d7405cf8cef0a5579852'),
+  model('medium.en-q5_0', 539225533, '76733e26ad8fe1c7a5bf7531a9d41917b2adc0f20f2e4f5531688a8c6cd88eb0', 'bb3b5281bddd61605d6fc76bc5b92d8f20284c3b'),
+  model('large-v3-turbo-q5_0', 574041195, '394221709cd5ad1f40c46e6031ca61bce88931e6e088c188294c6d5a55ffa7e2', 'e050f7970618a659205450ad97eb95a18d69c9ee'),
 ];
 const cancels = new Map<string, boolean>();
 
@@ -194,7 +198,7 @@ mockIPC(async (cmd, args) => {
     case 'download_model': {
       const m = models.find((x) => x.name === a.name);
       if (!m) throw `unknown model ${a.name}`;
-      const total = m.approx_mib * 1048576;
+      const total = m.exact_bytes;
       cancels.set(m.name, false);
       let done = m.partial_bytes;
       const resumed = done;
@@ -212,7 +216,7 @@ mockIPC(async (cmd, args) => {
       await sleep(150);
       m.installed = true;
       m.partial_bytes = 0;
-      return { status: 'completed', path: `/models/${m.file}`, bytes: total, sha256: 'ab'.repeat(32), verified_by: m.sha256 ? 'sha256' : 'size+structure' };
+      return { status: 'completed', path: `/models/${m.file}`, bytes: total, sha256: m.sha256, verified_by: 'sha256+sha1' };
     }
     case 'cancel_download': cancels.set(a.name as string, true); return null;
     case 'delete_model': { const m = models.find((x) => x.name === a.name); if (m) { m.installed = false; m.partial_bytes = 0; } return true; }

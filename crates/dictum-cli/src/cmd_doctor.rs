@@ -135,11 +135,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Ok(info) => {
                 model_bytes = Some(info.file_bytes);
                 let sha = sha256_file(&path).unwrap_or_else(|e| format!("unreadable: {e}"));
+                let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                let published = match models::find(file_name) {
+                    Some(m) if m.published.sha256 == sha => ", the published file",
+                    Some(_) => {
+                        ", not the published file of that name (a local conversion, or damaged)"
+                    }
+                    None => "",
+                };
                 checks.push(check(
                     "model",
                     Status::Ok,
                     format!(
-                        "{} ({} {}, {} MiB, {} tensors, sha256 {sha})",
+                        "{} ({} {}, {} MiB, {} tensors, sha256 {sha}{published})",
                         path.display(),
                         info.size_name(),
                         if info.is_english_only() {

@@ -6,6 +6,7 @@ mod cmd_clean;
 mod cmd_config;
 mod cmd_doctor;
 mod cmd_history;
+mod cmd_models;
 mod cmd_run;
 mod cmd_transcribe;
 mod context;
@@ -37,6 +38,8 @@ enum Command {
     History(cmd_history::Args),
     /// Show or check the configuration.
     Config(cmd_config::Args),
+    /// List, download (verified), delete whisper models, or set the default one.
+    Models(cmd_models::Args),
     /// Check GPU, models, config, history and display, and say how to fix what is wrong.
     Doctor(cmd_doctor::Args),
     /// Measure speed and accuracy on a folder of clips (writes a Markdown report).
@@ -66,6 +69,7 @@ fn main() -> ExitCode {
         Command::Clean(args) => cmd_clean::run(args),
         Command::History(args) => cmd_history::run(args),
         Command::Config(args) => cmd_config::run(args),
+        Command::Models(args) => cmd_models::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Doctor(args) => cmd_doctor::run(args),
     };

@@ -358,3 +358,73 @@ fn clean_and_transcribe_clean_fall_back_to_raw_text_when_the_llm_is_down() {
         stderr(&out)
     );
 }
+
+#[test]
+fn models_list_default_delete_and_a_download_that_is_not_the_published_file() {
+    let sb = Sandbox::new();
+    let out = sb.dictum(&["models", "list", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let all: Vec<Value> = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(all.len(), 27);
+    let tiny = all
+        .iter()
+        .find(|m| m["name"] == "tiny.en-q8_0")
+        .expect("tiny.en-q8_0");
+    assert_eq!(tiny["exact_bytes"], 43_550_795);
+    assert_eq!(tiny["sha1"], "802d6668e7d411123e672abe4cb6c18f12306abb");
+    assert_eq!(tiny["is_default"], true);
+    assert!(all.iter().all(|m| m["installed"] == false));
+
+    // The test asset is a locally converted file under the public name: refused, not installed.
+    let assets_models = assets().join("models");
+    let out = sb.dictum(&[
+        "models",
+        "download",
+        "tiny.en-q8_0",
+        "--base-url",
+        &assets_models.display().to_string(),
+    ]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("is 43550778 bytes, expected 43550795"),
+        "{err}"
+    );
+    assert!(!sb.path("data/models/ggml-tiny.en-q8_0.bin").exists());
+    assert!(!sb.path("data/models/ggml-tiny.en-q8_0.bin.part").exists());
+
+    let out = sb.dictum(&["models", "default", "ggml-base-q8_0.bin"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let config = std::fs::read_to_string(sb.path("config.toml")).expect("config written");
+    assert!(config.contains("model = \"base-q8_0\""), "{config}");
+    let out = sb.dictum(&["models", "delete", "base-q8_0"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("is the default model"),
+        "{}",
+        stderr(&out)
+    );
+
+    std::fs::create_dir_all(sb.path("data/models")).expect("mkdir");
+    std::fs::write(sb.path("data/models/ggml-small.bin"), b"x").expect("write");
+    let out = sb.dictum(&["models"]);
+    let table = String::from_utf8_lossy(&out.stdout).into_owned();
+    let row = |name: &str| {
+        table
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("{name} in {table}"))
+            .to_string()
+    };
+    assert!(row("small").contains("yes"), "{table}");
+    assert!(row("base-q8_0").contains("default"), "{table}");
+    let out = sb.dictum(&["models", "delete", "small"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!sb.path("data/models/ggml-small.bin").exists());
+    let out = sb.dictum(&["models", "download", "huge"]);
+    assert!(
+        stderr(&out).contains("dictum models list"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -7,7 +7,6 @@ mod common;
 use dictum_engine::models::download::{
     download, download_model, DownloadOutcome, DownloadProgress, DownloadSpec, ModelSource,
 };
-use dictum_engine::models::CATALOG;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -159,25 +158,75 @@ fn collect() -> (
     })
 }
 
-#[test]
-fn catalog_checksums_match_the_shipped_models() {
+/// The test asset's own size and SHA-256 (`shared/models/SHA256SUMS`). These files were
+/// converted locally, so the catalog's published checksums do not apply to them (see
+/// `the_catalog_refuses_files_that_are_not_the_published_ones`).
+fn asset_spec(file: &str) -> DownloadSpec {
     let sums = std::fs::read_to_string(models_dir().join("SHA256SUMS")).expect("SHA256SUMS");
-    let mut checked = 0;
-    for m in CATALOG {
-        if let dictum_engine::models::Checksum::Sha256 { bytes, sha256 } = m.checksum {
-            let line = sums
-                .lines()
-                .find(|l| l.ends_with(m.file))
-                .unwrap_or_else(|| panic!("{} not in SHA256SUMS", m.file));
-            assert!(line.starts_with(sha256), "{line}");
-            let len = std::fs::metadata(models_dir().join(m.file))
-                .expect("model")
-                .len();
-            assert_eq!(len, bytes, "{}", m.file);
-            checked += 1;
-        }
+    let line = sums
+        .lines()
+        .find(|l| l.ends_with(file))
+        .unwrap_or_else(|| panic!("{file} not in SHA256SUMS"));
+    let sha = line.split_whitespace().next().expect("sum");
+    DownloadSpec {
+        file: file.into(),
+        expected_bytes: Some(
+            std::fs::metadata(models_dir().join(file))
+                .expect("asset")
+                .len(),
+        ),
+        expected_sha256: Some(sha.into()),
+        expected_sha1: None,
     }
-    assert_eq!(checked, 2);
+}
+
+async fn fetch(
+    base: &str,
+    spec: &DownloadSpec,
+    dest: &std::path::Path,
+    cancel: &AtomicBool,
+    cb: &mut (dyn FnMut(&DownloadProgress) + Send),
+) -> dictum_engine::Result<DownloadOutcome> {
+    download(&ModelSource::parse(base)?, spec, dest, cancel, cb).await
+}
+
+#[tokio::test]
+async fn the_catalog_refuses_files_that_are_not_the_published_ones() {
+    // The test assets carry the public files' names but other bytes: tiny.en-q8_0 is 17 bytes
+    // shorter than the published file, base-q8_0 has its exact size and other contents. Asked
+    // for by catalog name, both must be refused and deleted, with the reason.
+    let dest = tempfile::tempdir().expect("tempdir");
+    let cancel = AtomicBool::new(false);
+    let base = format!("file://{}", models_dir().display());
+    let (_, mut cb) = collect();
+    let err = download_model(&base, "tiny.en-q8_0", dest.path(), &cancel, &mut cb)
+        .await
+        .expect_err("not the published file");
+    assert!(
+        err.to_string()
+            .contains("is 43550778 bytes, expected 43550795"),
+        "{err}"
+    );
+    let (seen, mut cb) = collect();
+    let err = download_model(&base, "base-q8_0", dest.path(), &cancel, &mut cb)
+        .await
+        .expect_err("not the published file");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("SHA-256")
+            && msg.contains("c577b9a86e7e048a0b7eada054f4dd79a56bbfa911fbdacf900ac5b567cbb7d9")
+            && msg.contains(
+                &asset_spec("ggml-base-q8_0.bin")
+                    .expected_sha256
+                    .expect("sum")
+            ),
+        "{msg}"
+    );
+    assert_eq!(std::fs::read_dir(dest.path()).expect("dir").count(), 0);
+    assert_eq!(
+        seen.lock().expect("lock").last().map(|p| p.phase.clone()),
+        Some("failed".into())
+    );
 }
 
 #[tokio::test]
@@ -185,9 +234,9 @@ async fn from_a_local_folder_with_progress_and_sha256() {
     let dest = tempfile::tempdir().expect("tempdir");
     let (seen, mut cb) = collect();
     let cancel = AtomicBool::new(false);
-    let out = download_model(
+    let out = fetch(
         &format!("file://{}", models_dir().display()),
-        "tiny.en-q8_0",
+        &asset_spec(TINY),
         dest.path(),
         &cancel,
         &mut cb,
@@ -224,9 +273,15 @@ async fn http_interrupted_then_resumed_with_range() {
     let cancel = AtomicBool::new(false);
     server.cut_after.store(10_000_000, Ordering::SeqCst);
     let (_, mut cb) = collect();
-    let err = download_model(&server.base, "tiny.en-q8_0", dest.path(), &cancel, &mut cb)
-        .await
-        .expect_err("connection cut");
+    let err = fetch(
+        &server.base,
+        &asset_spec(TINY),
+        dest.path(),
+        &cancel,
+        &mut cb,
+    )
+    .await
+    .expect_err("connection cut");
     assert!(err.to_string().contains("resume"), "{err}");
     let part = dest.path().join(format!("{TINY}.part"));
     let kept = std::fs::metadata(&part).expect("part kept").len();
@@ -235,9 +290,15 @@ async fn http_interrupted_then_resumed_with_range() {
 
     server.cut_after.store(u64::MAX, Ordering::SeqCst);
     let (seen, mut cb) = collect();
-    let out = download_model(&server.base, "tiny.en-q8_0", dest.path(), &cancel, &mut cb)
-        .await
-        .expect("resumed");
+    let out = fetch(
+        &server.base,
+        &asset_spec(TINY),
+        dest.path(),
+        &cancel,
+        &mut cb,
+    )
+    .await
+    .expect("resumed");
     assert!(
         matches!(out, DownloadOutcome::Completed { ref verified_by, .. } if verified_by == "sha256"),
         "{out:?}"
@@ -268,9 +329,15 @@ async fn http_cancel_keeps_the_part_and_a_server_without_range_restarts() {
             flag.store(true, Ordering::SeqCst);
         }
     };
-    let out = download_model(&server.base, "tiny.en-q8_0", dest.path(), &cancel, &mut cb)
-        .await
-        .expect("cancelled cleanly");
+    let out = fetch(
+        &server.base,
+        &asset_spec(TINY),
+        dest.path(),
+        &cancel,
+        &mut cb,
+    )
+    .await
+    .expect("cancelled cleanly");
     let DownloadOutcome::Cancelled { partial_bytes } = out else {
         panic!("{out:?}")
     };
@@ -286,9 +353,15 @@ async fn http_cancel_keeps_the_part_and_a_server_without_range_restarts() {
     server.chunk_delay_ms.store(0, Ordering::SeqCst);
     cancel.store(false, Ordering::SeqCst);
     let (_, mut cb) = collect();
-    let out = download_model(&server.base, "tiny.en-q8_0", dest.path(), &cancel, &mut cb)
-        .await
-        .expect("restarted");
+    let out = fetch(
+        &server.base,
+        &asset_spec(TINY),
+        dest.path(),
+        &cancel,
+        &mut cb,
+    )
+    .await
+    .expect("restarted");
     assert!(
         matches!(
             out,
@@ -314,6 +387,7 @@ async fn wrong_checksum_deletes_the_file_and_says_so() {
         file: TINY.into(),
         expected_sha256: Some("00".repeat(32)),
         expected_bytes: Some(43_550_778),
+        expected_sha1: None,
     };
     let (seen, mut cb) = collect();
     let err = download(
@@ -336,10 +410,10 @@ async fn wrong_checksum_deletes_the_file_and_says_so() {
 }
 
 #[tokio::test]
-async fn unknown_checksum_is_verified_by_length_and_structure() {
-    // A catalog model without a recorded SHA-256 (base-q8_0's bytes served as if under a name
-    // the catalog has no checksum for) passes by length + ggml structure; a truncated or
-    // non-model file fails.
+async fn without_a_checksum_length_and_structure_are_verified() {
+    // A spec with no checksum (a file the user names by path on a mirror) passes by length +
+    // ggml structure; a non-model file fails and is deleted. A catalog name the source lacks is
+    // an HTTP 404 that says so.
     let src = tempfile::tempdir().expect("tempdir");
     std::fs::copy(
         models_dir().join("ggml-base-q8_0.bin"),
@@ -354,17 +428,35 @@ async fn unknown_checksum_is_verified_by_length_and_structure() {
     let server = serve(src.path().to_path_buf()).await;
     let dest = tempfile::tempdir().expect("tempdir");
     let cancel = AtomicBool::new(false);
+    let unchecked = |file: &str| DownloadSpec {
+        file: file.into(),
+        expected_bytes: None,
+        expected_sha256: None,
+        expected_sha1: None,
+    };
     let (_, mut cb) = collect();
-    let out = download_model(&server.base, "base.en-q8_0", dest.path(), &cancel, &mut cb)
-        .await
-        .expect("verified by structure");
+    let out = fetch(
+        &server.base,
+        &unchecked("ggml-base.en-q8_0.bin"),
+        dest.path(),
+        &cancel,
+        &mut cb,
+    )
+    .await
+    .expect("verified by structure");
     assert!(
         matches!(out, DownloadOutcome::Completed { ref verified_by, .. } if verified_by == "size+structure"),
         "{out:?}"
     );
-    let err = download_model(&server.base, "small", dest.path(), &cancel, &mut cb)
-        .await
-        .expect_err("not a model");
+    let err = fetch(
+        &server.base,
+        &unchecked("ggml-small.bin"),
+        dest.path(),
+        &cancel,
+        &mut cb,
+    )
+    .await
+    .expect_err("not a model");
     assert!(
         err.to_string().contains("not a valid whisper model"),
         "{err}"

@@ -2,6 +2,7 @@
 
 export type DownloadOutcome = { "status": "completed", path: string, bytes: number, sha256: string, 
 /**
- * "sha256" (matched the catalog) or "size+structure" (no recorded checksum).
+ * What matched: "sha256+sha1" (a catalog model), "sha256" or "sha1" (a spec with one
+ * checksum), "size+structure" (a spec with none: length and ggml structure checked).
  */
 verified_by: string, } | { "status": "cancelled", partial_bytes: number, };

@@ -3,15 +3,19 @@
 /**
  * One catalog model as the UI sees it: what it is, whether it is installed, how it is checked.
  */
-export type ModelStatus = { name: string, file: string, size: string, english_only: boolean, quant: string | null, approx_mib: number, 
+export type ModelStatus = { name: string, file: string, size: string, english_only: boolean, quant: string | null, 
 /**
- * Exact published size, when recorded.
+ * Exact published size.
  */
-exact_bytes: number | null, 
+exact_bytes: number, 
 /**
- * Published SHA-256, when recorded; `None` = verified by length and ggml structure.
+ * Published SHA-256 (a download is checked against it, and against `sha1`).
  */
-sha256: string | null, 
+sha256: string, 
+/**
+ * Published SHA-1 (whisper.cpp's model tables).
+ */
+sha1: string, 
 /**
  * Installed in the models folder (complete file present).
  */

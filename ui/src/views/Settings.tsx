@@ -262,10 +262,10 @@ function Models({ onDefault }: { onDefault: (v: ConfigView) => void }) {
             return (
               <tr key={m.name} data-testid={`model-${m.name}`}>
                 <td><b>{m.name}</b>{m.quant && <span class="muted"> · {m.quant}</span>}</td>
-                <td>{m.exact_bytes ? formatBytes(Number(m.exact_bytes)) : `≈ ${m.approx_mib} MiB`}</td>
+                <td title={`${Number(m.exact_bytes).toLocaleString('en')} bytes`}>{formatBytes(Number(m.exact_bytes))}</td>
                 <td>{m.english_only ? 'English' : 'Multilingual'}</td>
-                <td title={m.sha256 ?? 'no published checksum recorded: verified by length and model structure'}>
-                  {m.sha256 ? <span class="badge ok">SHA-256</span> : <span class="badge warn">size + structure</span>}
+                <td title={`verified after download: exact size, SHA-256 ${m.sha256}, SHA-1 ${m.sha1}`} data-testid={`check-${m.name}`}>
+                  <span class="badge ok">SHA-256</span> <code class="muted">{m.sha256.slice(0, 8)}</code>
                 </td>
                 <td>
                   {m.is_default && <span class="badge default">default</span>}{' '}

@@ -1,13 +1,15 @@
 //! Model downloads: from an `http(s)://` base URL (the models' public home, or a mirror) or a
 //! local folder (`/path` or `file:///path`). The bytes go to `FILE.part` in the models folder;
 //! an interrupted or cancelled download resumes from there (HTTP `Range`, or a seek in the
-//! local file). When the last byte is in, the file is verified — SHA-256 and exact length where
-//! the catalog records them, else the server's length and the ggml structure check — and only
-//! then renamed into place, atomically. A file that fails verification is deleted, never kept.
+//! local file). When the last byte is in, the file is verified — exact length, SHA-256 and
+//! SHA-1 as the catalog records them (computed in one pass while the bytes arrive); a spec with
+//! no checksum gets the server's length and the ggml structure check — and only then renamed
+//! into place, atomically. A file that fails verification is deleted, never kept.
 
-use super::catalog::{self, Checksum};
+use super::catalog;
 use crate::{Error, Result};
 use serde::Serialize;
+use sha1::Sha1;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -64,27 +66,48 @@ impl ModelSource {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DownloadSpec {
     pub file: String,
-    pub expected_sha256: Option<String>,
     pub expected_bytes: Option<u64>,
+    pub expected_sha256: Option<String>,
+    /// whisper.cpp publishes SHA-1s for its models; checked too when known.
+    pub expected_sha1: Option<String>,
 }
 
 impl DownloadSpec {
-    /// The spec for a catalog model (name or file name).
+    /// The spec for a catalog model (name or file name): its published size and checksums.
     pub fn for_model(name: &str) -> Result<DownloadSpec> {
         let model = catalog::find(name).ok_or_else(|| {
             Error::Download(format!(
-                "unknown model `{name}`; pick one from the catalog (the tray app's Models settings list them all)"
+                "unknown model `{name}`; pick one from the catalog (`dictum models list`, or the tray app's Models settings)"
             ))
         })?;
-        let (expected_bytes, expected_sha256) = match model.checksum {
-            Checksum::Sha256 { bytes, sha256 } => (Some(bytes), Some(sha256.to_string())),
-            Checksum::Unknown => (None, None),
-        };
+        let p = model.published;
         Ok(DownloadSpec {
             file: model.file.to_string(),
-            expected_sha256,
-            expected_bytes,
+            expected_bytes: Some(p.bytes),
+            expected_sha256: Some(p.sha256.to_string()),
+            expected_sha1: Some(p.sha1.to_string()),
         })
+    }
+}
+
+/// SHA-256 and SHA-1 of the same bytes, computed in one pass.
+#[derive(Clone, Default)]
+struct Digests {
+    sha256: Sha256,
+    sha1: Sha1,
+}
+
+impl Digests {
+    fn update(&mut self, bytes: &[u8]) {
+        self.sha256.update(bytes);
+        self.sha1.update(bytes);
+    }
+
+    fn finish(self) -> (String, String) {
+        (
+            hex::encode(self.sha256.finalize()),
+            hex::encode(self.sha1.finalize()),
+        )
     }
 }
 
@@ -115,7 +138,8 @@ pub enum DownloadOutcome {
         #[ts(type = "number")]
         bytes: u64,
         sha256: String,
-        /// "sha256" (matched the catalog) or "size+structure" (no recorded checksum).
+        /// What matched: "sha256+sha1" (a catalog model), "sha256" or "sha1" (a spec with one
+        /// checksum), "size+structure" (a spec with none: length and ggml structure checked).
         verified_by: String,
     },
     /// Stopped by the cancel flag; the `.part` file stays for a later resume.
@@ -211,7 +235,7 @@ pub async fn download(
     };
 
     // Hash what is already there, then append.
-    let mut hasher = Sha256::new();
+    let mut hasher = Digests::default();
     let mut part = tokio::fs::OpenOptions::new()
         .create(true)
         .read(true)
@@ -277,33 +301,37 @@ pub async fn download(
         reporter.phase("failed");
         Err(Error::Download(msg))
     };
-    let sha = hex::encode(hasher.finalize());
+    let (sha, sha1) = hasher.finish();
     let want_len = spec.expected_bytes.or(total);
     if let Some(want) = want_len {
         if written != want {
             return fail(
                 &mut reporter,
                 format!(
-                    "{} is {written} bytes, expected {want}; the partial file was deleted, download it again (or check the mirror has the complete file)",
+                    "{} is {written} bytes, expected {want}; the partial file was deleted. Download it again; if it fails again the mirror does not serve the published file",
                     spec.file
                 ),
             );
         }
     }
-    let verified_by = match &spec.expected_sha256 {
-        Some(want) if !want.eq_ignore_ascii_case(&sha) => {
+    let mut verified = Vec::new();
+    for (kind, want, got) in [
+        ("SHA-256", &spec.expected_sha256, &sha),
+        ("SHA-1", &spec.expected_sha1, &sha1),
+    ] {
+        let Some(want) = want else { continue };
+        if !want.eq_ignore_ascii_case(got) {
             return fail(
                 &mut reporter,
                 format!(
-                    "{} failed its SHA-256 check (expected {want}, got {sha}); the file was deleted. Download it again; if it fails again the mirror serves a different file",
+                    "{} failed its {kind} check (expected {want}, got {got}); the file was deleted. Download it again; if it fails again the mirror serves a different file",
                     spec.file
                 ),
             );
         }
-        Some(_) => "sha256",
-        None => "size+structure",
-    };
-    if spec.expected_sha256.is_none() {
+        verified.push(kind.to_ascii_lowercase().replace('-', ""));
+    }
+    if verified.is_empty() {
         if let Err(e) = crate::stt::check_model_file(&part_path) {
             return fail(
                 &mut reporter,
@@ -313,7 +341,9 @@ pub async fn download(
                 ),
             );
         }
+        verified.push("size+structure".into());
     }
+    let verified_by = verified.join("+");
     tokio::fs::rename(&part_path, &final_path)
         .await
         .map_err(|e| io("rename into", &final_path, e))?;
@@ -322,7 +352,7 @@ pub async fn download(
         path: final_path.display().to_string(),
         bytes: written,
         sha256: sha,
-        verified_by: verified_by.into(),
+        verified_by,
     })
 }
 
@@ -334,7 +364,7 @@ enum Fetched {
 async fn hash_prefix(
     part: &mut tokio::fs::File,
     len: u64,
-    hasher: &mut Sha256,
+    hasher: &mut Digests,
 ) -> std::io::Result<()> {
     part.seek(std::io::SeekFrom::Start(0)).await?;
     let mut buf = vec![0u8; 1 << 20];
@@ -358,7 +388,7 @@ async fn fetch_http(
     spec: &DownloadSpec,
     mut start: u64,
     part: &mut tokio::fs::File,
-    hasher: &mut Sha256,
+    hasher: &mut Digests,
     cancel: &AtomicBool,
     reporter: &mut Reporter<'_>,
 ) -> Result<Fetched> {
@@ -400,7 +430,7 @@ async fn fetch_http(
             if start > 0 {
                 // The server ignored the Range: start over.
                 start = 0;
-                *hasher = Sha256::new();
+                *hasher = Digests::default();
                 part.set_len(0)
                     .await
                     .and(part.seek(std::io::SeekFrom::Start(0)).await.map(|_| ()))
@@ -459,7 +489,7 @@ async fn fetch_dir(
     spec: &DownloadSpec,
     start: u64,
     part: &mut tokio::fs::File,
-    hasher: &mut Sha256,
+    hasher: &mut Digests,
     cancel: &AtomicBool,
     reporter: &mut Reporter<'_>,
 ) -> Result<Fetched> {
@@ -573,9 +603,31 @@ mod tests {
     #[test]
     fn specs_come_from_the_catalog() {
         let s = DownloadSpec::for_model("tiny.en-q8_0").expect("known");
-        assert_eq!(s.expected_bytes, Some(43_550_778));
-        let s = DownloadSpec::for_model("small").expect("known");
-        assert_eq!((s.expected_bytes, s.expected_sha256), (None, None));
+        assert_eq!(s.expected_bytes, Some(43_550_795));
+        assert_eq!(
+            s.expected_sha1.as_deref(),
+            Some("802d6668e7d411123e672abe4cb6c18f12306abb")
+        );
+        let s = DownloadSpec::for_model("ggml-small.bin").expect("by file name");
+        assert_eq!(s.expected_bytes, Some(487_601_967));
+        assert_eq!(
+            s.expected_sha256.as_deref(),
+            Some("1be3a9b2063867b937e64e2ec7483364a79917e157fa98c5d94b5c1fffea987b")
+        );
         assert!(DownloadSpec::for_model("huge").is_err());
+    }
+
+    #[test]
+    fn both_digests_in_one_pass() {
+        let mut d = Digests::default();
+        d.update(b"ab");
+        d.update(b"c");
+        assert_eq!(
+            d.finish(),
+            (
+                "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad".to_string(),
+                "a9993e364706816aba3e25717850c26c9cd0d89d".to_string()
+            )
+        );
     }
 }

@@ -11,7 +11,7 @@ pub const DEFAULT_BASE_URL: &str = "https://huggingface.co/ggerganov/whisper.cpp
 mod catalog;
 pub mod download;
 
-pub use catalog::{catalog, find, CatalogModel, Checksum, ModelStatus, CATALOG};
+pub use catalog::{catalog, find, CatalogModel, ModelStatus, Published, CATALOG};
 
 /// The file name for a catalog name, or the name itself if it already is a file name.
 pub fn file_name_for(name: &str) -> Option<&'static str> {
@@ -53,8 +53,8 @@ pub fn resolve(model: &str, dirs: &[PathBuf]) -> Result<PathBuf> {
         .map(|d| d.display().to_string())
         .unwrap_or_else(|| "your models folder".into());
     Err(Error::ModelNotFound(format!(
-        "model `{model}` is not installed (looked for {file} in {}); download it into {into}: \
-         `mkdir -p {into} && curl -L -o {into}/{file} {DEFAULT_BASE_URL}/{file}`, \
+        "model `{model}` is not installed (looked for {file} in {}); download and verify it with \
+         `dictum models download {model}` (or the tray app's Models settings), which puts it in {into}, \
          or pass --model /path/to/{file}",
         dirs.iter()
             .map(|d| d.display().to_string())
