@@ -218,13 +218,34 @@ impl Engine {
         let path = self.model_path()?;
         // Plan VRAM before loading: the LLM's resident memory is subtracted first, so the
         // speech model never pushes it out; no room means the CPU.
-        let plan = self.plan_for(&path);
+        let mut plan = self.plan_for(&path);
         if plan.on_gpu() || self.config.stt.use_gpu {
             tracing::info!("speech on {}: {}", plan.device, plan.reason);
         }
-        let mut t = Transcriber::load(&path, plan.on_gpu())?;
+        let opts = self.stt_options();
+        let load_and_warm = |gpu: bool| -> Result<(Transcriber, f64)> {
+            let mut t = Transcriber::load(&path, gpu)?;
+            let warm = t.warm_up(&opts)?;
+            Ok((t, warm))
+        };
+        // A GPU that fails to take the model (VRAM taken since the plan, a driver error) costs
+        // a CPU load, never the dictation.
+        let (t, warm) = match load_and_warm(plan.on_gpu()) {
+            Err(e) if plan.on_gpu() => {
+                tracing::warn!(
+                    "the speech model did not load on {}: {e}; loading it on the CPU",
+                    plan.device
+                );
+                plan.reason = format!(
+                    "loading on {} failed ({e}); speech runs on the CPU",
+                    plan.device
+                );
+                plan.device = "cpu".into();
+                load_and_warm(false)?
+            }
+            other => other?,
+        };
         self.plan = Some(plan);
-        let warm = t.warm_up(&self.stt_options())?;
         let load = t.load_ms;
         self.transcriber = Some(ResilientTranscriber::new(t));
         Ok(Some((load, warm)))
@@ -265,7 +286,22 @@ impl Engine {
             name: self.config.stt.model.clone(),
             file_bytes: std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
         }];
-        planner::plan(&settings, &status, self.llm_resident_bytes, &tiers)
+        let plan = planner::plan(&settings, &status, self.llm_resident_bytes, &tiers);
+        // Testing the GPU fallback on a real GPU: skip the plan's verdict and load on the GPU.
+        if settings.cuda_built
+            && settings.use_gpu
+            && std::env::var("DICTUM_GPU_PLAN").is_ok_and(|v| v == "force")
+        {
+            return Plan {
+                device: "cuda:0".into(),
+                reason: format!(
+                    "forced by DICTUM_GPU_PLAN=force (the plan said: {} on {})",
+                    plan.reason, plan.device
+                ),
+                ..plan
+            };
+        }
+        plan
     }
 
     pub fn transcriber(&self) -> Option<&Transcriber> {
