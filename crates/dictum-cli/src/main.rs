@@ -47,6 +47,10 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // A speech worker (whisper on the GPU, isolated from this process) runs nothing else.
+    if let Some(code) = dictum_engine::stt::worker_process::serve_if_requested() {
+        return code;
+    }
     // A panic is a bug; still, the user gets one line, not a backtrace.
     std::panic::set_hook(Box::new(|info| {
         eprintln!("dictum: internal error: {info}. Please report this.");

@@ -38,8 +38,13 @@ impl Sandbox {
     }
 
     fn dictum_models(&self, args: &[&str], models: &Path) -> Output {
+        self.dictum_env(args, models, &[])
+    }
+
+    fn dictum_env(&self, args: &[&str], models: &Path, env: &[(&str, &str)]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_dictum"))
             .args(args)
+            .envs(env.iter().copied())
             .env("DICTUM_DATA_DIR", self.path("data"))
             .env("DICTUM_CONFIG", self.path("config.toml"))
             .env("DICTUM_MODELS_DIR", models)
@@ -426,5 +431,49 @@ fn models_list_default_delete_and_a_download_that_is_not_the_published_file() {
         stderr(&out).contains("dictum models list"),
         "{}",
         stderr(&out)
+    );
+}
+
+#[test]
+fn a_speech_worker_that_aborts_costs_a_cpu_redo_not_the_dictation() {
+    // On the GPU whisper runs in a worker process because ggml aborts the process when VRAM
+    // runs out (seen on an H100). The same worker runs on the CPU here (DICTUM_STT_ISOLATE) and
+    // aborts on cue (DICTUM_STT_WORKER_ABORT_AT): request 1 is the warm-up, 2 the utterance,
+    // 0 while loading.
+    let sb = Sandbox::new();
+    let models = assets().join("models");
+    let jfk = clip("jfk.wav");
+    let run = |abort_at: Option<&str>| {
+        let mut env = vec![("DICTUM_STT_ISOLATE", "1")];
+        if let Some(n) = abort_at {
+            env.push(("DICTUM_STT_WORKER_ABORT_AT", n));
+        }
+        let out = sb.dictum_env(&["transcribe", "--json", &jfk], &models, &env);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+        let text = v["text"].as_str().unwrap_or("").to_lowercase();
+        assert!(text.contains("ask not what your country"), "{v}");
+        (v["device"].as_str().unwrap_or("").to_string(), stderr(&out))
+    };
+    let (device, _) = run(None);
+    assert_eq!(device, "cpu-worker", "the worker transcribed");
+    let (device, err) = run(Some("2"));
+    assert_eq!(device, "cpu", "redone in this process");
+    assert!(err.contains("SIGABRT") || err.contains("signal: 6"), "{err}");
+    let (device, err) = run(Some("0"));
+    assert_eq!(device, "cpu", "loaded in this process");
+    assert!(err.contains("loading it on the CPU"), "{err}");
+    let rows = sb.history();
+    assert_eq!(rows.len(), 3);
+    let redone = rows
+        .iter()
+        .find(|r| r["error_kind"] == "gpu_fallback")
+        .unwrap_or_else(|| panic!("no gpu_fallback row in {rows:#?}"));
+    assert!(
+        redone["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("the speech worker stopped"),
+        "{redone}"
     );
 }

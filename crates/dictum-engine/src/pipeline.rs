@@ -223,15 +223,16 @@ impl Engine {
             tracing::info!("speech on {}: {}", plan.device, plan.reason);
         }
         let opts = self.stt_options();
-        let load_and_warm = |gpu: bool| -> Result<(Transcriber, f64)> {
-            let mut t = Transcriber::load(&path, gpu)?;
+        let warmed = |t: Result<Transcriber>| -> Result<(Transcriber, f64)> {
+            let mut t = t?;
             let warm = t.warm_up(&opts)?;
             Ok((t, warm))
         };
-        // A GPU that fails to take the model (VRAM taken since the plan, a driver error) costs
-        // a CPU load, never the dictation.
-        let (t, warm) = match load_and_warm(plan.on_gpu()) {
-            Err(e) if plan.on_gpu() => {
+        // A GPU that fails to take the model (VRAM taken since the plan, a driver error, the
+        // worker aborting) costs a CPU load, never the dictation.
+        let in_worker = crate::stt::worker_process::wanted(plan.on_gpu());
+        let (t, warm) = match warmed(Transcriber::load(&path, plan.on_gpu())) {
+            Err(e) if in_worker => {
                 tracing::warn!(
                     "the speech model did not load on {}: {e}; loading it on the CPU",
                     plan.device
@@ -241,7 +242,7 @@ impl Engine {
                     plan.device
                 );
                 plan.device = "cpu".into();
-                load_and_warm(false)?
+                warmed(Transcriber::load_in_process(&path, false))?
             }
             other => other?,
         };

@@ -4,6 +4,7 @@ mod model_file;
 mod nonspeech;
 mod resilient;
 mod whisper;
+pub mod worker_process;
 
 pub use model_file::{check_model_file, ModelInfo};
 pub use nonspeech::{is_silence_phrase, strip_nonspeech};

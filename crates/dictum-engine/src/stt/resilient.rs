@@ -70,7 +70,7 @@ impl ResilientTranscriber {
         }
         let mut cpu = match self.cpu.take() {
             Some(t) => t,
-            None => Transcriber::load(&self.primary.model_path, false)?,
+            None => Transcriber::load_in_process(&self.primary.model_path, false)?,
         };
         cpu.device = "cpu".into();
         self.primary = cpu;
@@ -85,7 +85,7 @@ impl ResilientTranscriber {
 
     fn cpu(&mut self) -> Result<&mut Transcriber> {
         if self.cpu.is_none() {
-            let mut t = Transcriber::load(&self.primary.model_path, false)?;
+            let mut t = Transcriber::load_in_process(&self.primary.model_path, false)?;
             t.device = "cpu".into();
             self.cpu = Some(t);
         }
@@ -122,7 +122,12 @@ impl ResilientTranscriber {
                 }
                 Err(e) => {
                     self.gpu_failures += 1;
-                    if self.gpu_failures >= MAX_GPU_FAILURES {
+                    if let Some(why) = self.primary.worker_stopped() {
+                        // The GPU worker crashed (whisper.cpp aborts when VRAM runs out):
+                        // the card is contested, so speech stays on the CPU from now on.
+                        self.cpu_only = true;
+                        tracing::warn!("{why}; speech runs on the CPU until Dictum restarts");
+                    } else if self.gpu_failures >= MAX_GPU_FAILURES {
                         self.cpu_only = true;
                         tracing::warn!(
                             "the GPU failed {} times; speech stays on the CPU until Dictum restarts (last error: {e})",

@@ -2,6 +2,7 @@
 //! warmed up before the first real utterance, and an encoder window sized to the utterance.
 
 use super::model_file::{check_model_file, ModelInfo};
+use super::worker_process::{self, WorkerProcess};
 use crate::timing::{ms_since, timed};
 use crate::{Error, Result, SAMPLE_RATE};
 use std::path::{Path, PathBuf};
@@ -49,11 +50,20 @@ pub struct SttOutput {
     pub ms: f64,
 }
 
+/// Where the model runs: in this process, or in a worker process (the GPU; see
+/// `worker_process.rs`).
+enum Backend {
+    InProcess {
+        // `state` borrows nothing from `ctx` at the type level (whisper-rs keeps an Arc), but
+        // keep ctx alive explicitly for clarity.
+        _ctx: WhisperContext,
+        state: WhisperState,
+    },
+    Worker(WorkerProcess),
+}
+
 pub struct Transcriber {
-    // `state` borrows nothing from `ctx` at the type level (whisper-rs keeps an Arc), but keep
-    // ctx alive explicitly for clarity.
-    _ctx: WhisperContext,
-    state: WhisperState,
+    backend: Backend,
     pub model_path: PathBuf,
     pub model_name: String,
     pub info: ModelInfo,
@@ -112,13 +122,37 @@ pub fn looks_degenerate(text: &str, samples: usize) -> bool {
 }
 
 impl Transcriber {
-    /// Checks the file, then loads it. `use_gpu` matters only in a `cuda` build.
+    /// Checks the file, then loads it. `use_gpu` matters only in a `cuda` build; on the GPU
+    /// the model runs in a worker process, so a CUDA failure cannot end this one.
     pub fn load(model_path: &Path, use_gpu: bool) -> Result<Transcriber> {
+        let gpu = cfg!(feature = "cuda") && use_gpu;
+        if !worker_process::wanted(gpu) {
+            return Transcriber::load_in_process(model_path, gpu);
+        }
+        let start = Instant::now();
+        let info = check_model_file(model_path)?;
+        let (worker, _child_load_ms) = WorkerProcess::spawn(model_path, gpu)?;
+        Ok(Transcriber {
+            backend: Backend::Worker(worker),
+            model_path: model_path.to_path_buf(),
+            model_name: file_name(model_path),
+            info,
+            device: if gpu {
+                "cuda".into()
+            } else {
+                "cpu-worker".into()
+            },
+            load_ms: ms_since(start),
+            warmup_ms: None,
+        })
+    }
+
+    /// Loads the model into this process.
+    pub fn load_in_process(model_path: &Path, gpu: bool) -> Result<Transcriber> {
         whisper_rs::install_logging_hooks();
         let start = Instant::now();
         let info = check_model_file(model_path)?;
         let mut params = WhisperContextParameters::default();
-        let gpu = cfg!(feature = "cuda") && use_gpu;
         params.use_gpu(gpu);
         let path_str = model_path.to_str().ok_or_else(|| Error::ModelLoad {
             path: model_path.to_path_buf(),
@@ -133,15 +167,10 @@ impl Transcriber {
             path: model_path.to_path_buf(),
             reason: format!("could not allocate decoder state: {e}"),
         })?;
-        let model_name = model_path
-            .file_name()
-            .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or_default();
         Ok(Transcriber {
-            _ctx: ctx,
-            state,
+            backend: Backend::InProcess { _ctx: ctx, state },
             model_path: model_path.to_path_buf(),
-            model_name,
+            model_name: file_name(model_path),
             info,
             device: if gpu { "cuda".into() } else { "cpu".into() },
             load_ms: ms_since(start),
@@ -198,80 +227,116 @@ impl Transcriber {
         })
     }
 
+    /// Why the worker process stopped, when the model ran in one that has.
+    pub fn worker_stopped(&self) -> Option<&str> {
+        match &self.backend {
+            Backend::Worker(w) => w.stopped(),
+            Backend::InProcess { .. } => None,
+        }
+    }
+
+    /// One decode with the given window (no degenerate-output redo): the worker's unit of work.
+    pub(super) fn decode_once(
+        &mut self,
+        pcm: &[f32],
+        opts: &SttOptions,
+        window: Option<Window>,
+    ) -> Result<SttOutput> {
+        self.decode(pcm, opts, window)
+    }
+
     fn decode(
         &mut self,
         pcm: &[f32],
         opts: &SttOptions,
         window: Option<Window>,
     ) -> Result<SttOutput> {
-        let start = Instant::now();
-        let mut params = FullParams::new(SamplingStrategy::Greedy { best_of: 1 });
-        params.set_n_threads(opts.threads.max(1) as i32);
-        let language = if opts.language == "auto" || opts.language.is_empty() {
-            None
-        } else {
-            Some(opts.language.as_str())
-        };
-        params.set_language(language);
-        params.set_detect_language(false);
-        params.set_translate(false);
-        params.set_no_context(true);
-        params.set_print_progress(false);
-        params.set_print_realtime(false);
-        params.set_print_special(false);
-        params.set_print_timestamps(false);
-        params.set_suppress_blank(true);
-        params.set_suppress_nst(true);
-        params.set_temperature(0.0);
-        let audio_ctx = window.map_or(0, |w| audio_ctx_for(pcm.len(), w));
-        params.set_audio_ctx(audio_ctx);
-        params.set_max_tokens(max_tokens_for(pcm.len()));
-        if audio_ctx > 0 {
-            // Whole utterance fits in one window: one segment, no timestamp tokens needed.
-            params.set_single_segment(true);
-            params.set_no_timestamps(true);
-            // No temperature fallback on the fast path: a failed decode is caught by
-            // `looks_degenerate` and redone once with the full window instead of up to five
-            // times at rising temperatures.
-            params.set_temperature_inc(0.0);
+        match &mut self.backend {
+            Backend::InProcess { state, .. } => decode_in(state, pcm, opts, window),
+            Backend::Worker(w) => w.decode(pcm, opts, window),
         }
-        if !opts.initial_prompt.is_empty() {
-            params.set_initial_prompt(&opts.initial_prompt);
-        }
-        // whisper.cpp needs at least ~1 s of audio; pad short clips with silence.
-        let min = SAMPLE_RATE as usize + SAMPLE_RATE as usize / 10;
-        let padded;
-        let pcm = if pcm.len() < min {
-            padded = [pcm, &vec![0.0; min - pcm.len()]].concat();
-            &padded[..]
-        } else {
-            pcm
-        };
-        self.state
-            .full(params, pcm)
-            .map_err(|e| Error::Transcribe(e.to_string()))?;
-        let mut text = String::new();
-        let mut no_speech_prob = 0.0f32;
-        for segment in self.state.as_iter() {
-            no_speech_prob = no_speech_prob.max(segment.no_speech_probability());
-            let piece = segment
-                .to_str_lossy()
-                .map_err(|e| Error::Transcribe(e.to_string()))?;
-            text.push_str(&piece);
-        }
-        let lang_id = self.state.full_lang_id_from_state();
-        let language = whisper_rs::get_lang_str(lang_id)
-            .map(str::to_string)
-            .unwrap_or_else(|| opts.language.clone());
-        Ok(SttOutput {
-            text: text.trim().to_string(),
-            language,
-            no_speech_prob,
-            audio_ctx,
-            redone_full: false,
-            ms: ms_since(start),
-        })
     }
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+fn decode_in(
+    state: &mut WhisperState,
+    pcm: &[f32],
+    opts: &SttOptions,
+    window: Option<Window>,
+) -> Result<SttOutput> {
+    let start = Instant::now();
+    let mut params = FullParams::new(SamplingStrategy::Greedy { best_of: 1 });
+    params.set_n_threads(opts.threads.max(1) as i32);
+    let language = if opts.language == "auto" || opts.language.is_empty() {
+        None
+    } else {
+        Some(opts.language.as_str())
+    };
+    params.set_language(language);
+    params.set_detect_language(false);
+    params.set_translate(false);
+    params.set_no_context(true);
+    params.set_print_progress(false);
+    params.set_print_realtime(false);
+    params.set_print_special(false);
+    params.set_print_timestamps(false);
+    params.set_suppress_blank(true);
+    params.set_suppress_nst(true);
+    params.set_temperature(0.0);
+    let audio_ctx = window.map_or(0, |w| audio_ctx_for(pcm.len(), w));
+    params.set_audio_ctx(audio_ctx);
+    params.set_max_tokens(max_tokens_for(pcm.len()));
+    if audio_ctx > 0 {
+        // Whole utterance fits in one window: one segment, no timestamp tokens needed.
+        params.set_single_segment(true);
+        params.set_no_timestamps(true);
+        // No temperature fallback on the fast path: a failed decode is caught by
+        // `looks_degenerate` and redone once with the full window instead of up to five
+        // times at rising temperatures.
+        params.set_temperature_inc(0.0);
+    }
+    if !opts.initial_prompt.is_empty() {
+        params.set_initial_prompt(&opts.initial_prompt);
+    }
+    // whisper.cpp needs at least ~1 s of audio; pad short clips with silence.
+    let min = SAMPLE_RATE as usize + SAMPLE_RATE as usize / 10;
+    let padded;
+    let pcm = if pcm.len() < min {
+        padded = [pcm, &vec![0.0; min - pcm.len()]].concat();
+        &padded[..]
+    } else {
+        pcm
+    };
+    state
+        .full(params, pcm)
+        .map_err(|e| Error::Transcribe(e.to_string()))?;
+    let mut text = String::new();
+    let mut no_speech_prob = 0.0f32;
+    for segment in state.as_iter() {
+        no_speech_prob = no_speech_prob.max(segment.no_speech_probability());
+        let piece = segment
+            .to_str_lossy()
+            .map_err(|e| Error::Transcribe(e.to_string()))?;
+        text.push_str(&piece);
+    }
+    let lang_id = state.full_lang_id_from_state();
+    let language = whisper_rs::get_lang_str(lang_id)
+        .map(str::to_string)
+        .unwrap_or_else(|| opts.language.clone());
+    Ok(SttOutput {
+        text: text.trim().to_string(),
+        language,
+        no_speech_prob,
+        audio_ctx,
+        redone_full: false,
+        ms: ms_since(start),
+    })
 }
 
 #[cfg(test)]
