@@ -107,3 +107,55 @@ pub fn show_status(app: &AppHandle, status: &TrayStatus) {
         let _ = items.pause.set_checked(status.hotkey_paused);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Size, opaque pixel count and mean colour of the opaque pixels of a state's icon.
+    fn look(state: DictationState) -> (u32, u32, usize, [f64; 3]) {
+        let img = icon(state).expect("icon decodes");
+        let (w, h) = (img.width(), img.height());
+        let opaque: Vec<&[u8]> = img.rgba().chunks_exact(4).filter(|p| p[3] > 128).collect();
+        let n = opaque.len().max(1) as f64;
+        let mean = [0, 1, 2].map(|c| opaque.iter().map(|p| f64::from(p[c])).sum::<f64>() / n);
+        (w, h, opaque.len(), mean)
+    }
+
+    fn red_pixels(state: DictationState) -> usize {
+        let img = icon(state).expect("icon decodes");
+        img.rgba()
+            .chunks_exact(4)
+            .filter(|p| p[3] > 128 && p[0] > 180 && p[1] < 90 && p[2] < 90)
+            .count()
+    }
+
+    #[test]
+    fn each_state_has_its_own_recognisable_icon() {
+        use DictationState::*;
+        for s in [Idle, Recording, Processing, Error] {
+            let (w, h, opaque, _) = look(s);
+            assert_eq!((w, h), (64, 64), "{s:?}");
+            assert!(opaque > 500, "{s:?}: {opaque} opaque pixels");
+        }
+        // Idle: a neutral grey-blue, no red.
+        let [r, g, b] = look(Idle).3;
+        assert!(r.max(g).max(b) - r.min(g).min(b) < 40.0, "idle {r} {g} {b}");
+        assert_eq!(red_pixels(Idle), 0);
+        // Recording: red.
+        let [r, g, b] = look(Recording).3;
+        assert!(
+            r > 2.0 * g && r > 2.0 * b && r > 180.0,
+            "recording {r} {g} {b}"
+        );
+        // Processing: amber.
+        let [r, g, b] = look(Processing).3;
+        assert!(
+            r > 180.0 && (80.0..160.0).contains(&g) && b < 50.0,
+            "processing {r} {g} {b}"
+        );
+        // Error: the idle microphone with a red mark on it.
+        assert!(red_pixels(Error) > 50, "error has no red mark");
+        assert_ne!(look(Error).2, look(Idle).2);
+    }
+}

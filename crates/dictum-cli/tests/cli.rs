@@ -459,7 +459,10 @@ fn a_speech_worker_that_aborts_costs_a_cpu_redo_not_the_dictation() {
     assert_eq!(device, "cpu-worker", "the worker transcribed");
     let (device, err) = run(Some("2"));
     assert_eq!(device, "cpu", "redone in this process");
-    assert!(err.contains("SIGABRT") || err.contains("signal: 6"), "{err}");
+    assert!(
+        err.contains("SIGABRT") || err.contains("signal: 6"),
+        "{err}"
+    );
     let (device, err) = run(Some("0"));
     assert_eq!(device, "cpu", "loaded in this process");
     assert!(err.contains("loading it on the CPU"), "{err}");
