@@ -1,4 +1,4 @@
-// The hotkey recorder: a key event → the config's key string ("RightCtrl", "Ctrl+Alt+D").
+// The hotkey recorder: a key event → the config's key string ("Ctrl+Alt+D", "F9").
 
 export interface KeyLike {
   code: string;
@@ -33,11 +33,11 @@ function keyName(code: string): string | null {
   return named[code] ?? null;
 }
 
-/** A modifier pressed alone is a valid push-to-talk key (`RightCtrl`); otherwise modifiers +
- * one key. `null` = not a usable hotkey (e.g. Escape, which cancels recording). */
-export function hotkeyFromEvent(e: KeyLike, modifierReleased = false): string | null {
+/** Modifiers + one key (`Ctrl+Alt+D`), or one key alone (`F9`). `null` = not a usable hotkey:
+ * Escape (it cancels recording), unknown keys, and modifiers on their own. */
+export function hotkeyFromEvent(e: KeyLike): string | null {
   if (e.code === 'Escape') return null;
-  if (LONE[e.code]) return modifierReleased ? LONE[e.code] : null;
+  if (LONE[e.code]) return null;
   const name = keyName(e.code);
   if (!name) return null;
   const mods: string[] = [];
@@ -46,4 +46,12 @@ export function hotkeyFromEvent(e: KeyLike, modifierReleased = false): string | 
   if (e.shiftKey) mods.push('Shift');
   if (e.metaKey) mods.push('Super');
   return [...mods, name].join('+');
+}
+
+/** Why a modifier pressed and released on its own cannot be the hotkey (the engine refuses it
+ * too: X11 cannot grab a lone modifier); `null` for other keys. */
+export function loneModifierProblem(code: string): string | null {
+  const name = LONE[code];
+  if (!name) return null;
+  return `${name} alone cannot be a hotkey: X11 cannot grab a modifier on its own. Hold it with a main key, e.g. Ctrl+Alt+Space or ${name.replace(/^(Left|Right)/, '')}+F9.`;
 }

@@ -10,7 +10,7 @@ import type { LlmTestResult } from '../bindings/LlmTestResult';
 import type { ModelStatus } from '../bindings/ModelStatus';
 import { errorText, events, ipc } from '../ipc';
 import { formatBytes, formatMs, progressPct } from '../lib/format';
-import { hotkeyFromEvent } from '../lib/hotkey';
+import { hotkeyFromEvent, loneModifierProblem } from '../lib/hotkey';
 
 const LANGUAGES: [string, string][] = [
   ['auto', 'Detect automatically'], ['en', 'English'], ['de', 'German'], ['fr', 'French'],
@@ -146,6 +146,7 @@ export function Settings() {
 
 function HotkeyRecorder({ value, onChange }: { value: string; onChange: (v: string) => void }) {
   const [recording, setRecording] = useState(false);
+  const [problem, setProblem] = useState<string | null>(null);
   const lastModifier = useRef<KeyboardEvent | null>(null);
   // Layout effect: listening as soon as the button says "Press the key…".
   useLayoutEffect(() => {
@@ -154,14 +155,14 @@ function HotkeyRecorder({ value, onChange }: { value: string; onChange: (v: stri
       e.preventDefault();
       if (e.code === 'Escape') return setRecording(false);
       const k = hotkeyFromEvent(e);
-      if (k) { onChange(k); setRecording(false); } else lastModifier.current = e;
+      if (k) { onChange(k); setProblem(null); setRecording(false); } else lastModifier.current = e;
     };
     const upKey = (e: KeyboardEvent) => {
       e.preventDefault();
-      // A modifier pressed and released alone is a push-to-talk key (RightCtrl).
+      // A modifier pressed and released on its own: say why it cannot be the hotkey.
       if (lastModifier.current && lastModifier.current.code === e.code) {
-        const k = hotkeyFromEvent(e, true);
-        if (k) { onChange(k); setRecording(false); }
+        const why = loneModifierProblem(e.code);
+        if (why) setProblem(why);
       }
       lastModifier.current = null;
     };
@@ -172,9 +173,10 @@ function HotkeyRecorder({ value, onChange }: { value: string; onChange: (v: stri
   return (
     <span class="row" style="margin:0">
       <code data-testid="hotkey">{value}</code>
-      <button onClick={() => setRecording(!recording)} data-testid="record-hotkey">
+      <button onClick={() => { setProblem(null); setRecording(!recording); }} data-testid="record-hotkey">
         {recording ? 'Press the key… (Esc cancels)' : 'Change…'}
       </button>
+      {problem && <span class="error" data-testid="hotkey-problem">{problem}</span>}
     </span>
   );
 }
