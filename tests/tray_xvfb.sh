@@ -5,11 +5,14 @@
 # receives), screenshots each one, and checks the screenshot is not blank and the UI reported
 # the entries it rendered.
 #
-#   tests/tray_xvfb.sh TRAY_BINARY SEED_BINARY [OUT_DIR]
+#   tests/tray_xvfb.sh TRAY_BINARY SEED_BINARY [OUT_DIR] [DICTUM_BINARY]
+# With DICTUM_BINARY, a second dictation is driven by `dictum ctl toggle` (the control socket
+# the tray app serves, as a Wayland compositor shortcut would).
 set -euo pipefail
 bin="$1"
 seed="$2"
 out="${3:-ui/test-artifacts/app}"
+dictum="${4:-}"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 work="$(mktemp -d)"
@@ -132,5 +135,25 @@ assert row and "country" in (row[0] or "").lower(), f"no live dictation stored: 
 print(f"live dictation in the tray app: {row[0]!r}, text ready {row[1]:.0f} ms after the release, {row[2]}")
 PY
 
+if [ -n "$dictum" ]; then
+    done_before=$(grep -c "dictum-tray: dictation #[0-9]* Ok" "$log")
+    "$dictum" ctl toggle
+    sleep 0.1
+    paplay --device=dictum_sink "$assets/audio/dev/goforward.wav"
+    sleep 0.4
+    "$dictum" ctl toggle
+    for _ in $(seq 300); do
+        [ "$(grep -c "dictum-tray: dictation #[0-9]* Ok" "$log")" -gt "$done_before" ] && break
+        sleep 0.1
+    done
+    python3 - "$DICTUM_DATA_DIR/history.sqlite3" <<'PY'
+import sqlite3, sys
+row = sqlite3.connect(sys.argv[1]).execute(
+    "SELECT text FROM dictations WHERE source = 'mic' ORDER BY id DESC LIMIT 1").fetchone()
+assert row and "forward" in (row[0] or "").lower(), f"no dictation from `dictum ctl`: {row}"
+print(f"dictation from `dictum ctl toggle` in the tray app: {row[0]!r}")
+PY
+fi
+
 grep "^ui: " "$log"
-echo "tray app: history, settings and stats windows rendered, live dictation from its hotkey; screenshots in $out"
+echo "tray app: history, settings and stats windows rendered, live dictation from its hotkey${dictum:+ and from dictum ctl}; screenshots in $out"

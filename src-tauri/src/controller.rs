@@ -4,13 +4,17 @@
 //! state (icon, tooltip, recording indicator, `tray-status` event for open windows).
 
 use crate::state::AppState;
-use dictum_engine::dictation::{self, Command, Dictation, Event, StartOptions, State as LiveState};
+use dictum_engine::dictation::{
+    self, control, Command, Dictation, Event, StartOptions, State as LiveState,
+};
 use dictum_engine::ipc::{DictationState, TrayStatus};
 use std::sync::{mpsc, Mutex};
 use tauri::{AppHandle, Emitter, Manager};
 
 /// The running dictation (None while it starts or when it could not start).
 static LIVE: Mutex<Option<Dictation>> = Mutex::new(None);
+/// The control socket (`dictum ctl toggle` from a compositor shortcut) while dictation runs.
+static CONTROL: Mutex<Option<control::ControlServer>> = Mutex::new(None);
 
 fn with_live<T>(f: impl FnOnce(&Dictation) -> T) -> Option<T> {
     let guard = LIVE.lock().unwrap_or_else(|p| p.into_inner());
@@ -46,6 +50,12 @@ pub fn attach(app: &AppHandle, state: &AppState) {
         let state = app.state::<AppState>();
         match Dictation::start(opts, tx) {
             Ok(d) => {
+                match control::serve(d.command_sender()) {
+                    Ok(server) => {
+                        *CONTROL.lock().unwrap_or_else(|p| p.into_inner()) = Some(server);
+                    }
+                    Err(e) => eprintln!("dictum-tray: {e}"),
+                }
                 *LIVE.lock().unwrap_or_else(|p| p.into_inner()) = Some(d);
             }
             Err(e) => {
@@ -136,6 +146,7 @@ pub fn set_paused(app: &AppHandle, state: &AppState, paused: bool) -> Result<Tra
 
 /// Ends the dictation (the utterance under way is still typed); called on quit.
 pub fn detach() {
+    CONTROL.lock().unwrap_or_else(|p| p.into_inner()).take();
     let live = LIVE.lock().unwrap_or_else(|p| p.into_inner()).take();
     if let Some(d) = live {
         d.shutdown();

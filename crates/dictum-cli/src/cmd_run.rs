@@ -7,8 +7,8 @@ use crate::llm_args::LlmArgs;
 use dictum_engine::config::Config;
 use dictum_engine::dictation::config::Mode;
 use dictum_engine::dictation::{
-    injector_sink, window_probe, Command, Dictation, Event, Sink, SinkFactory, StartOptions,
-    StdoutSink,
+    control, injector_sink, window_probe, Command, Dictation, Event, Sink, SinkFactory,
+    StartOptions, StdoutSink,
 };
 use dictum_engine::inject::InjectMethod;
 use dictum_engine::paths;
@@ -36,7 +36,7 @@ pub struct Args {
     #[arg(long)]
     no_hotkey: bool,
     /// Read commands from standard input, one a line: press, release, toggle, cancel,
-    /// pause, resume, quit.
+    /// pause, resume, quit. (`dictum ctl COMMAND` sends the same from anywhere.)
     #[arg(long)]
     stdin_commands: bool,
     /// Print events (ready, state, dictation, notice) as JSON lines on standard output.
@@ -117,22 +117,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     );
     let dictation = Dictation::start(opts, events_tx).map_err(|e| anyhow::anyhow!(e))?;
 
+    // `dictum ctl press|release|toggle|...` from a compositor shortcut or a script.
+    let _control = match control::serve(dictation.command_sender()) {
+        Ok(server) => Some(server),
+        Err(e) => {
+            eprintln!("dictum: warning: {e}");
+            None
+        }
+    };
     if args.stdin_commands {
         let cmds = dictation.command_sender();
         std::thread::spawn(move || {
             for line in std::io::stdin().lock().lines() {
                 let Ok(line) = line else { break };
-                let cmd = match line.trim() {
-                    "press" => Command::Press,
-                    "release" => Command::Release,
-                    "toggle" => Command::Toggle,
-                    "cancel" => Command::Cancel,
-                    "pause" => Command::PauseHotkey(true),
-                    "resume" => Command::PauseHotkey(false),
-                    "quit" | "exit" => Command::Shutdown,
-                    "" => continue,
-                    other => {
-                        eprintln!("dictum: unknown command `{other}` (press, release, toggle, cancel, pause, resume, quit)");
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let cmd = match control::parse_command(&line) {
+                    Ok(cmd) => cmd,
+                    Err(e) => {
+                        eprintln!("dictum: {e}");
                         continue;
                     }
                 };

@@ -4,6 +4,7 @@ mod bench;
 mod bench_llm;
 mod cmd_clean;
 mod cmd_config;
+mod cmd_ctl;
 mod cmd_doctor;
 mod cmd_history;
 mod cmd_models;
@@ -30,6 +31,9 @@ struct Cli {
 enum Command {
     /// Run the dictation daemon: hold the hotkey, speak, release; the words are typed.
     Run(cmd_run::Args),
+    /// Drive the running daemon or tray app: press, release, toggle, cancel, pause, resume,
+    /// quit (bind these to compositor shortcuts on Wayland).
+    Ctl(cmd_ctl::Args),
     /// Transcribe an audio file (WAV, any rate/depth/channels) and store it in history.
     Transcribe(cmd_transcribe::Args),
     /// Clean up text with the LLM stage (punctuation, capitalization, fillers), guarded.
@@ -69,6 +73,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => cmd_run::run(args),
+        Command::Ctl(args) => cmd_ctl::run(args),
         Command::Transcribe(args) => cmd_transcribe::run(args),
         Command::Clean(args) => cmd_clean::run(args),
         Command::History(args) => cmd_history::run(args),

@@ -480,3 +480,22 @@ fn a_speech_worker_that_aborts_costs_a_cpu_redo_not_the_dictation() {
         "{redone}"
     );
 }
+
+#[test]
+fn ctl_without_a_running_dictum_says_so() {
+    let sb = Sandbox::new();
+    let out = sb.dictum(&["ctl", "toggle"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("no Dictum is running"),
+        "{}",
+        stderr(&out)
+    );
+    let out = sb.dictum(&["ctl", "tgogle"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("unknown command `tgogle`"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -352,6 +352,34 @@ fn dictation_into_a_real_window_with_a_real_hotkey_and_microphone() {
     assert_eq!(line.trim_end(), ev["text"].as_str().unwrap_or_default());
     check("goforward.wav", &line, 0.25);
 
+    // 8. `dictum ctl` over the control socket (a Wayland compositor shortcut's way in).
+    let ctl = |word: &str| {
+        Command::new(env!("CARGO_BIN_EXE_dictum"))
+            .args(["ctl", word])
+            .env("DICTUM_DATA_DIR", dir.path())
+            .output()
+            .expect("dictum ctl")
+    };
+    let out = ctl("toggle");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::thread::sleep(Duration::from_millis(100));
+    play_and_wait("goforward.wav");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(ctl("toggle").status.success());
+    let ev = d.next("dictation", Duration::from_secs(30));
+    let line = typed_line(&term, &x, &mut seen);
+    eprintln!("dictum ctl: {ev} -> {line:?}");
+    assert_eq!(ev["outcome"], "ok", "{ev}");
+    assert_eq!(line.trim_end(), ev["text"].as_str().unwrap_or_default());
+    check("goforward.wav", &line, 0.25);
+    let out = ctl("tgogle");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown command"));
+
     // tiny.en's own corpus WER on these clips from files is 12.4 % (docs/PERFORMANCE.md).
     eprintln!(
         "WER over the typed dictations: {total:?} = {:.1} %",

@@ -54,6 +54,9 @@ pub enum Error {
     #[error("model download: {0}")]
     Download(String),
 
+    #[error("control socket: {0}")]
+    Control(String),
+
     #[error("cannot find a data directory; set DICTUM_DATA_DIR to a writable folder")]
     NoDataDir,
 }
@@ -76,6 +79,7 @@ impl Error {
             Error::Store { .. } => "store",
             Error::Llm(_) => "llm",
             Error::Download(_) => "download",
+            Error::Control(_) => "control",
             Error::NoDataDir => "no_data_dir",
         }
     }

@@ -15,6 +15,7 @@
 //! LLM warmed (when on), injector and hotkey ready.
 
 pub mod config;
+pub mod control;
 mod controller;
 mod injector;
 pub mod segmenter;

@@ -1,0 +1,18 @@
+//! `dictum ctl COMMAND`: sends one command to the running `dictum run` or tray app over its
+//! control socket (`dictation/control.rs`).
+
+use dictum_engine::dictation::control;
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// press, release, toggle, cancel, pause, resume or quit.
+    command: String,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // Refuse a typo here, before bothering the daemon.
+    control::parse_command(&args.command).map_err(|e| anyhow::anyhow!(e))?;
+    control::send(&args.command)?;
+    Ok(ExitCode::SUCCESS)
+}
