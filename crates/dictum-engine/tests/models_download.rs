@@ -190,6 +190,16 @@ async fn fetch(
     download(&ModelSource::parse(base)?, spec, dest, cancel, cb).await
 }
 
+/// The tiny test model, checked against its own size and SHA-256.
+async fn fetch_tiny(
+    base: &str,
+    dest: &std::path::Path,
+    cancel: &AtomicBool,
+    cb: &mut (dyn FnMut(&DownloadProgress) + Send),
+) -> dictum_engine::Result<DownloadOutcome> {
+    fetch(base, &asset_spec(TINY), dest, cancel, cb).await
+}
+
 #[tokio::test]
 async fn the_catalog_refuses_files_that_are_not_the_published_ones() {
     // The test assets carry the public files' names but other bytes: tiny.en-q8_0 is 17 bytes
@@ -273,15 +283,9 @@ async fn http_interrupted_then_resumed_with_range() {
     let cancel = AtomicBool::new(false);
     server.cut_after.store(10_000_000, Ordering::SeqCst);
     let (_, mut cb) = collect();
-    let err = fetch(
-        &server.base,
-        &asset_spec(TINY),
-        dest.path(),
-        &cancel,
-        &mut cb,
-    )
-    .await
-    .expect_err("connection cut");
+    let err = fetch_tiny(&server.base, dest.path(), &cancel, &mut cb)
+        .await
+        .expect_err("connection cut");
     assert!(err.to_string().contains("resume"), "{err}");
     let part = dest.path().join(format!("{TINY}.part"));
     let kept = std::fs::metadata(&part).expect("part kept").len();
@@ -290,15 +294,9 @@ async fn http_interrupted_then_resumed_with_range() {
 
     server.cut_after.store(u64::MAX, Ordering::SeqCst);
     let (seen, mut cb) = collect();
-    let out = fetch(
-        &server.base,
-        &asset_spec(TINY),
-        dest.path(),
-        &cancel,
-        &mut cb,
-    )
-    .await
-    .expect("resumed");
+    let out = fetch_tiny(&server.base, dest.path(), &cancel, &mut cb)
+        .await
+        .expect("resumed");
     assert!(
         matches!(out, DownloadOutcome::Completed { ref verified_by, .. } if verified_by == "sha256"),
         "{out:?}"
@@ -329,15 +327,9 @@ async fn http_cancel_keeps_the_part_and_a_server_without_range_restarts() {
             flag.store(true, Ordering::SeqCst);
         }
     };
-    let out = fetch(
-        &server.base,
-        &asset_spec(TINY),
-        dest.path(),
-        &cancel,
-        &mut cb,
-    )
-    .await
-    .expect("cancelled cleanly");
+    let out = fetch_tiny(&server.base, dest.path(), &cancel, &mut cb)
+        .await
+        .expect("cancelled cleanly");
     let DownloadOutcome::Cancelled { partial_bytes } = out else {
         panic!("{out:?}")
     };
@@ -353,15 +345,9 @@ async fn http_cancel_keeps_the_part_and_a_server_without_range_restarts() {
     server.chunk_delay_ms.store(0, Ordering::SeqCst);
     cancel.store(false, Ordering::SeqCst);
     let (_, mut cb) = collect();
-    let out = fetch(
-        &server.base,
-        &asset_spec(TINY),
-        dest.path(),
-        &cancel,
-        &mut cb,
-    )
-    .await
-    .expect("restarted");
+    let out = fetch_tiny(&server.base, dest.path(), &cancel, &mut cb)
+        .await
+        .expect("restarted");
     assert!(
         matches!(
             out,
