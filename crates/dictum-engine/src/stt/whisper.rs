@@ -5,6 +5,7 @@ use super::model_file::{check_model_file, ModelInfo};
 use super::worker_process::{self, WorkerProcess};
 use crate::timing::{ms_since, timed};
 use crate::{Error, Result, SAMPLE_RATE};
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use whisper_rs::{
@@ -15,7 +16,7 @@ use whisper_rs::{
 const FRAMES_PER_SEC: f64 = 50.0;
 const FULL_AUDIO_CTX: i32 = 1500;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SttOptions {
     /// "en", "de", … or "auto".
     pub language: String,
@@ -27,7 +28,7 @@ pub struct SttOptions {
 }
 
 /// How the encoder window is sized to an utterance, in encoder frames (20 ms each).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Window {
     /// Frames added to the utterance's own length.
     pub margin: u32,
@@ -35,7 +36,7 @@ pub struct Window {
     pub min: u32,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SttOutput {
     /// Whisper's text, segments joined, trimmed.
     pub text: String,
@@ -131,7 +132,7 @@ impl Transcriber {
         }
         let start = Instant::now();
         let info = check_model_file(model_path)?;
-        let (worker, _child_load_ms) = WorkerProcess::spawn(model_path, gpu)?;
+        let worker = WorkerProcess::spawn(model_path, gpu)?;
         Ok(Transcriber {
             backend: Backend::Worker(worker),
             model_path: model_path.to_path_buf(),
@@ -235,17 +236,9 @@ impl Transcriber {
         }
     }
 
-    /// One decode with the given window (no degenerate-output redo): the worker's unit of work.
-    pub(super) fn decode_once(
-        &mut self,
-        pcm: &[f32],
-        opts: &SttOptions,
-        window: Option<Window>,
-    ) -> Result<SttOutput> {
-        self.decode(pcm, opts, window)
-    }
-
-    fn decode(
+    /// One decode with the given window (no degenerate-output redo); also the worker's unit
+    /// of work.
+    pub(super) fn decode(
         &mut self,
         pcm: &[f32],
         opts: &SttOptions,

@@ -7,7 +7,7 @@
 //!
 //! The child is this same executable started with `DICTUM_STT_WORKER` set (`dictum` and
 //! `dictum-tray` call [`serve_if_requested`] first thing in `main`). Protocol over its
-//! stdin/stdout: after loading, the child writes one JSON line `{"ready":{...}}` (or
+//! stdin/stdout: after loading, the child writes one JSON line `"ready"` (or
 //! `{"err":...}`); then per request the parent writes one JSON line (options and the sample
 //! count) followed by the samples as f32 little-endian, and the child answers one JSON line
 //! `{"ok":{...}}` or `{"err":"..."}`. The child's logs go to stderr, shared with the parent.
@@ -32,30 +32,19 @@ struct WorkerSpec {
     gpu: bool,
 }
 
+/// One request line; the samples follow as f32 little-endian.
 #[derive(Serialize, Deserialize)]
 struct Request {
     samples: usize,
-    language: String,
-    threads: u32,
-    /// (margin, min) of the encoder window; `None` = full 30 s.
-    window: Option<(u32, u32)>,
-    initial_prompt: String,
-}
-
-#[derive(Serialize, Deserialize)]
-struct Reply {
-    text: String,
-    language: String,
-    no_speech_prob: f32,
-    audio_ctx: i32,
-    ms: f64,
+    opts: SttOptions,
+    window: Option<Window>,
 }
 
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 enum Message {
-    Ready { load_ms: f64 },
-    Ok(Reply),
+    Ready,
+    Ok(SttOutput),
     Err(String),
 }
 
@@ -75,9 +64,8 @@ pub struct WorkerProcess {
 }
 
 impl WorkerProcess {
-    /// Starts a worker for `model` and waits until it has loaded it. Returns the worker and
-    /// its load time (ms).
-    pub fn spawn(model: &Path, gpu: bool) -> Result<(WorkerProcess, f64)> {
+    /// Starts a worker for `model` and waits until it has loaded it.
+    pub fn spawn(model: &Path, gpu: bool) -> Result<WorkerProcess> {
         let fail = |reason: String| Error::ModelLoad {
             path: model.to_path_buf(),
             reason,
@@ -107,7 +95,7 @@ impl WorkerProcess {
             stopped: None,
         };
         match worker.read_message() {
-            Ok(Message::Ready { load_ms }) => Ok((worker, load_ms)),
+            Ok(Message::Ready) => Ok(worker),
             Ok(Message::Err(e)) => Err(fail(e)),
             Ok(_) => Err(fail("the speech worker answered out of turn".into())),
             Err(e) => Err(fail(e.to_string())),
@@ -130,10 +118,8 @@ impl WorkerProcess {
         }
         let request = Request {
             samples: pcm.len(),
-            language: opts.language.clone(),
-            threads: opts.threads,
-            window: window.map(|w| (w.margin, w.min)),
-            initial_prompt: opts.initial_prompt.clone(),
+            opts: opts.clone(),
+            window,
         };
         let mut bytes =
             serde_json::to_vec(&request).map_err(|e| Error::Transcribe(e.to_string()))?;
@@ -150,16 +136,9 @@ impl WorkerProcess {
             return Err(self.died(&format!("cannot write to it: {e}")));
         }
         match self.read_message()? {
-            Message::Ok(r) => Ok(SttOutput {
-                text: r.text,
-                language: r.language,
-                no_speech_prob: r.no_speech_prob,
-                audio_ctx: r.audio_ctx,
-                redone_full: false,
-                ms: r.ms,
-            }),
+            Message::Ok(output) => Ok(output),
             Message::Err(e) => Err(Error::Transcribe(e)),
-            Message::Ready { .. } => Err(Error::Transcribe(
+            Message::Ready => Err(Error::Transcribe(
                 "the speech worker answered out of turn".into(),
             )),
         }
@@ -238,7 +217,7 @@ fn serve(spec: &str) -> Result<()> {
         Ok(t) => t,
         Err(e) => return send(&Message::Err(e.to_string())),
     };
-    send(&Message::Ready { load_ms: t.load_ms })?;
+    send(&Message::Ready)?;
     let mut input = BufReader::new(std::io::stdin().lock());
     let mut served = 0u64;
     loop {
@@ -264,21 +243,8 @@ fn serve(spec: &str) -> Result<()> {
             .chunks_exact(4)
             .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
             .collect();
-        let opts = SttOptions {
-            language: request.language,
-            threads: request.threads,
-            window: None,
-            initial_prompt: request.initial_prompt,
-        };
-        let window = request.window.map(|(margin, min)| Window { margin, min });
-        let reply = match t.decode_once(&pcm, &opts, window) {
-            Ok(o) => Message::Ok(Reply {
-                text: o.text,
-                language: o.language,
-                no_speech_prob: o.no_speech_prob,
-                audio_ctx: o.audio_ctx,
-                ms: o.ms,
-            }),
+        let reply = match t.decode(&pcm, &request.opts, request.window) {
+            Ok(output) => Message::Ok(output),
             Err(e) => Message::Err(e.to_string()),
         };
         send(&reply)?;
