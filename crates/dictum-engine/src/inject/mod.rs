@@ -36,8 +36,10 @@ pub mod config;
 pub mod notify;
 mod paste;
 mod typing;
+pub mod vkbd;
 pub mod wayland;
 pub mod window;
+pub mod wlclip;
 
 pub use config::{InjectConfig, InjectMethod};
 pub use wayland::Backend;

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod pulse;
+pub mod sway;
 pub mod x11;
 
 use std::path::PathBuf;

@@ -1,0 +1,340 @@
+//! In-process Wayland typing and clipboard against a real compositor: each test starts its
+//! own headless sway with XWayland (as an unprivileged user when run as root, see
+//! `common/sway.rs`), opens a terminal whose input goes to a file (`foot`, native Wayland, or
+//! `xterm` through XWayland), types with [`VirtualKeyboard`] (zwp_virtual_keyboard_v1) or
+//! pastes with [`WlClipboard`] (data-control) and reads back exactly what the terminal got.
+//! `wl-paste`/`wl-copy` play the other applications on the clipboard; `wtype` is the
+//! reference the typing speed is compared with.
+//!
+//! Skipped only when sway/foot/xterm/Xwayland/wtype/wl-clipboard are missing AND
+//! `DICTUM_REQUIRE_E2E` is unset. Numbers:
+//! `cargo test -p dictum-engine --test inject_wayland -- --nocapture --test-threads 1`.
+
+mod common;
+
+use common::sway::{first_byte, tools_present, Kind, Sway, Window, LOCK};
+use dictum_engine::inject::vkbd::{probe_globals, VirtualKeyboard};
+use dictum_engine::inject::wlclip::WlClipboard;
+use std::io::Write as _;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+/// Punctuation, digits, a tab, non-ASCII letters, a dash and a check mark, and a newline.
+const SENTENCE: &str =
+    "Hello, world! It's 10:45 (tab\there) \"quoted\"; 100% sure? Grüße, café — naïve ✓\n";
+const WAIT: Duration = Duration::from_secs(10);
+
+/// Types `text` and returns (seconds the call took, seconds from the call to the first byte
+/// in the window's file).
+fn timed_type(kbd: &mut VirtualKeyboard, win: &Window, text: &str) -> (f64, Option<f64>) {
+    let file = win.file.clone();
+    let watcher = std::thread::spawn(move || first_byte(&file, WAIT));
+    std::thread::sleep(Duration::from_millis(20)); // the watcher is polling
+    let t0 = Instant::now();
+    kbd.type_text(text).expect("type_text");
+    let took = t0.elapsed().as_secs_f64();
+    let first = watcher
+        .join()
+        .ok()
+        .flatten()
+        .map(|t| t.duration_since(t0).as_secs_f64());
+    (took, first)
+}
+
+#[test]
+fn probe_lists_the_compositor_globals() {
+    if !tools_present() {
+        return;
+    }
+    let _sway = Sway::start();
+    let t0 = Instant::now();
+    let g = probe_globals().expect("probe");
+    eprintln!("probe_globals: {:.1} ms", t0.elapsed().as_secs_f64() * 1e3);
+    assert!(g.virtual_keyboard, "{g:?}");
+    assert!(g.data_control, "{g:?}");
+    assert!(g.seat, "{g:?}");
+    assert!(g.names.iter().any(|n| n == "wl_compositor"), "{g:?}");
+}
+
+#[test]
+fn probe_and_connect_fail_fast_and_say_why() {
+    let _lock = LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().expect("tempdir");
+    // No compositor at all.
+    std::env::set_var("WAYLAND_DISPLAY", dir.path().join("nothing-here"));
+    let err = probe_globals().expect_err("no compositor");
+    assert!(
+        err.contains("cannot connect to the Wayland compositor"),
+        "{err}"
+    );
+    let err = VirtualKeyboard::connect().err().expect("no compositor");
+    assert!(err.contains("cannot connect"), "{err}");
+    std::env::remove_var("WAYLAND_DISPLAY");
+    let err = probe_globals().expect_err("no WAYLAND_DISPLAY");
+    assert!(err.contains("WAYLAND_DISPLAY is not set"), "{err}");
+    // A compositor that accepts the connection and never answers: bounded.
+    let socket = dir.path().join("hung");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).expect("bind");
+    std::env::set_var("WAYLAND_DISPLAY", &socket);
+    let t0 = Instant::now();
+    let err = probe_globals().expect_err("hung compositor");
+    let took = t0.elapsed();
+    assert!(err.contains("did not answer"), "{err}");
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    drop(listener);
+    std::env::remove_var("WAYLAND_DISPLAY");
+}
+
+#[test]
+fn types_exactly_into_a_native_wayland_window() {
+    if !tools_present() {
+        return;
+    }
+    let sway = Sway::start();
+    let win = Window::open(&sway, Kind::Foot, "dictumfoot");
+    let t0 = Instant::now();
+    let mut kbd = VirtualKeyboard::connect().expect("virtual keyboard");
+    let connect_ms = t0.elapsed().as_secs_f64() * 1e3;
+
+    let (took, first) = timed_type(&mut kbd, &win, SENTENCE);
+    assert_eq!(win.wait_for(SENTENCE, WAIT), SENTENCE);
+    let n = SENTENCE.chars().count();
+    eprintln!(
+        "vkbd into foot, first call (keymap upload): {n} chars in {:.1} ms ({:.0} chars/s), first char after {:.1} ms, connect {connect_ms:.1} ms",
+        took * 1e3,
+        n as f64 / took,
+        first.unwrap_or(f64::NAN) * 1e3
+    );
+
+    // Again: the keymap is reused, no upload.
+    win.clear();
+    let (took, first) = timed_type(&mut kbd, &win, SENTENCE);
+    assert_eq!(win.wait_for(SENTENCE, WAIT), SENTENCE);
+    eprintln!(
+        "vkbd into foot, same keymap: {n} chars in {:.1} ms ({:.0} chars/s), first char after {:.1} ms",
+        took * 1e3,
+        n as f64 / took,
+        first.unwrap_or(f64::NAN) * 1e3
+    );
+
+    // New characters right after: the keymap grows.
+    win.clear();
+    let more = "Ärger über Øre, 3 × 4 = 12 ½ € ß\n";
+    kbd.type_text(more).expect("type");
+    assert_eq!(win.wait_for(more, WAIT), more);
+
+    // The same sentence with wtype, the reference (one process per call, as Dictum ran it).
+    win.clear();
+    let file = win.file.clone();
+    let watcher = std::thread::spawn(move || first_byte(&file, WAIT));
+    std::thread::sleep(Duration::from_millis(20));
+    let t0 = Instant::now();
+    let status = sway
+        .command("wtype")
+        .arg(SENTENCE)
+        .status()
+        .expect("run wtype");
+    let took = t0.elapsed().as_secs_f64();
+    let first = watcher.join().ok().flatten().map(|t| t.duration_since(t0));
+    assert!(status.success());
+    let got = win.wait_for(SENTENCE, WAIT);
+    eprintln!(
+        "wtype into foot: {n} chars in {:.1} ms ({:.0} chars/s), first char after {:.1} ms, exact: {}",
+        took * 1e3,
+        n as f64 / took,
+        first.map_or(f64::NAN, |d| d.as_secs_f64() * 1e3),
+        got == SENTENCE
+    );
+
+    // After another keyboard (wtype's) was used, as after the user typed on the real one: the
+    // compositor sends our keymap to the window again.
+    win.clear();
+    let (took, first) = timed_type(&mut kbd, &win, SENTENCE);
+    assert_eq!(win.wait_for(SENTENCE, WAIT), SENTENCE);
+    eprintln!(
+        "vkbd into foot after another keyboard: {n} chars in {:.1} ms ({:.0} chars/s), first char after {:.1} ms",
+        took * 1e3,
+        n as f64 / took,
+        first.unwrap_or(f64::NAN) * 1e3
+    );
+}
+
+#[test]
+fn types_exactly_into_an_xwayland_window() {
+    if !tools_present() {
+        return;
+    }
+    let sway = Sway::start();
+    let win = Window::open(&sway, Kind::Xterm, "dictumxterm");
+    let mut kbd = VirtualKeyboard::connect().expect("virtual keyboard");
+    if let Some(ms) = std::env::var("DICTUM_TEST_KEYMAP_SETTLE_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        kbd.set_keymap_settle(Duration::from_millis(ms)); // to measure what XWayland needs
+    }
+    let n = SENTENCE.chars().count();
+    for round in 0..3 {
+        win.clear();
+        let (took, first) = timed_type(&mut kbd, &win, SENTENCE);
+        assert_eq!(win.wait_for(SENTENCE, WAIT), SENTENCE, "round {round}");
+        eprintln!(
+            "vkbd into xterm (XWayland), round {round}: {n} chars in {:.1} ms ({:.0} chars/s), first char after {:.1} ms",
+            took * 1e3,
+            n as f64 / took,
+            first.unwrap_or(f64::NAN) * 1e3
+        );
+    }
+    // Keymap changes back to back: new characters right after the last keys, then a text
+    // with more distinct characters than one keymap holds (several keymaps in one call).
+    win.clear();
+    let more = "Ärger über Øre, 3 × 4 = 12 ½ € ß\n";
+    kbd.type_text(more).expect("type");
+    let many = distinct_chars(300);
+    let t0 = Instant::now();
+    kbd.type_text(&many).expect("type");
+    let took = t0.elapsed().as_secs_f64();
+    let expected = format!("{more}{many}");
+    assert_eq!(win.wait_for(&expected, WAIT), expected);
+    eprintln!(
+        "vkbd into xterm, 300 distinct chars (2 keymaps): {:.1} ms",
+        took * 1e3
+    );
+}
+
+/// `n` distinct printable characters (Latin, Greek, Cyrillic letters), then a newline.
+fn distinct_chars(n: usize) -> String {
+    let mut s: String = ('A'..='Z')
+        .chain('a'..='z')
+        .chain('\u{C0}'..='\u{17F}')
+        .chain('\u{391}'..='\u{3A9}')
+        .chain('\u{3B1}'..='\u{3C9}')
+        .chain('\u{410}'..='\u{44F}')
+        .filter(|c| !c.is_control() && *c as u32 != 0x3A2 && *c != '×' && *c != '÷')
+        .take(n)
+        .collect();
+    assert_eq!(s.chars().count(), n);
+    s.push('\n');
+    s
+}
+
+#[test]
+fn clipboard_set_get_and_paste_chord() {
+    if !tools_present() {
+        return;
+    }
+    let sway = Sway::start();
+    let mut clip = WlClipboard::connect().expect("clipboard");
+
+    let text = "Copied by Dictum: Grüße ✓";
+    let t0 = Instant::now();
+    clip.set_text(text).expect("set");
+    let set_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let t0 = Instant::now();
+    assert_eq!(clip.text().as_deref(), Some(text));
+    let get_ms = t0.elapsed().as_secs_f64() * 1e3;
+    eprintln!("WlClipboard: set {set_ms:.1} ms, get {get_ms:.1} ms");
+
+    // Another application sees it, long after set_text returned.
+    std::thread::sleep(Duration::from_millis(300));
+    let paste = |sway: &Sway| {
+        let out = sway
+            .command("wl-paste")
+            .arg("--no-newline")
+            .output()
+            .expect("wl-paste");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert_eq!(paste(&sway), text);
+
+    // Another application copies: we read that.
+    let mut copy = sway
+        .command("wl-copy")
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("wl-copy");
+    copy.stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"from elsewhere")
+        .expect("write");
+    assert!(copy.wait().expect("wl-copy").success());
+    assert_eq!(clip.text().as_deref(), Some("from elsewhere"));
+
+    // Set ours again and paste it into foot with Ctrl+Shift+V.
+    let win = Window::open(&sway, Kind::Foot, "dictumpaste");
+    let pasted = "pasted by the chord — ½ ✓";
+    clip.set_text(pasted).expect("set");
+    let mut kbd = VirtualKeyboard::connect().expect("virtual keyboard");
+    kbd.paste_chord(true).expect("chord");
+    assert_eq!(win.wait_for(pasted, WAIT), pasted);
+    assert_eq!(paste(&sway), pasted);
+}
+
+#[test]
+fn paste_chord_into_an_xwayland_window() {
+    if !tools_present() {
+        return;
+    }
+    let sway = Sway::start();
+    let win = Window::open(&sway, Kind::Xterm, "dictumxpaste");
+    let mut clip = WlClipboard::connect().expect("clipboard");
+    let pasted = "pasted into xterm — Grüße ✓";
+    clip.set_text(pasted).expect("set");
+    let mut kbd = VirtualKeyboard::connect().expect("virtual keyboard");
+    kbd.paste_chord(true).expect("chord");
+    assert_eq!(win.wait_for(pasted, WAIT), pasted);
+}
+
+#[test]
+fn a_long_text_arrives_complete_and_in_order() {
+    if !tools_present() {
+        return;
+    }
+    let sway = Sway::start();
+    let win = Window::open(&sway, Kind::Foot, "dictumlong");
+    let mut kbd = VirtualKeyboard::connect().expect("virtual keyboard");
+    // Numbered words (order is visible) mixed with 300 distinct letters (several keymaps).
+    let letters: Vec<char> = distinct_chars(300).trim_end().chars().collect();
+    let mut text = String::new();
+    let mut i = 0;
+    while text.chars().count() < 2000 {
+        text.push_str(&format!("{i:03}{} ", letters[(i * 7) % letters.len()]));
+        i += 1;
+    }
+    let text: String = text.chars().take(1999).chain(['\n']).collect();
+    assert_eq!(text.chars().count(), 2000);
+    let (took, first) = timed_type(&mut kbd, &win, &text);
+    let got = win.wait_for(&text, WAIT);
+    let at = got
+        .chars()
+        .zip(text.chars())
+        .position(|(a, b)| a != b)
+        .unwrap_or(got.chars().count().min(2000));
+    let around = |s: &str| {
+        s.chars()
+            .skip(at.saturating_sub(20))
+            .take(40)
+            .collect::<String>()
+    };
+    assert_eq!(
+        got.chars().count(),
+        2000,
+        "complete? first difference at char {at}: got {:?}, sent {:?}",
+        around(&got),
+        around(&text)
+    );
+    assert_eq!(got, text, "in order");
+    eprintln!(
+        "vkbd into foot, 2000 chars ({} distinct): {:.1} ms ({:.0} chars/s), first char after {:.1} ms",
+        {
+            let mut d: Vec<char> = text.chars().collect();
+            d.sort();
+            d.dedup();
+            d.len()
+        },
+        took * 1e3,
+        2000.0 / took,
+        first.unwrap_or(f64::NAN) * 1e3
+    );
+}
