@@ -51,6 +51,16 @@ ensure_e2e_deps() {
     export DICTUM_REQUIRE_E2E=1
 }
 
+# The XDG portal tests: the real KDE Plasma 5.27 stack (headless kwin_wayland --virtual, which
+# hosts kglobalaccel; xdg-desktop-portal + -kde; qtwayland5 for the portal's Qt; a GTK 3 window
+# as the native Wayland target) for crates/dictum-engine/tests/portal_kde.rs, and dbus-daemon +
+# python3-dbus-next for the declared stand-in portal (tests/portal_standin.py).
+ensure_portal_deps() {
+    apt_ensure dbus python3-dbus-next kwin-wayland xdg-desktop-portal xdg-desktop-portal-kde \
+        qtwayland5 python3-gi gir1.2-gtk-3.0
+    export DICTUM_REQUIRE_E2E=1
+}
+
 # ensure_model FILE: makes sure the whisper model FILE is in Dictum's models folder, from the
 # test assets when they are there, else from the models' public home.
 ensure_model() {
