@@ -78,6 +78,7 @@ dbus-run-session -- bash -c "
 " &
 for _ in $(seq 50); do [ -s "$work/pid" ] && break; sleep 0.1; done
 app_pid="$(cat "$work/pid")"
+unset WAYLAND_DISPLAY XDG_SESSION_TYPE # an X11 session on the private Xvfb, whatever runs the tests
 bus_env() { tr '\0' '\n' <"/proc/$app_pid/environ" | grep '^DBUS_SESSION_BUS_ADDRESS='; }
 
 wait_for "dictum-tray: ready" 60

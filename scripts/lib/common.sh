@@ -55,6 +55,14 @@ ensure_e2e_deps() {
 # hosts kglobalaccel; xdg-desktop-portal + -kde; qtwayland5 for the portal's Qt; a GTK 3 window
 # as the native Wayland target) for crates/dictum-engine/tests/portal_kde.rs, and dbus-daemon +
 # python3-dbus-next for the declared stand-in portal (tests/portal_standin.py).
+# The Wayland tests: a headless sway session with XWayland (foot, xterm as the windows typed
+# into; wtype the reference; wl-clipboard the other clipboard users; xhost lets the tests' XTest
+# into the test user's XWayland).
+ensure_wayland_deps() {
+    apt_ensure sway foot xwayland xterm wtype wl-clipboard x11-xserver-utils
+    export DICTUM_REQUIRE_E2E=1
+}
+
 ensure_portal_deps() {
     apt_ensure dbus python3-dbus-next kwin-wayland xdg-desktop-portal xdg-desktop-portal-kde \
         qtwayland5 python3-gi gir1.2-gtk-3.0

@@ -38,6 +38,9 @@ impl Daemon {
         let mut child = Command::new(env!("CARGO_BIN_EXE_dictum"))
             .args(["run", "--json", "--stdin-commands"])
             .env("DISPLAY", &x.display)
+            // An X11 session, whatever session the tests run in.
+            .env_remove("WAYLAND_DISPLAY")
+            .env_remove("XDG_SESSION_TYPE")
             .env("DICTUM_DATA_DIR", dir)
             .env("DICTUM_CONFIG", dir.join("config.toml"))
             .env(
@@ -211,6 +214,8 @@ fn dictation_into_a_real_window_with_a_real_hotkey_and_microphone() {
     let doctor = Command::new(env!("CARGO_BIN_EXE_dictum"))
         .args(["doctor", "--json"])
         .env("DISPLAY", &x.display)
+        .env_remove("WAYLAND_DISPLAY")
+        .env_remove("XDG_SESSION_TYPE")
         .env("DICTUM_DATA_DIR", dir.path())
         .env("DICTUM_CONFIG", dir.path().join("config.toml"))
         .output()
@@ -240,7 +245,7 @@ fn dictation_into_a_real_window_with_a_real_hotkey_and_microphone() {
     ] {
         let ev = dictate(&x, &mut d, HOTKEY, &clip(name), 500);
         assert_eq!(ev["outcome"], "ok", "{ev}");
-        assert_eq!(ev["inject_method"], "type", "{ev}");
+        assert_eq!(ev["inject_method"], "x11_type", "{ev}");
         let line = typed_line(&term, &x, &mut seen);
         assert_eq!(
             line.trim_end(),
@@ -320,7 +325,7 @@ fn dictation_into_a_real_window_with_a_real_hotkey_and_microphone() {
     d.wait_notice("config applied");
     x.set_clipboard_elsewhere("what was on the clipboard");
     let ev = dictate(&x, &mut d, HOTKEY, &clip("goforward.wav"), 400);
-    assert_eq!(ev["inject_method"], "paste", "{ev}");
+    assert_eq!(ev["inject_method"], "x11_paste", "{ev}");
     let line = typed_line(&term, &x, &mut seen);
     eprintln!("paste: {ev} -> {line:?}");
     assert_eq!(line.trim_end(), ev["text"].as_str().unwrap_or_default());
@@ -398,7 +403,7 @@ fn dictation_into_a_real_window_with_a_real_hotkey_and_microphone() {
         .expect("rows");
     let typed: Vec<_> = rows
         .iter()
-        .filter(|r| r.inject_method.as_deref() == Some("type"))
+        .filter(|r| r.inject_method.as_deref() == Some("x11_type"))
         .collect();
     assert!(typed.len() >= 20, "{} typed rows", typed.len());
     for r in typed {
@@ -470,7 +475,7 @@ fn bench_release_latency() {
                 let line = typed_line(&term, &x, &mut seen);
                 let text = ev["text"].as_str().unwrap_or_default();
                 assert_eq!(line.trim_end(), text, "{ev}");
-                assert_eq!(ev["inject_method"], method, "{ev}");
+                assert_eq!(ev["inject_method"], format!("x11_{method}"), "{ev}");
                 let row = format!(
                     "{method}\t{label}\t{run}\t{}\t{:.1}\t{:.1}\t{:.1}\t{}\t{}\t{}",
                     ev["audio_ms"],

@@ -234,7 +234,13 @@ idle_unload_min = 0.0
 # clipboard text is restored afterwards). If either fails, the text is left on the clipboard
 # and a desktop notification says so.
 method = "type"
-# Window classes (WM_CLASS instance or class, any case) that paste with Ctrl+Shift+V.
+# Which path delivers the keys: "auto" picks by session and focused window (X11 sessions and
+# XWayland windows: XTest; native Wayland windows: the virtual-keyboard protocol on
+# wlroots compositors, the RemoteDesktop portal on GNOME and KDE, then wtype, ydotool).
+# Force one with "x11", "virtual-keyboard", "portal", "wtype" or "ydotool".
+backend = "auto"
+# Window classes (WM_CLASS instance or class, or Wayland app_id; any case) that paste with
+# Ctrl+Shift+V.
 terminal_classes = ["XTerm", "UXTerm", "URxvt", "Alacritty", "kitty", "Gnome-terminal", "org.gnome.Terminal", "Konsole", "xfce4-terminal", "Tilix", "terminator", "foot", "Wezterm", "org.wezfurlong.wezterm", "st-256color", "Terminology", "Guake", "Ptyxis", "com.mitchellh.ghostty"]
 # Paste mode: ms to wait after Ctrl+V before restoring the previous clipboard; the target
 # fetches the text asynchronously, and restoring too early pastes the old text.

@@ -15,6 +15,9 @@ mod common;
 use common::sway::{first_byte, tools_present, Kind, Sway, Window, LOCK};
 use dictum_engine::inject::vkbd::{probe_globals, VirtualKeyboard};
 use dictum_engine::inject::wlclip::WlClipboard;
+use dictum_engine::inject::{
+    Delivery, Focus, InjectBackend, InjectConfig, InjectMethod, Injector, TypePath,
+};
 use std::io::Write as _;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -337,4 +340,148 @@ fn a_long_text_arrives_complete_and_in_order() {
         2000.0 / took,
         first.unwrap_or(f64::NAN) * 1e3
     );
+}
+
+/// wl-paste as another application of the session sees the clipboard.
+fn session_clipboard(sway: &Sway) -> String {
+    let out = sway
+        .command("wl-paste")
+        .arg("--no-newline")
+        .output()
+        .expect("wl-paste");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn session_copy(sway: &Sway, text: &str) {
+    let mut copy = sway
+        .command("wl-copy")
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("wl-copy");
+    copy.stdin
+        .take()
+        .expect("stdin")
+        .write_all(text.as_bytes())
+        .expect("write");
+    assert!(copy.wait().expect("wl-copy").success());
+}
+
+fn injector(method: InjectMethod, backend: InjectBackend) -> Injector {
+    Injector::new(&InjectConfig {
+        method,
+        backend,
+        notify_on_failure: false,
+        // The harness names foot by its app id: a terminal, it pastes with Ctrl+Shift+V.
+        terminal_classes: vec!["dictumroute".into(), "XTerm".into()],
+        ..InjectConfig::default()
+    })
+    .expect("injector")
+}
+
+/// The product's injector on a Wayland session with XWayland running (DISPLAY set too):
+/// the native window gets the virtual keyboard, the XWayland window (named so by sway) gets
+/// XTest, and the report names the path really used. Paste mode restores the clipboard in
+/// both. This is the bug the routing exists for: before it, `DISPLAY` alone chose X11 and
+/// foot received nothing while the report said "typed".
+#[test]
+fn the_injector_reaches_native_and_xwayland_windows() {
+    if !tools_present() {
+        return;
+    }
+    let sway = Sway::start();
+    let text = "Send the report to Anna, café — ½ ✓";
+    let expected = format!("{text} ");
+
+    let foot = Window::open(&sway, Kind::Foot, "dictumroute");
+    let mut inj = injector(InjectMethod::Type, InjectBackend::Auto);
+    assert!(inj.session().x_display, "XWayland is running");
+    let r = inj.inject(text);
+    assert_eq!(r.error, None, "{r:?}");
+    assert_eq!(
+        r.method,
+        Some(Delivery::Typed(TypePath::VirtualKeyboard)),
+        "{r:?}"
+    );
+    assert_eq!(r.focus, Some(Focus::Native), "{r:?}");
+    // The harness names foot by its app id.
+    assert_eq!(r.app_class.as_deref(), Some("dictumroute"), "{r:?}");
+    assert_eq!(foot.wait_for(&expected, WAIT), expected);
+    eprintln!(
+        "injector into foot: {} in {:.1} ms ({:.0} chars/s)",
+        r.method.map(|m| m.as_str()).unwrap_or("-"),
+        r.inject_ms,
+        r.chars_per_s()
+    );
+
+    // XTest first; headless sway has no physical keyboard, so XWayland's only keyboard map is
+    // the virtual keyboard's, which has no modifiers: XTest cannot type there, and the
+    // injector falls back to the virtual keyboard (on a desktop with a keyboard, XTest).
+    let xterm = Window::open(&sway, Kind::Xterm, "dictumroutex");
+    let r = inj.inject(text);
+    assert_eq!(r.error, None, "{r:?}");
+    let xpath = match r.method {
+        Some(Delivery::Typed(p @ (TypePath::X11 | TypePath::VirtualKeyboard))) => p,
+        other => panic!("typed into xterm by {other:?}: {r:?}"),
+    };
+    assert_eq!(r.focus, Some(Focus::XWayland), "{r:?}");
+    assert_eq!(r.app_class.as_deref(), Some("XTerm"), "{r:?}");
+    assert_eq!(xterm.wait_for(&expected, WAIT), expected);
+    eprintln!(
+        "injector into xterm: {} in {:.1} ms ({:.0} chars/s)",
+        r.method.map(|m| m.as_str()).unwrap_or("-"),
+        r.inject_ms,
+        r.chars_per_s()
+    );
+
+    // Paste mode, the previous clipboard restored afterwards, in both windows.
+    let mut inj = injector(InjectMethod::Paste, InjectBackend::Auto);
+    for (win, path) in [(&foot, TypePath::VirtualKeyboard), (&xterm, xpath)] {
+        win.focus(&sway);
+        win.clear();
+        session_copy(&sway, "previous clipboard");
+        let r = inj.inject(text);
+        assert_eq!(r.error, None, "{r:?}");
+        assert_eq!(r.warning, None, "{r:?}");
+        assert_eq!(r.method, Some(Delivery::Pasted(path)), "{r:?}");
+        assert_eq!(win.wait_for(&expected, WAIT), expected);
+        assert_eq!(session_clipboard(&sway), "previous clipboard");
+        eprintln!(
+            "injector paste into {:?}: chord after {:.1} ms, {:.1} ms with the restore",
+            win.kind, r.inject_ms, r.total_ms
+        );
+    }
+}
+
+/// The old behaviour, forced: XTest on a Wayland session with a native window focused
+/// reports success and delivers nothing. Proves the test above can tell the difference.
+#[test]
+fn xtest_into_a_native_window_delivers_nothing() {
+    if !tools_present() {
+        return;
+    }
+    let sway = Sway::start();
+    let foot = Window::open(&sway, Kind::Foot, "dictumlost");
+    let mut inj = injector(InjectMethod::Type, InjectBackend::X11);
+    let r = inj.inject("these words are lost");
+    assert_eq!(r.method, Some(Delivery::Typed(TypePath::X11)), "{r:?}");
+    assert_eq!(r.error, None, "X11 reports success: {r:?}");
+    std::thread::sleep(Duration::from_millis(700));
+    assert_eq!(foot.text(), "", "nothing reaches the native window");
+}
+
+/// No typing path at all on a Wayland session: the text is left on the Wayland clipboard,
+/// the report says why, nothing is lost.
+#[test]
+fn no_typing_path_leaves_the_text_on_the_wayland_clipboard() {
+    if !tools_present() {
+        return;
+    }
+    let sway = Sway::start();
+    let _foot = Window::open(&sway, Kind::Foot, "dictumnopath");
+    let mut inj = injector(InjectMethod::Type, InjectBackend::Ydotool);
+    let r = inj.inject("kept for later");
+    let err = r.error.clone().expect("an error");
+    assert!(err.contains("ydotool"), "{err}");
+    assert_eq!(r.method, Some(Delivery::ClipboardOnly), "{r:?}");
+    assert_eq!(session_clipboard(&sway), "kept for later ");
 }

@@ -13,7 +13,9 @@
 mod common;
 
 use common::x11::{tools_present, Xterm, Xvfb, LOCK};
-use dictum_engine::inject::{Delivery, InjectConfig, InjectMethod, InjectReport, Injector};
+use dictum_engine::inject::{
+    Delivery, InjectConfig, InjectMethod, InjectReport, Injector, TypePath,
+};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -41,13 +43,13 @@ fn types_ascii_and_unicode_into_xterm() {
     let mut inj = Injector::new(&config(InjectMethod::Type)).expect("injector");
 
     let r = inj.inject("Hello world, this is Dictum.");
-    assert_delivered(&r, Delivery::Type);
+    assert_delivered(&r, Delivery::Typed(TypePath::X11));
     assert_eq!(r.chars, 29, "trailing space counted");
     assert_eq!(term.line(&x), "Hello world, this is Dictum. \n");
 
     let unicode = "Grüße, naïve café — 10 € ✓";
     let r = inj.inject(unicode);
-    assert_delivered(&r, Delivery::Type);
+    assert_delivered(&r, Delivery::Typed(TypePath::X11));
     assert_eq!(r.app_class.as_deref(), Some("XTerm"));
     assert_eq!(
         term.line(&x),
@@ -80,7 +82,7 @@ fn injector_moves_to_its_own_thread() {
         })
         .expect("spawn");
     let (r, inj) = worker.join().expect("injector thread");
-    assert_delivered(&r, Delivery::Paste);
+    assert_delivered(&r, Delivery::Pasted(TypePath::X11));
     assert_eq!(term.line(&x), "from the injector thread \n");
     drop(inj);
 }
@@ -95,7 +97,7 @@ fn caps_lock_does_not_change_the_case_and_stays_on() {
     let mut inj = Injector::new(&config(InjectMethod::Type)).expect("injector");
     x.xdotool(&["key", "Caps_Lock"]);
     let r = inj.inject("Hello World, énorme");
-    assert_delivered(&r, Delivery::Type);
+    assert_delivered(&r, Delivery::Typed(TypePath::X11));
     assert_eq!(r.warning, None);
     // Caps Lock is on again afterwards: xdotool's lowercase letters come out in capitals.
     x.xdotool(&["type", "abc"]);
@@ -198,7 +200,7 @@ fn pastes_with_ctrl_shift_v_and_restores_the_clipboard() {
     // Empty clipboard before: the dictated text stays on it.
     assert_eq!(x.clipboard(), None);
     let r = inj.inject("first paste");
-    assert_delivered(&r, Delivery::Paste);
+    assert_delivered(&r, Delivery::Pasted(TypePath::X11));
     // Nothing to restore, so inject returned right after the chord; xterm fetches the text
     // asynchronously, and a Return pressed before it arrives would end the line first.
     std::thread::sleep(Duration::from_millis(300));
@@ -209,7 +211,7 @@ fn pastes_with_ctrl_shift_v_and_restores_the_clipboard() {
     x.set_clipboard_elsewhere("the user's clipboard ✓");
     let text = "Grüße — pasted, not typed";
     let r = inj.inject(text);
-    assert_delivered(&r, Delivery::Paste);
+    assert_delivered(&r, Delivery::Pasted(TypePath::X11));
     assert_eq!(r.app_class.as_deref(), Some("XTerm"));
     assert!(
         r.total_ms >= r.inject_ms + 250.0,
@@ -239,7 +241,7 @@ fn pastes_with_ctrl_shift_v_and_restores_the_clipboard() {
     });
     let r2 = inj.inject("third");
     assert!(copier.join().expect("thread").success());
-    assert_delivered(&r2, Delivery::Paste);
+    assert_delivered(&r2, Delivery::Pasted(TypePath::X11));
     assert_eq!(x.clipboard().as_deref(), Some("copied meanwhile"));
     assert!(
         r2.warning
@@ -267,7 +269,7 @@ fn held_ctrl_is_released_before_typing() {
     // dies) and "u" ^U (line erased).
     x.xdotool(&["keydown", "ctrl"]);
     let r = inj.inject("cut this out, quickly");
-    assert_delivered(&r, Delivery::Type);
+    assert_delivered(&r, Delivery::Typed(TypePath::X11));
     assert!(r.modifiers_forced, "{r:?}");
     assert!(r.modifier_wait_ms >= 290.0, "waited first: {r:?}");
     assert_eq!(term.line(&x), "cut this out, quickly \n");
@@ -285,7 +287,7 @@ fn held_ctrl_is_released_before_typing() {
     });
     let r = inj.inject("all good");
     assert!(releaser.join().expect("thread").success());
-    assert_delivered(&r, Delivery::Type);
+    assert_delivered(&r, Delivery::Typed(TypePath::X11));
     assert!(!r.modifiers_forced, "{r:?}");
     assert!(
         (100.0..290.0).contains(&r.modifier_wait_ms),
@@ -349,6 +351,7 @@ fn unreachable_display_is_reported_not_panicked() {
         .expect("a free display number");
     std::env::set_var("DISPLAY", format!(":{n}"));
     std::env::remove_var("WAYLAND_DISPLAY");
+    std::env::remove_var("XDG_SESSION_TYPE");
 
     let mut inj = Injector::new(&config(InjectMethod::Type))
         .expect("a missing display is not a config error");
@@ -395,7 +398,7 @@ fn measure() {
     ] {
         for _ in 0..3 {
             let r = inj.inject(text);
-            assert_delivered(&r, Delivery::Type);
+            assert_delivered(&r, Delivery::Typed(TypePath::X11));
             // enigo's lingering 12 ms delay (see typing.rs) would give ~60 chars/s here.
             assert!(
                 r.chars_per_s() > 100.0,
@@ -419,7 +422,7 @@ fn measure() {
     for _ in 0..3 {
         x.set_clipboard_elsewhere("previous");
         let r = inj.inject(long.trim_end());
-        assert_delivered(&r, Delivery::Paste);
+        assert_delivered(&r, Delivery::Pasted(TypePath::X11));
         eprintln!(
             "paste: {} chars, {:.1} ms until the chord, {:.1} ms total (restore wait 250 ms)",
             r.chars, r.inject_ms, r.total_ms

@@ -24,12 +24,60 @@ impl InjectMethod {
     }
 }
 
+/// Which path delivers the keys. `auto` picks per session and focused window (see
+/// `inject::session`); the others force one path (and fail with the reason where it is not
+/// available).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ts_rs::TS)]
+#[serde(rename_all = "kebab-case")]
+#[ts(export)]
+pub enum InjectBackend {
+    #[default]
+    Auto,
+    /// XTest (X11 sessions, XWayland windows).
+    X11,
+    /// The Wayland virtual-keyboard protocol (wlroots compositors).
+    VirtualKeyboard,
+    /// The RemoteDesktop portal (GNOME, KDE).
+    Portal,
+    Wtype,
+    Ydotool,
+}
+
+impl InjectBackend {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InjectBackend::Auto => "auto",
+            InjectBackend::X11 => "x11",
+            InjectBackend::VirtualKeyboard => "virtual-keyboard",
+            InjectBackend::Portal => "portal",
+            InjectBackend::Wtype => "wtype",
+            InjectBackend::Ydotool => "ydotool",
+        }
+    }
+
+    /// The forced path; None for `auto`.
+    pub fn path(self) -> Option<super::session::TypePath> {
+        use super::session::TypePath;
+        Some(match self {
+            InjectBackend::Auto => return None,
+            InjectBackend::X11 => TypePath::X11,
+            InjectBackend::VirtualKeyboard => TypePath::VirtualKeyboard,
+            InjectBackend::Portal => TypePath::Portal,
+            InjectBackend::Wtype => TypePath::Wtype,
+            InjectBackend::Ydotool => TypePath::Ydotool,
+        })
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(default)]
 #[ts(export)]
 pub struct InjectConfig {
     /// "type" (simulated key presses) or "paste" (clipboard + Ctrl+V).
     pub method: InjectMethod,
+    /// "auto" (by session and focused window), or force "x11", "virtual-keyboard", "portal",
+    /// "wtype" or "ydotool".
+    pub backend: InjectBackend,
     /// WM_CLASS names (instance or class, any case) of terminals: paste sends Ctrl+Shift+V there.
     pub terminal_classes: Vec<String>,
     /// Paste mode: wait this long after Ctrl+V before restoring the previous clipboard (the
@@ -73,6 +121,7 @@ impl Default for InjectConfig {
     fn default() -> Self {
         InjectConfig {
             method: InjectMethod::Type,
+            backend: InjectBackend::Auto,
             terminal_classes: DEFAULT_TERMINAL_CLASSES
                 .iter()
                 .map(|s| s.to_string())

@@ -33,50 +33,53 @@
 //! ```
 
 pub mod config;
+pub mod focus;
 pub mod notify;
 mod paste;
+pub mod session;
 mod typing;
 pub mod vkbd;
 pub mod wayland;
 pub mod window;
 pub mod wlclip;
 
-pub use config::{InjectConfig, InjectMethod};
-pub use wayland::Backend;
+pub use config::{InjectBackend, InjectConfig, InjectMethod};
+pub use session::{Abilities, ClipPath, Focus, HotkeyPath, Route, Session, SessionKind, TypePath};
 pub use window::WindowInfo;
 
 use paste::Board;
 use serde::Serialize;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use typing::Keys;
 use window::X11;
 
-/// How the text was delivered.
+/// How the text was delivered: the path that really carried it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Delivery {
-    /// Key presses through enigo (X11).
-    Type,
-    /// Clipboard + Ctrl+V / Ctrl+Shift+V (X11).
-    Paste,
-    /// `wtype` (Wayland).
-    Wtype,
-    /// `ydotool type` (Wayland).
-    Ydotool,
-    /// `wl-copy` + Ctrl+V sent with wtype/ydotool (Wayland).
-    WlPaste,
+    /// Key presses through that path.
+    Typed(TypePath),
+    /// Clipboard + Ctrl+V / Ctrl+Shift+V, the chord sent through that path.
+    Pasted(TypePath),
     /// Injection failed; the text was left on the clipboard for the user to paste.
     ClipboardOnly,
 }
 
 impl Delivery {
+    /// The history row's and the events' `inject_method`.
     pub fn as_str(self) -> &'static str {
         match self {
-            Delivery::Type => "type",
-            Delivery::Paste => "paste",
-            Delivery::Wtype => "wtype",
-            Delivery::Ydotool => "ydotool",
-            Delivery::WlPaste => "wl_paste",
+            Delivery::Typed(TypePath::X11) => "x11_type",
+            Delivery::Typed(TypePath::VirtualKeyboard) => "virtual_keyboard",
+            Delivery::Typed(TypePath::Portal) => "portal",
+            Delivery::Typed(TypePath::Wtype) => "wtype",
+            Delivery::Typed(TypePath::Ydotool) => "ydotool",
+            Delivery::Pasted(TypePath::X11) => "x11_paste",
+            Delivery::Pasted(TypePath::VirtualKeyboard) => "virtual_keyboard_paste",
+            Delivery::Pasted(TypePath::Portal) => "portal_paste",
+            Delivery::Pasted(TypePath::Wtype) => "wtype_paste",
+            Delivery::Pasted(TypePath::Ydotool) => "ydotool_paste",
             Delivery::ClipboardOnly => "clipboard_only",
         }
     }
@@ -87,10 +90,12 @@ impl Delivery {
 pub struct InjectReport {
     /// None: nothing was delivered (empty text, or even the clipboard fallback failed).
     pub method: Option<Delivery>,
-    /// WM_CLASS class of the target window (e.g. `XTerm`), when known.
+    /// WM_CLASS class (or Wayland app id) of the target window, when known.
     pub app_class: Option<String>,
     /// Title of the target window, when known.
     pub window_title: Option<String>,
+    /// What the focused window was, as far as the session tells.
+    pub focus: Option<Focus>,
     /// From the call until the text was handed over (keys sent / paste chord sent),
     /// including the wait for the hotkey's modifiers.
     pub inject_ms: f64,
@@ -174,6 +179,52 @@ impl X11Parts {
     }
 }
 
+/// Wayland connections, likewise made when first needed and dropped after an error.
+#[derive(Default)]
+struct WaylandParts {
+    keyboard: Option<vkbd::VirtualKeyboard>,
+    portal: Option<crate::portal::RemoteKeyboard>,
+    clipboard: Option<wlclip::WlClipboard>,
+}
+
+impl WaylandParts {
+    fn keyboard(&mut self) -> Result<&mut vkbd::VirtualKeyboard, String> {
+        if self.keyboard.is_none() {
+            self.keyboard = Some(vkbd::VirtualKeyboard::connect()?);
+        }
+        self.keyboard
+            .as_mut()
+            .ok_or_else(|| "virtual keyboard: not connected".into())
+    }
+
+    fn portal(&mut self) -> Result<&mut crate::portal::RemoteKeyboard, String> {
+        if self.portal.is_none() {
+            self.portal = Some(crate::portal::RemoteKeyboard::connect(
+                &portal_token_file()?
+            )?);
+        }
+        self.portal
+            .as_mut()
+            .ok_or_else(|| "RemoteDesktop portal: not connected".into())
+    }
+
+    fn clipboard(&mut self) -> Result<&mut wlclip::WlClipboard, String> {
+        if self.clipboard.is_none() {
+            self.clipboard = Some(wlclip::WlClipboard::connect()?);
+        }
+        self.clipboard
+            .as_mut()
+            .ok_or_else(|| "Wayland clipboard: not connected".into())
+    }
+}
+
+/// Where the RemoteDesktop portal's restore token is kept (so consent is asked once).
+pub fn portal_token_file() -> Result<PathBuf, String> {
+    crate::paths::data_dir()
+        .map(|d| d.join("portal-remote-desktop.token"))
+        .map_err(|e| e.to_string())
+}
+
 /// The section's validation as the engine's config error.
 fn checked(config: &InjectConfig) -> crate::Result<()> {
     config
@@ -184,12 +235,45 @@ fn checked(config: &InjectConfig) -> crate::Result<()> {
         })
 }
 
+/// What this session offers for injection, probed now: the X display, the compositor's
+/// globals, the portals, the tools on PATH. Bounded (about a second at worst, when a
+/// compositor or the portal does not answer).
+pub fn probe_abilities(session: &Session) -> Abilities {
+    let mut ab = Abilities {
+        wtype: wayland::on_path("wtype"),
+        ydotool: wayland::on_path("ydotool"),
+        wl_clipboard: wayland::on_path("wl-copy") && wayland::on_path("wl-paste"),
+        ..Abilities::default()
+    };
+    if session.x_display {
+        ab.x11 = X11::connect(None).is_ok();
+    }
+    if session.kind == SessionKind::Wayland {
+        match vkbd::probe_globals() {
+            Ok(g) => {
+                ab.virtual_keyboard = g.virtual_keyboard;
+                ab.data_control = g.data_control;
+            }
+            Err(e) => tracing::info!("inject: Wayland globals unknown: {e}"),
+        }
+        let portals = crate::portal::probe();
+        ab.remote_desktop = portals.remote_desktop.is_some();
+        ab.global_shortcuts = portals.global_shortcuts.is_some();
+    }
+    ab
+}
+
 /// Puts text into the focused window. Create one per process and keep it: connections are
 /// reused (an enigo connection costs milliseconds and a keymap read).
 pub struct Injector {
     config: InjectConfig,
-    backend: Backend,
+    session: Session,
+    abilities: Abilities,
     x: X11Parts,
+    wl: WaylandParts,
+    /// XTest could not type into XWayland (no usable keyboard map there): XWayland windows
+    /// get the native path until the session is probed again.
+    xwayland_xtest_failed: bool,
 }
 
 // The daemon moves the injector to its own thread.
@@ -199,35 +283,57 @@ const _: fn() = || {
 };
 
 impl Injector {
-    /// Chooses the backend from the session (`DISPLAY`, `WAYLAND_DISPLAY`, tools on PATH) and,
-    /// on X11, connects now so the first dictation does not pay for it. A display that is not
-    /// reachable yet is not an error here: each `inject` retries and reports it.
-    /// Errors only for an invalid config.
+    /// Detects the session and what it offers and connects what the likely path needs now,
+    /// so the first dictation does not pay for it. A display that is not reachable yet is
+    /// not an error here: each `inject` retries and reports it. Errors only for an invalid
+    /// config.
     pub fn new(config: &InjectConfig) -> crate::Result<Injector> {
         checked(config)?;
-        let backend = detect_backend(config.method);
+        let session = Session::detect();
+        let abilities = probe_abilities(&session);
         let mut injector = Injector {
             config: config.clone(),
-            backend,
+            session,
+            abilities,
             x: X11Parts::default(),
+            wl: WaylandParts::default(),
+            xwayland_xtest_failed: false,
         };
-        if injector.backend == Backend::X11 {
-            if let Err(e) = injector.x.keys_and_x11() {
+        injector.warm_up();
+        Ok(injector)
+    }
+
+    /// Connects the most likely path (the one for a native or unknown window).
+    fn warm_up(&mut self) {
+        let Ok(route) = self.route(Focus::Unknown) else {
+            return;
+        };
+        let paste = self.config.method == InjectMethod::Paste;
+        let result = match route.typing {
+            TypePath::X11 => self.x.keys_and_x11().map(drop).and_then(|()| {
+                if paste {
+                    self.x.board().map(drop)
+                } else {
+                    Ok(())
+                }
+            }),
+            TypePath::VirtualKeyboard => self.wl.keyboard().map(drop),
+            // The portal may show a consent dialog: only when a dictation needs it.
+            _ => Ok(()),
+        };
+        if let Err(e) = result {
+            tracing::info!("inject: {e} (will retry at the next dictation)");
+        }
+        if paste && route.clipboard == Some(ClipPath::DataControl) {
+            if let Err(e) = self.wl.clipboard() {
                 tracing::info!("inject: {e} (will retry at the next dictation)");
             }
-            if injector.config.method == InjectMethod::Paste {
-                if let Err(e) = injector.x.board() {
-                    tracing::info!("inject: {e} (will retry at the next dictation)");
-                }
-            }
         }
-        Ok(injector)
     }
 
     /// Applies a new `[inject]` section (the daemon's config reload); connections are kept.
     pub fn reconfigure(&mut self, config: &InjectConfig) -> crate::Result<()> {
         checked(config)?;
-        self.backend = detect_backend(config.method);
         self.config = config.clone();
         Ok(())
     }
@@ -236,38 +342,66 @@ impl Injector {
         &self.config
     }
 
-    /// The backend in use (X11, Wayland tools, or why neither works).
-    pub fn backend(&self) -> &Backend {
-        &self.backend
+    pub fn session(&self) -> &Session {
+        &self.session
     }
 
-    /// Checks that text can be injected now: Ok, or the one-line reason (for `dictum doctor`).
-    pub fn check(&mut self) -> Result<(), String> {
-        match &self.backend {
-            Backend::X11 => self
-                .x
-                .keys_and_x11()
-                .map(drop)
-                .inspect_err(|_| self.reset()),
-            Backend::Wayland(_) => Ok(()),
-            Backend::Unavailable(why) => Err(why.clone()),
-        }
+    pub fn abilities(&self) -> &Abilities {
+        &self.abilities
     }
 
-    /// The window that would receive the text; all `None` when unknown (no X display,
-    /// Wayland, nothing focused). Never fails.
+    /// The route for a window of kind `focus` with the current config.
+    pub fn route(&self, focus: Focus) -> Result<Route, String> {
+        let focus = if focus == Focus::XWayland && self.xwayland_xtest_failed {
+            Focus::Unknown
+        } else {
+            focus
+        };
+        session::route(
+            &self.session,
+            focus,
+            &self.abilities,
+            self.config.method,
+            self.config.backend,
+        )
+    }
+
+    /// Checks that text can be injected now into the focused window: the route, or the
+    /// one-line reason (for `dictum doctor` and the ready event).
+    pub fn check(&mut self) -> Result<Route, String> {
+        let (_, focus) = self.focused();
+        let route = self.route(focus)?;
+        let connected = match route.typing {
+            TypePath::X11 => self.x.keys_and_x11().map(drop),
+            TypePath::VirtualKeyboard => self.wl.keyboard().map(drop),
+            _ => Ok(()),
+        };
+        connected.inspect_err(|_| self.reset())?;
+        Ok(route)
+    }
+
+    /// The window that would receive the text; all `None` when unknown (no display, GNOME
+    /// or KDE, nothing focused). Never fails.
     pub fn focused_window(&mut self) -> WindowInfo {
-        if self.backend != Backend::X11 {
-            return WindowInfo::default();
-        }
-        let result = self.x.x11().and_then(|x| x.focused_window());
-        match result {
-            Ok(w) => w,
-            Err(e) => {
-                tracing::debug!("inject: focused window unknown: {e}");
-                self.reset();
-                WindowInfo::default()
+        self.focused().0
+    }
+
+    /// The focused window and its kind.
+    pub fn focused(&mut self) -> (WindowInfo, Focus) {
+        match self.session.kind {
+            SessionKind::X11 => {
+                let result = self.x.x11().and_then(|x| x.focused_window());
+                match result {
+                    Ok(w) => (w, Focus::X11),
+                    Err(e) => {
+                        tracing::debug!("inject: focused window unknown: {e}");
+                        self.reset();
+                        (WindowInfo::default(), Focus::Unknown)
+                    }
+                }
             }
+            SessionKind::Wayland => focus::focused(&self.session),
+            SessionKind::None => (WindowInfo::default(), Focus::Unknown),
         }
     }
 
@@ -282,15 +416,44 @@ impl Injector {
             return report;
         }
         let text = self.final_text(text);
-        let window = self.focused_window();
+        let (window, focus) = self.focused();
         report.app_class = window.class.clone();
         report.window_title = window.title.clone();
+        report.focus = Some(focus);
 
-        let result = match self.backend.clone() {
-            Backend::X11 => self.inject_x11(&text, &window, start, &mut report),
-            Backend::Wayland(tools) => self.inject_wayland(&text, &tools, start, &mut report),
-            Backend::Unavailable(why) => Err(why),
-        };
+        let result = self.route(focus).and_then(|route| {
+            let terminal = self
+                .config
+                .is_terminal(window.instance.as_deref(), window.class.as_deref());
+            match route.typing {
+                TypePath::X11 => {
+                    let x11 = self.inject_x11(&text, terminal, start, &mut report);
+                    // An XWayland window that XTest cannot reach (XWayland without a usable
+                    // keyboard map yet): the compositor's own path reaches it too.
+                    match (x11, self.route(Focus::Unknown)) {
+                        (Err(e), Ok(native))
+                            if focus == Focus::XWayland && native.typing.is_wayland() =>
+                        {
+                            tracing::info!(
+                                "inject: XTest into XWayland failed ({e}); using {}",
+                                native.typing.as_str()
+                            );
+                            self.xwayland_xtest_failed = true;
+                            self.inject_wayland(
+                                &text,
+                                native,
+                                native.typing,
+                                terminal,
+                                start,
+                                &mut report,
+                            )
+                        }
+                        (x11, _) => x11,
+                    }
+                }
+                path => self.inject_wayland(&text, route, path, terminal, start, &mut report),
+            }
+        });
         match result {
             Ok(method) => {
                 report.method = Some(method);
@@ -300,7 +463,7 @@ impl Injector {
                 tracing::warn!("inject: {e}");
                 report.inject_ms = ms_since(start);
                 report.error = Some(e);
-                let kept = self.leave_on_clipboard(&text);
+                let kept = self.leave_on_clipboard(&text, focus);
                 match &kept {
                     Ok(()) => {
                         report.method = Some(Delivery::ClipboardOnly);
@@ -330,17 +493,27 @@ impl Injector {
         text
     }
 
-    /// Drops every X connection: the next use reconnects.
+    /// Drops every connection: the next use reconnects (and the session is probed again:
+    /// a compositor or portal may have come or gone).
     fn reset(&mut self) {
         self.x.x11 = None;
         self.x.keys = None;
-        // The clipboard handle stays: dropping it would discard text it is serving.
+        self.wl.keyboard = None;
+        self.wl.portal = None;
+        // The clipboard handles stay: dropping them would discard text they are serving.
+    }
+
+    /// After a failure: reconnect next time, with what the session offers now.
+    fn reprobe(&mut self) {
+        self.reset();
+        self.xwayland_xtest_failed = false;
+        self.abilities = probe_abilities(&self.session);
     }
 
     fn inject_x11(
         &mut self,
         text: &str,
-        window: &WindowInfo,
+        terminal: bool,
         start: Instant,
         report: &mut InjectReport,
     ) -> Result<Delivery, String> {
@@ -366,12 +539,9 @@ impl Injector {
                 });
                 typed.inspect_err(|_| self.reset())?;
                 report.inject_ms = ms_since(start);
-                Ok(Delivery::Type)
+                Ok(Delivery::Typed(TypePath::X11))
             }
             InjectMethod::Paste => {
-                let terminal = self
-                    .config
-                    .is_terminal(window.instance.as_deref(), window.class.as_deref());
                 let board = self.x.board()?;
                 let previous = board.text();
                 board.set_text(text)?;
@@ -392,7 +562,7 @@ impl Injector {
                     });
                     report.warning = restored.err().map(not_restored);
                 }
-                Ok(Delivery::Paste)
+                Ok(Delivery::Pasted(TypePath::X11))
             }
         }
     }
@@ -400,75 +570,140 @@ impl Injector {
     fn inject_wayland(
         &mut self,
         text: &str,
-        tools: &wayland::WaylandTools,
+        route: Route,
+        path: TypePath,
+        terminal: bool,
         start: Instant,
         report: &mut InjectReport,
     ) -> Result<Delivery, String> {
-        match self.config.method {
-            InjectMethod::Type => {
-                wayland::type_text(tools.typer, text)?;
+        // The RemoteDesktop portal maps keysyms onto the user's layout and drops characters
+        // the layout lacks (seen on KDE 5.27): such text is pasted, never typed with gaps.
+        let paste = self.config.method == InjectMethod::Paste
+            || (path == TypePath::Portal && route.clipboard.is_some() && !text.is_ascii());
+        let result = match paste {
+            false => self.wayland_keys(path, Keystrokes::Text(text)).map(|()| {
                 report.inject_ms = ms_since(start);
-                Ok(match tools.typer {
-                    wayland::Typer::Wtype => Delivery::Wtype,
-                    wayland::Typer::Ydotool => Delivery::Ydotool,
-                })
+                Delivery::Typed(path)
+            }),
+            true => {
+                let clip = route.clipboard.ok_or("no Wayland clipboard")?;
+                let previous = self.clipboard_text(clip);
+                self.set_clipboard(clip, text)?;
+                self.wayland_keys(path, Keystrokes::Paste { terminal })
+                    .map(|()| {
+                        report.inject_ms = ms_since(start);
+                        if let Some(previous) = previous.filter(|p| p != text) {
+                            std::thread::sleep(Duration::from_millis(
+                                self.config.paste_restore_delay_ms,
+                            ));
+                            let restored = if self.clipboard_text(clip).as_deref() == Some(text) {
+                                self.set_clipboard(clip, &previous)
+                            } else {
+                                Err(CHANGED_MEANWHILE.into())
+                            };
+                            report.warning = restored.err().map(not_restored);
+                        }
+                        Delivery::Pasted(path)
+                    })
             }
-            InjectMethod::Paste => {
-                let previous = wayland::clipboard_text();
-                wayland::set_clipboard(text)?;
-                wayland::paste_chord(tools.typer)?;
-                report.inject_ms = ms_since(start);
-                if let Some(previous) = previous.filter(|p| p != text) {
-                    std::thread::sleep(Duration::from_millis(self.config.paste_restore_delay_ms));
-                    let restored = if wayland::clipboard_text().as_deref() == Some(text) {
-                        wayland::set_clipboard(&previous)
-                    } else {
-                        Err(CHANGED_MEANWHILE.into())
-                    };
-                    report.warning = restored.err().map(not_restored);
-                }
-                Ok(Delivery::WlPaste)
+        };
+        if result.is_err() {
+            self.reprobe();
+        }
+        result
+    }
+
+    fn wayland_keys(&mut self, path: TypePath, keys: Keystrokes<'_>) -> Result<(), String> {
+        match (path, keys) {
+            (TypePath::VirtualKeyboard, Keystrokes::Text(t)) => self.wl.keyboard()?.type_text(t),
+            (TypePath::VirtualKeyboard, Keystrokes::Paste { terminal }) => {
+                self.wl.keyboard()?.paste_chord(terminal)
             }
+            (TypePath::Portal, Keystrokes::Text(t)) => self.wl.portal()?.type_text(t),
+            (TypePath::Portal, Keystrokes::Paste { terminal }) => {
+                self.wl.portal()?.paste_chord(terminal)
+            }
+            (TypePath::Wtype, Keystrokes::Text(t)) => wayland::type_text(wayland::Typer::Wtype, t),
+            (TypePath::Wtype, Keystrokes::Paste { terminal }) => {
+                wayland::paste_chord(wayland::Typer::Wtype, terminal)
+            }
+            (TypePath::Ydotool, Keystrokes::Text(t)) => {
+                wayland::type_text(wayland::Typer::Ydotool, t)
+            }
+            (TypePath::Ydotool, Keystrokes::Paste { terminal }) => {
+                wayland::paste_chord(wayland::Typer::Ydotool, terminal)
+            }
+            (TypePath::X11, _) => Err("X11 is not a Wayland path".into()),
         }
     }
 
-    /// The failure fallback: the text stays on the clipboard (not restored).
-    fn leave_on_clipboard(&mut self, text: &str) -> Result<(), String> {
-        match &self.backend {
-            Backend::X11 => {
-                let result = self.x.board().and_then(|b| b.set_text(text));
-                if result.is_err() {
-                    self.x.board = None;
-                }
-                result
-            }
-            Backend::Wayland(tools) if tools.clipboard => wayland::set_clipboard(text),
-            Backend::Wayland(_) => {
-                Err("wl-copy is not installed (`sudo apt install wl-clipboard`)".into())
-            }
-            Backend::Unavailable(_) => {
-                // Maybe only the typing tool is missing: try whatever clipboard exists.
-                if wayland::on_path("wl-copy") && std::env::var_os("WAYLAND_DISPLAY").is_some() {
-                    wayland::set_clipboard(text)
-                } else {
-                    Err("no clipboard either".into())
-                }
+    fn clipboard_text(&mut self, clip: ClipPath) -> Option<String> {
+        match clip {
+            ClipPath::X11 => self.x.board().ok().and_then(|b| b.text()),
+            ClipPath::DataControl => self.wl.clipboard().ok().and_then(|c| c.text()),
+            ClipPath::WlCopy => wayland::clipboard_text(),
+        }
+    }
+
+    fn set_clipboard(&mut self, clip: ClipPath, text: &str) -> Result<(), String> {
+        let result = match clip {
+            ClipPath::X11 => self.x.board().and_then(|b| b.set_text(text)),
+            ClipPath::DataControl => self.wl.clipboard().and_then(|c| c.set_text(text)),
+            ClipPath::WlCopy => wayland::set_clipboard(text),
+        };
+        if result.is_err() {
+            match clip {
+                ClipPath::X11 => self.x.board = None,
+                ClipPath::DataControl => self.wl.clipboard = None,
+                ClipPath::WlCopy => {}
             }
         }
+        result
+    }
+
+    /// Puts `text` on this session's clipboard and leaves it there (the tray's "Copy last
+    /// dictation"). Keep the injector alive: on X11 it serves what it copied.
+    pub fn copy(&mut self, text: &str) -> Result<(), String> {
+        self.leave_on_clipboard(text, Focus::Unknown)
+    }
+
+    /// The failure fallback: the text stays on the clipboard (not restored), on whichever
+    /// clipboard this session has.
+    fn leave_on_clipboard(&mut self, text: &str, focus: Focus) -> Result<(), String> {
+        let mut tried = Vec::new();
+        let candidates: &[ClipPath] = match self.session.kind {
+            SessionKind::X11 => &[ClipPath::X11],
+            SessionKind::Wayland if focus == Focus::XWayland => {
+                &[ClipPath::X11, ClipPath::DataControl, ClipPath::WlCopy]
+            }
+            SessionKind::Wayland => &[ClipPath::DataControl, ClipPath::WlCopy, ClipPath::X11],
+            SessionKind::None => &[],
+        };
+        for &clip in candidates {
+            let available = match clip {
+                ClipPath::X11 => self.session.x_display,
+                ClipPath::DataControl => self.abilities.data_control,
+                ClipPath::WlCopy => self.abilities.wl_clipboard,
+            };
+            if !available {
+                continue;
+            }
+            match self.set_clipboard(clip, text) {
+                Ok(()) => return Ok(()),
+                Err(e) => tried.push(e),
+            }
+        }
+        Err(if tried.is_empty() {
+            "no clipboard either".into()
+        } else {
+            tried.join("; ")
+        })
     }
 }
 
-/// The backend for this process's session (`DISPLAY`, `WAYLAND_DISPLAY`, tools on PATH).
-pub fn detect_backend(method: InjectMethod) -> Backend {
-    let (display, wayland_display) = wayland::session_vars();
-    wayland::choose_backend(
-        wayland::SessionEnv {
-            display: display.as_deref(),
-            wayland_display: wayland_display.as_deref(),
-        },
-        method,
-        wayland::on_path,
-    )
+enum Keystrokes<'a> {
+    Text(&'a str),
+    Paste { terminal: bool },
 }
 
 const CHANGED_MEANWHILE: &str = "something else was copied meanwhile (kept)";
@@ -485,17 +720,24 @@ fn ms_since(start: Instant) -> f64 {
 mod tests {
     use super::*;
 
-    fn injector(config: InjectConfig, backend: Backend) -> Injector {
+    fn injector(config: InjectConfig, session: Session) -> Injector {
         Injector {
             config,
-            backend,
+            session,
+            abilities: Abilities::default(),
             x: X11Parts::default(),
+            wl: WaylandParts::default(),
+            xwayland_xtest_failed: false,
         }
+    }
+
+    fn x11_session() -> Session {
+        Session::from_env(|k| (k == "DISPLAY").then(|| ":0".to_string()))
     }
 
     #[test]
     fn empty_or_blank_text_does_nothing() {
-        let mut inj = injector(InjectConfig::default(), Backend::X11);
+        let mut inj = injector(InjectConfig::default(), x11_session());
         for text in ["", "   ", "\n"] {
             let r = inj.inject(text);
             assert_eq!(r.method, None);
@@ -508,7 +750,7 @@ mod tests {
 
     #[test]
     fn trailing_space_is_added_once() {
-        let inj = injector(InjectConfig::default(), Backend::X11);
+        let inj = injector(InjectConfig::default(), x11_session());
         assert_eq!(inj.final_text("Hello."), "Hello. ");
         assert_eq!(inj.final_text("Hello. "), "Hello. ");
         let inj = injector(
@@ -516,24 +758,29 @@ mod tests {
                 trailing_space: false,
                 ..InjectConfig::default()
             },
-            Backend::X11,
+            x11_session(),
         );
         assert_eq!(inj.final_text("Hello."), "Hello.");
     }
 
     #[test]
-    fn unavailable_backend_reports_why() {
+    fn a_wayland_session_without_any_path_reports_why() {
+        let wayland = Session::from_env(|k| {
+            (k == "WAYLAND_DISPLAY").then(|| "dictum-test-no-such-display".to_string())
+        });
         let mut inj = injector(
             InjectConfig {
                 notify_on_failure: false,
                 ..InjectConfig::default()
             },
-            Backend::Unavailable("install wtype".into()),
+            wayland,
         );
         let r = inj.inject("hello");
         let err = r.error.expect("an error");
-        assert!(err.starts_with("install wtype"), "{err}");
+        assert!(err.starts_with("no way to type"), "{err}");
+        assert!(err.contains("clipboard"), "{err}");
         assert_eq!(r.app_class, None);
+        assert_eq!(r.method, None, "no clipboard either");
     }
 
     #[test]
@@ -563,7 +810,7 @@ mod tests {
     #[test]
     fn chars_per_second() {
         let r = InjectReport {
-            method: Some(Delivery::Type),
+            method: Some(Delivery::Typed(TypePath::X11)),
             chars: 100,
             inject_ms: 500.0,
             ..InjectReport::default()

@@ -81,11 +81,27 @@ pub(crate) struct ModifierRelease {
 
 impl Keys {
     pub(crate) fn connect(x11: &X11) -> Result<Keys, String> {
-        let enigo = Enigo::new(&Settings::default()).map_err(|e| {
-            format!(
-                "cannot simulate key presses (enigo: {e}); is an X display (DISPLAY) available?"
-            )
-        })?;
+        // XWayland gets its keyboard map when one of its windows is first focused; wait a
+        // moment for it (a window was just focused) rather than fail the dictation.
+        let start = Instant::now();
+        while !x11.has_modifier_map()? {
+            if start.elapsed() > Duration::from_millis(250) {
+                return Err("the X server has no keyboard map yet (XWayland before any of its                             windows had focus); focus the window and dictate again"
+                    .into());
+            }
+            std::thread::sleep(POLL);
+        }
+        // enigo panics on some replies it does not expect: a failure, not a dead thread.
+        let enigo = std::panic::catch_unwind(|| Enigo::new(&Settings::default()))
+            .map_err(|_| {
+                "cannot simulate key presses: enigo failed on this X server's keyboard map"
+                    .to_string()
+            })?
+            .map_err(|e| {
+                format!(
+                    "cannot simulate key presses (enigo: {e}); is an X display (DISPLAY) available?"
+                )
+            })?;
         Ok(Keys {
             enigo,
             on_layout: x11.base_level_keysyms()?,

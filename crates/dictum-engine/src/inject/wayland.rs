@@ -1,103 +1,17 @@
-//! Which display system is there, and on Wayland-only sessions (no XWayland) the command-line
-//! tools that inject text: `wtype` (virtual-keyboard protocol: wlroots compositors, KDE) or
-//! `ydotool` (uinput: any compositor, needs the `ydotoold` daemon), `wl-copy`/`wl-paste` for
-//! paste mode and the clipboard fallback.
-//!
-//! The decision is a pure function of the environment and the tools on PATH, unit-tested.
+//! The command-line tools that inject text on Wayland when no in-process path is there:
+//! `wtype` (virtual-keyboard protocol: wlroots compositors) or `ydotool` (uinput: any
+//! compositor, needs the `ydotoold` daemon), and `wl-copy`/`wl-paste` for the clipboard when
+//! the compositor offers no data-control protocol. Which one is used is decided in
+//! [`super::session`].
 
-use super::config::InjectMethod;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
-
-/// Where the text goes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Backend {
-    /// An X server (DISPLAY set, XWayland included): enigo + x11rb + arboard.
-    X11,
-    /// Wayland without XWayland: external tools.
-    Wayland(WaylandTools),
-    /// No way to inject; the message says what to install or set.
-    Unavailable(String),
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Typer {
     Wtype,
     Ydotool,
-}
-
-impl Typer {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Typer::Wtype => "wtype",
-            Typer::Ydotool => "ydotool",
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WaylandTools {
-    pub typer: Typer,
-    /// `wl-copy` and `wl-paste` are both on PATH.
-    pub clipboard: bool,
-}
-
-/// What [`choose_backend`] needs to know about the session.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SessionEnv<'a> {
-    pub display: Option<&'a str>,
-    pub wayland_display: Option<&'a str>,
-}
-
-/// `DISPLAY` and `WAYLAND_DISPLAY` of this process (empty counts as unset).
-pub fn session_vars() -> (Option<String>, Option<String>) {
-    let get = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
-    (get("DISPLAY"), get("WAYLAND_DISPLAY"))
-}
-
-/// Picks the backend. `has(tool)` says whether an executable is on PATH.
-pub fn choose_backend(
-    env: SessionEnv<'_>,
-    method: InjectMethod,
-    has: impl Fn(&str) -> bool,
-) -> Backend {
-    let set = |v: Option<&str>| v.is_some_and(|v| !v.trim().is_empty());
-    if set(env.display) {
-        return Backend::X11;
-    }
-    if !set(env.wayland_display) {
-        return Backend::Unavailable(
-            "no graphical session: neither DISPLAY nor WAYLAND_DISPLAY is set; run Dictum inside \
-             your desktop session (or export DISPLAY=:0)"
-                .into(),
-        );
-    }
-    let clipboard = has("wl-copy") && has("wl-paste");
-    let typer = if has("wtype") {
-        Typer::Wtype
-    } else if has("ydotool") {
-        Typer::Ydotool
-    } else {
-        let paste_hint = if method == InjectMethod::Paste && !clipboard {
-            " and wl-clipboard"
-        } else {
-            ""
-        };
-        return Backend::Unavailable(format!(
-            "Wayland session without XWayland: typing needs `wtype` (wlroots compositors, KDE) or \
-             `ydotool` (any compositor, with its ydotoold daemon running); install one, e.g. \
-             `sudo apt install wtype{paste_hint}`"
-        ));
-    };
-    if method == InjectMethod::Paste && !clipboard {
-        return Backend::Unavailable(
-            "Wayland paste mode needs `wl-copy` and `wl-paste`: `sudo apt install wl-clipboard` \
-             (or set [inject] method = \"type\")"
-                .into(),
-        );
-    }
-    Backend::Wayland(WaylandTools { typer, clipboard })
 }
 
 /// True when `name` is an executable file in one of PATH's folders.
@@ -180,13 +94,26 @@ pub(crate) fn type_text(typer: Typer, text: &str) -> Result<(), String> {
     }
 }
 
-/// Sends Ctrl+V (no window class on Wayland, so never the terminal variant).
-pub(crate) fn paste_chord(typer: Typer) -> Result<(), String> {
-    match typer {
-        Typer::Wtype => run("wtype", &["-M", "ctrl", "v", "-m", "ctrl"], None).map(drop),
-        // Linux input codes: 29 = left Ctrl, 47 = V.
-        Typer::Ydotool => run("ydotool", &["key", "29:1", "47:1", "47:0", "29:0"], None).map(drop),
+/// Sends Ctrl+V, or Ctrl+Shift+V for a terminal.
+pub(crate) fn paste_chord(typer: Typer, terminal: bool) -> Result<(), String> {
+    match (typer, terminal) {
+        (Typer::Wtype, false) => run("wtype", &["-M", "ctrl", "v", "-m", "ctrl"], None),
+        (Typer::Wtype, true) => run(
+            "wtype",
+            &[
+                "-M", "ctrl", "-M", "shift", "v", "-m", "shift", "-m", "ctrl",
+            ],
+            None,
+        ),
+        // Linux input codes: 29 = left Ctrl, 42 = left Shift, 47 = V.
+        (Typer::Ydotool, false) => run("ydotool", &["key", "29:1", "47:1", "47:0", "29:0"], None),
+        (Typer::Ydotool, true) => run(
+            "ydotool",
+            &["key", "29:1", "42:1", "47:1", "47:0", "42:0", "29:0"],
+            None,
+        ),
     }
+    .map(drop)
 }
 
 pub(crate) fn clipboard_text() -> Option<String> {
@@ -206,88 +133,6 @@ pub(crate) fn set_clipboard(text: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn tools(list: &'static [&'static str]) -> impl Fn(&str) -> bool {
-        move |t| list.contains(&t)
-    }
-
-    fn env<'a>(display: Option<&'a str>, wayland: Option<&'a str>) -> SessionEnv<'a> {
-        SessionEnv {
-            display,
-            wayland_display: wayland,
-        }
-    }
-
-    #[test]
-    fn display_means_x11_even_under_wayland() {
-        let all = tools(&["wtype", "ydotool", "wl-copy", "wl-paste"]);
-        for e in [env(Some(":0"), None), env(Some(":0"), Some("wayland-0"))] {
-            assert_eq!(choose_backend(e, InjectMethod::Type, &all), Backend::X11);
-        }
-    }
-
-    #[test]
-    fn wayland_only_prefers_wtype_then_ydotool() {
-        let e = env(None, Some("wayland-0"));
-        assert_eq!(
-            choose_backend(e, InjectMethod::Type, tools(&["wtype", "ydotool"])),
-            Backend::Wayland(WaylandTools {
-                typer: Typer::Wtype,
-                clipboard: false
-            })
-        );
-        assert_eq!(
-            choose_backend(
-                e,
-                InjectMethod::Type,
-                tools(&["ydotool", "wl-copy", "wl-paste"])
-            ),
-            Backend::Wayland(WaylandTools {
-                typer: Typer::Ydotool,
-                clipboard: true
-            })
-        );
-        // Empty DISPLAY counts as unset.
-        assert_eq!(
-            choose_backend(
-                env(Some(""), Some("wayland-0")),
-                InjectMethod::Type,
-                tools(&["wtype"])
-            ),
-            Backend::Wayland(WaylandTools {
-                typer: Typer::Wtype,
-                clipboard: false
-            })
-        );
-    }
-
-    #[test]
-    fn missing_tools_say_what_to_install() {
-        let e = env(None, Some("wayland-0"));
-        match choose_backend(e, InjectMethod::Type, tools(&["wl-copy", "wl-paste"])) {
-            Backend::Unavailable(msg) => {
-                assert!(msg.contains("sudo apt install wtype"), "{msg}");
-                assert!(msg.contains("ydotool"), "{msg}");
-            }
-            other => panic!("expected Unavailable, got {other:?}"),
-        }
-        match choose_backend(e, InjectMethod::Paste, tools(&["wtype", "wl-copy"])) {
-            Backend::Unavailable(msg) => assert!(msg.contains("wl-clipboard"), "{msg}"),
-            other => panic!("expected Unavailable, got {other:?}"),
-        }
-        match choose_backend(e, InjectMethod::Paste, tools(&[])) {
-            Backend::Unavailable(msg) => assert!(msg.contains("wtype and wl-clipboard"), "{msg}"),
-            other => panic!("expected Unavailable, got {other:?}"),
-        }
-    }
-
-    #[test]
-    fn no_session_at_all_is_unavailable() {
-        match choose_backend(env(None, None), InjectMethod::Type, tools(&["wtype"])) {
-            Backend::Unavailable(msg) => assert!(msg.contains("DISPLAY"), "{msg}"),
-            other => panic!("expected Unavailable, got {other:?}"),
-        }
-    }
 
     #[cfg(unix)]
     #[test]

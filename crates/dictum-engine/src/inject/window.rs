@@ -120,6 +120,18 @@ mod x11 {
             })
         }
 
+        /// Whether the server has a modifier map yet. XWayland has none until one of its
+        /// windows first gets keyboard focus (and enigo panics on an empty one).
+        pub(crate) fn has_modifier_map(&self) -> Result<bool, String> {
+            let mapping = self
+                .conn
+                .get_modifier_mapping()
+                .map_err(|e| err("get_modifier_mapping", e))?
+                .reply()
+                .map_err(|e| err("get_modifier_mapping", e))?;
+            Ok(mapping.keycodes_per_modifier() > 0)
+        }
+
         /// The window receiving keyboard input, with class and title.
         pub(crate) fn focused_window(&self) -> Result<WindowInfo, String> {
             let Some(window) = self.focused_client()? else {
@@ -339,6 +351,9 @@ impl X11 {
     }
     pub(crate) fn held_modifiers(&self) -> Result<Vec<u8>, String> {
         Ok(Vec::new())
+    }
+    pub(crate) fn has_modifier_map(&self) -> Result<bool, String> {
+        Ok(true)
     }
     pub(crate) fn caps_lock_on(&self) -> Result<bool, String> {
         Ok(false)

@@ -22,9 +22,10 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 pub const TOOLS: &[&str] = &[
-    "sway", "swaymsg", "foot", "Xwayland", "xterm", "wtype", "wl-copy", "wl-paste",
+    "sway", "swaymsg", "foot", "Xwayland", "xterm", "wtype", "wl-copy", "wl-paste", "xhost",
 ];
-pub const APT: &str = "sudo apt install sway foot xwayland xterm wtype wl-clipboard";
+pub const APT: &str =
+    "sudo apt install sway foot xwayland xterm wtype wl-clipboard x11-xserver-utils";
 /// The unprivileged user the session runs as when the tests run as root.
 pub const USER: &str = "dictumtest";
 /// xterm pastes CLIPBOARD on Ctrl+Shift+V, like modern terminals.
@@ -202,6 +203,19 @@ impl Sway {
         std::env::set_var("XDG_RUNTIME_DIR", &sway.runtime_dir);
         std::env::set_var("DISPLAY", &sway.display);
         std::env::set_var("SWAYSOCK", &sway.swaysock);
+        if sway.user.is_some() {
+            // XWayland admits only the session's user; the tests (root) type with XTest too.
+            let ok = sway
+                .command("xhost")
+                .arg("+si:localuser:root")
+                .stdout(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(
+                ok,
+                "xhost +si:localuser:root failed (sudo apt install x11-xserver-utils)"
+            );
+        }
         std::env::set_var("XDG_SESSION_TYPE", "wayland");
         sway
     }

@@ -93,6 +93,8 @@ impl Xvfb {
                     // Under the lock: no other test reads or writes the environment now.
                     std::env::set_var("DISPLAY", &display);
                     std::env::remove_var("WAYLAND_DISPLAY");
+                    // An X11 session, whatever session the tests were started from.
+                    std::env::remove_var("XDG_SESSION_TYPE");
                     return Xvfb {
                         child,
                         display,
