@@ -4,7 +4,8 @@
 use dictum_engine::config::Config;
 use dictum_engine::gpu::planner::{self, PlanSettings, Tier};
 use dictum_engine::gpu::{GpuProbe, GpuStatus, NvmlProbe};
-use dictum_engine::inject::{detect_backend, Backend, Injector};
+use dictum_engine::inject::session::{hotkey_path, HotkeyPath, SessionKind};
+use dictum_engine::inject::Injector;
 use dictum_engine::pipeline::Engine;
 use dictum_engine::store::{History, Query};
 use dictum_engine::stt::check_model_file;
@@ -329,58 +330,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         )),
     }
 
-    // Display server and injection: the backend choice and connections the daemon uses.
-    let wayland = std::env::var_os("WAYLAND_DISPLAY").is_some_and(|v| !v.is_empty());
-    let method = config.inject.method.as_str();
-    let display = match detect_backend(config.inject.method) {
-        Backend::X11 => {
-            let ready = Injector::new(&config.inject)
-                .map_err(|e| e.to_string())
-                .and_then(|mut injector| injector.check().map(|()| injector));
-            match ready {
-                Ok(mut injector) => check(
-                    "display",
-                    Status::Ok,
-                    format!(
-                        "X11{}: {method} with enigo (x11rb), clipboard with arboard; focused window now: {}",
-                        if wayland { " (XWayland)" } else { "" },
-                        injector.focused_window().describe()
-                    ),
-                    None,
-                ),
-                // A warning, like an unreachable LLM: transcription works, live dictation
-                // would leave nothing typed (and no clipboard either).
-                Err(e) => check(
-                    "display",
-                    Status::Warn,
-                    format!("{e}: live dictation cannot type"),
-                    Some("run Dictum inside your X session, or set DISPLAY to it (e.g. :0)".into()),
-                ),
-            }
-        }
-        Backend::Wayland(tools) => check(
-            "display",
-            Status::Ok,
-            format!(
-                "Wayland without X11: {method} with {}{}",
-                tools.typer.as_str(),
-                if tools.clipboard {
-                    ", clipboard with wl-copy"
-                } else {
-                    ""
-                }
-            ),
-            None,
-        ),
-        Backend::Unavailable(_) if !wayland => check(
-            "display",
-            Status::Info,
-            "no display server (headless): live dictation needs one; file transcription works",
-            None,
-        ),
-        Backend::Unavailable(why) => check("display", Status::Warn, why, None),
-    };
-    checks.push(display);
+    // Session, typing path and hotkey path, as the daemon would choose them.
+    checks.extend(session_checks(&config));
     let inputs = dictum_engine::audio::Capture::input_devices();
     checks.push(if inputs.is_empty() {
         check(
@@ -392,35 +343,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         check("audio input", Status::Info, format!("inputs cpal sees: {}", inputs.join(", ")), None)
     });
-    // The hotkey: grabbed and let go again, so a daemon that is already running and holds it
-    // shows up as "taken".
-    let hotkey = &config.dictation.hotkey;
-    checks.push(match dictum_engine::hotkey::parse(hotkey) {
-        Err(e) => check(
-            "hotkey",
-            Status::Fail,
-            e,
-            Some("set [dictation] hotkey to a combination like \"ctrl+alt+space\"".into()),
-        ),
-        Ok(_) => match dictum_engine::hotkey::display_problem() {
-            Some(problem) => check("hotkey", Status::Info, problem, None),
-            None => match dictum_engine::hotkey::check_registrable(hotkey) {
-                Ok(()) => check(
-                    "hotkey",
-                    Status::Ok,
-                    format!("{hotkey} can be registered ({:?} mode)", config.dictation.mode),
-                    None,
-                ),
-                Err(e) => check(
-                    "hotkey",
-                    Status::Warn,
-                    e,
-                    Some("pick another [dictation] hotkey, or stop the program holding it (a running `dictum run` holds it too)".into()),
-                ),
-            },
-        },
-    });
-
     let broken = checks.iter().any(|c| c.status == Status::Fail);
     if args.json {
         println!(
@@ -451,4 +373,179 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The session, the typing path and the hotkey path this session gets, each with the one
+/// command or setting that fixes what is missing.
+fn session_checks(config: &Config) -> Vec<Check> {
+    let mut checks = Vec::new();
+    let mut injector = match Injector::new(&config.inject) {
+        Ok(i) => i,
+        Err(e) => {
+            checks.push(check(
+                "typing",
+                Status::Fail,
+                e.to_string(),
+                Some("fix the [inject] section (`dictum config --check`)".into()),
+            ));
+            return checks;
+        }
+    };
+    let session = injector.session().clone();
+    let ab = *injector.abilities();
+    let found: Vec<&str> = [
+        (ab.x11, "X display"),
+        (ab.virtual_keyboard, "virtual-keyboard protocol"),
+        (ab.data_control, "data-control clipboard"),
+        (ab.remote_desktop, "RemoteDesktop portal"),
+        (ab.global_shortcuts, "GlobalShortcuts portal"),
+        (ab.wtype, "wtype"),
+        (ab.ydotool, "ydotool"),
+        (ab.wl_clipboard, "wl-clipboard"),
+    ]
+    .into_iter()
+    .filter_map(|(has, name)| has.then_some(name))
+    .collect();
+    checks.push(check(
+        "session",
+        Status::Info,
+        format!(
+            "{}; found: {}",
+            session.describe(),
+            if found.is_empty() {
+                "nothing to type with".to_string()
+            } else {
+                found.join(", ")
+            }
+        ),
+        None,
+    ));
+    if session.kind == SessionKind::None {
+        checks.push(check(
+            "typing",
+            Status::Info,
+            "no display server (headless): live dictation needs one; file transcription works",
+            None,
+        ));
+        checks.push(check(
+            "hotkey",
+            Status::Info,
+            "no display server: no hotkey; `dictum ctl` drives `dictum run --no-hotkey`",
+            None,
+        ));
+        return checks;
+    }
+    let method = config.inject.method.as_str();
+    let (window, _) = injector.focused();
+    checks.push(match injector.check() {
+        Ok(route) => {
+            let xwayland = (session.kind == SessionKind::Wayland && session.x_display)
+                .then(|| {
+                    injector
+                        .route(dictum_engine::inject::Focus::XWayland)
+                        .ok()
+                        .filter(|r| r.typing != route.typing)
+                        .map(|r| {
+                            format!(
+                                "; XWayland windows that the compositor names: {}",
+                                r.describe()
+                            )
+                        })
+                })
+                .flatten()
+                .unwrap_or_default();
+            check(
+                "typing",
+                Status::Ok,
+                format!(
+                    "{method} through {}{xwayland}; focused window now: {}",
+                    route.describe(),
+                    window.describe()
+                ),
+                None,
+            )
+        }
+        // A warning, like an unreachable LLM: transcription works, and each dictation is
+        // kept in history and on the clipboard.
+        Err(e) => check(
+            "typing",
+            Status::Warn,
+            format!("{method}: {e}"),
+            Some(match session.kind {
+                SessionKind::X11 => {
+                    "run Dictum inside your X session, or set DISPLAY to it (e.g. :0)".into()
+                }
+                _ => {
+                    "see the fix above; `dictum history` and the tray menu keep the last dictation"
+                        .into()
+                }
+            }),
+        ),
+    });
+    let hotkey = &config.dictation.hotkey;
+    checks.push(match dictum_engine::hotkey::parse(hotkey) {
+        Err(e) => check(
+            "hotkey",
+            Status::Fail,
+            e,
+            Some("set [dictation] hotkey to a combination like \"ctrl+alt+space\"".into()),
+        ),
+        Ok(_) => match hotkey_path(&session, &ab) {
+            // Grabbed and let go again, so a daemon that is already running and holds it
+            // shows up as "taken".
+            HotkeyPath::X11Grab => match dictum_engine::hotkey::check_registrable(hotkey) {
+                Ok(()) => check(
+                    "hotkey",
+                    Status::Ok,
+                    format!("X11 grab: {hotkey} can be registered ({:?} mode)", config.dictation.mode),
+                    None,
+                ),
+                Err(e) => check(
+                    "hotkey",
+                    Status::Warn,
+                    e,
+                    Some("pick another [dictation] hotkey, or stop the program holding it (a running `dictum run` holds it too)".into()),
+                ),
+            },
+            HotkeyPath::Portal => check(
+                "hotkey",
+                Status::Ok,
+                format!("GlobalShortcuts portal: {hotkey} as push-to-talk; your desktop asks once to confirm it"),
+                None,
+            ),
+            HotkeyPath::Compositor { release } => {
+                let installed = binding_installed(&session.desktop);
+                check(
+                    "hotkey",
+                    if installed { Status::Ok } else { Status::Warn },
+                    format!(
+                        "{} has no GlobalShortcuts portal: a compositor shortcut runs `dictum ctl` ({}){}",
+                        session.describe(),
+                        if release { "push-to-talk" } else { "toggle: no key release on this desktop" },
+                        if installed { "; Dictum's binding is installed" } else { "" }
+                    ),
+                    (!installed).then(|| "dictum shortcut install".to_string()),
+                )
+            }
+            HotkeyPath::None { reason } => check("hotkey", Status::Info, reason, None),
+        },
+    });
+    checks
+}
+
+/// Whether `dictum shortcut install` has written Dictum's binding for this compositor.
+fn binding_installed(desktop: &dictum_engine::inject::session::Desktop) -> bool {
+    use dictum_engine::inject::session::Desktop;
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".config")));
+    let Some(config) = config else {
+        return false;
+    };
+    let file = match desktop {
+        Desktop::Sway => config.join("sway/config.d/dictum.conf"),
+        Desktop::Hyprland => config.join("hypr/dictum.conf"),
+        _ => return false,
+    };
+    std::fs::read_to_string(file).is_ok_and(|t| t.contains("ctl press"))
 }

@@ -32,7 +32,9 @@ pub struct Args {
     /// Override the hotkey, e.g. "ctrl+alt+space".
     #[arg(long)]
     hotkey: Option<String>,
-    /// Do not grab a global hotkey; drive it with commands on standard input instead.
+    /// Take no hotkey (no X11 grab, no GlobalShortcuts portal); drive it with `dictum ctl`
+    /// or commands on standard input instead. Not needed on Wayland: without the portal,
+    /// Dictum starts anyway and a compositor shortcut runs `dictum ctl`.
     #[arg(long)]
     no_hotkey: bool,
     /// Read commands from standard input, one a line: press, release, toggle, cancel,
@@ -169,10 +171,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 fn print_human(ev: &Event) {
     match ev {
         Event::Ready(info) => eprintln!(
-            "dictum: ready in {:.1} s: hold {} and speak ({}); model {} on {} ({}; load {:.0} ms, warm-up {:.0} ms); microphone {}",
+            "dictum: ready in {:.1} s: hold {} and speak ({}; hotkey via {}); typing via {}; {}; model {} on {} ({}; load {:.0} ms, warm-up {:.0} ms); microphone {}",
             info.startup_ms / 1000.0,
             info.hotkey.as_deref().unwrap_or("(no hotkey)"),
             info.mode,
+            info.hotkey_path.replace('_', " "),
+            info.inject_route.as_deref().unwrap_or("stdout"),
+            info.session,
             info.model,
             info.device,
             info.plan,

@@ -11,6 +11,7 @@ use crate::dictation::state::{on_key, Action, State};
 use crate::dictation::worker::{Finish, Job, Queue, Worker};
 use crate::dictation::{Command, Event, Input, ReadyInfo, Shared, StartOptions};
 use crate::hotkey::{Hotkeys, KeyEvent};
+use crate::inject::session::{hotkey_path, Abilities, HotkeyPath, Session, SessionKind};
 use crate::pipeline::Engine;
 use crate::store::{Entry, History, Outcome, Source};
 use crate::timing::{ms_since, StageTimings};
@@ -34,7 +35,7 @@ struct Controller {
     config_path: Option<PathBuf>,
     config_mtime: Option<SystemTime>,
     capture: Option<Capture>,
-    hotkeys: Option<Hotkeys>,
+    hotkeys: HotkeySource,
     history: History,
     queue: Arc<Queue>,
     shared: Arc<Shared>,
@@ -175,8 +176,8 @@ fn start(
         .name("dictum-injector".into())
         .spawn(move || {
             let sink = match sink_factory(&sink_config) {
-                Ok(sink) => {
-                    let _ = sink_ready_tx.send(Ok(()));
+                Ok(mut sink) => {
+                    let _ = sink_ready_tx.send(Ok(sink.route()));
                     sink
                 }
                 Err(e) => {
@@ -194,9 +195,14 @@ fn start(
             )
         })
         .map_err(|e| format!("cannot start the injector thread: {e}"))?;
-    sink_ready_rx
+    let sink_route = sink_ready_rx
         .recv()
         .map_err(|_| "the injector thread ended during start-up".to_string())??;
+    if let Some(problem) = sink_route.as_deref().and_then(|r| r.strip_prefix("none: ")) {
+        let _ = events.send(Event::Notice {
+            message: format!("{problem} (dictations are kept in history and on the clipboard)"),
+        });
+    }
 
     // Wait for the model.
     let (load_ms, warmup_ms, device, plan) = loop {
@@ -216,21 +222,11 @@ fn start(
         }
     };
 
-    // The hotkey last: once it is grabbed, a press must work.
-    let hotkeys = if opts.hotkeys {
-        let tx = inputs_tx.clone();
-        let mut hk = Hotkeys::new(move |id, pressed| {
-            let _ = tx.send(Input::Key {
-                id,
-                pressed,
-                at: Instant::now(),
-            });
-        })?;
-        hk.set_main(&config.dictation.hotkey)?;
-        hk.set_cancel(&config.dictation.cancel_key)?;
-        Some(hk)
+    // The hotkey last: once it is had, a press must work.
+    let (hotkeys, hotkey_path) = if opts.hotkeys {
+        start_hotkey(&config, inputs_tx, events)?
     } else {
-        None
+        (HotkeySource::None, "none".to_string())
     };
 
     let info = ReadyInfo {
@@ -243,6 +239,9 @@ fn start(
         input_backend: format!("{:?}", capture.info().backend),
         first_frames_ms: first_frames,
         hotkey: opts.hotkeys.then(|| config.dictation.hotkey.clone()),
+        hotkey_path,
+        session: Session::detect().describe(),
+        inject_route: sink_route,
         mode: match config.dictation.mode {
             Mode::PushToTalk => "push_to_talk".into(),
             Mode::Toggle => "toggle".into(),
@@ -273,6 +272,110 @@ fn start(
         },
         info,
     ))
+}
+
+/// Where hotkey events come from.
+enum HotkeySource {
+    /// X11 key grabs (X11 sessions).
+    X11(Hotkeys),
+    /// The GlobalShortcuts portal (Wayland: KDE, GNOME ≥ 48, Hyprland).
+    Portal {
+        shortcut: crate::portal::PortalShortcut,
+        paused: bool,
+    },
+    /// None in-process: `dictum ctl` from a compositor shortcut, the tray menu, stdin.
+    None,
+}
+
+/// Takes the hotkey by the session's path (see `inject::session::hotkey_path`). Returns the
+/// source and the path's name for the ready event. A Wayland session always starts: without
+/// the portal, the compositor's own shortcut drives `dictum ctl` (and the user is told how).
+fn start_hotkey(
+    config: &Config,
+    inputs_tx: &mpsc::Sender<Input>,
+    events: &mpsc::Sender<Event>,
+) -> Result<(HotkeySource, String), String> {
+    let session = Session::detect();
+    let mut ab = Abilities {
+        x11: session.kind == SessionKind::X11 && crate::hotkey::display_problem().is_none(),
+        ..Abilities::default()
+    };
+    if session.kind == SessionKind::Wayland {
+        ab.global_shortcuts = crate::portal::probe().global_shortcuts.is_some();
+    }
+    let notice = |message: String| {
+        let _ = events.send(Event::Notice { message });
+    };
+    let compositor = |release: bool| {
+        let how = if release {
+            "push-to-talk"
+        } else {
+            "toggle: this desktop's shortcuts report no key release"
+        };
+        format!(
+            "hotkey: {} has no GlobalShortcuts portal, so your compositor's shortcut drives              Dictum ({how}); `dictum shortcut install` sets it up for {}, `dictum shortcut              print` shows the lines",
+            session.describe(),
+            config.dictation.hotkey
+        )
+    };
+    match hotkey_path(&session, &ab) {
+        HotkeyPath::X11Grab => {
+            let tx = inputs_tx.clone();
+            let mut hk = Hotkeys::new(move |id, pressed| {
+                let _ = tx.send(Input::Key {
+                    id,
+                    pressed,
+                    at: Instant::now(),
+                });
+            })?;
+            hk.set_main(&config.dictation.hotkey)?;
+            hk.set_cancel(&config.dictation.cancel_key)?;
+            Ok((HotkeySource::X11(hk), "x11_grab".into()))
+        }
+        HotkeyPath::Portal => {
+            let tx = inputs_tx.clone();
+            let started = crate::portal::PortalShortcut::start(
+                &config.dictation.hotkey,
+                move |id, pressed| {
+                    let _ = tx.send(Input::PortalKey {
+                        id: id.to_string(),
+                        pressed,
+                        at: Instant::now(),
+                    });
+                },
+            );
+            match started {
+                Ok(shortcut) => {
+                    let bound = shortcut
+                        .trigger_description()
+                        .unwrap_or_else(|| config.dictation.hotkey.clone());
+                    notice(format!(
+                        "hotkey: GlobalShortcuts portal ({bound}); change it in your desktop's                          shortcut settings or Dictum's settings"
+                    ));
+                    Ok((
+                        HotkeySource::Portal {
+                            shortcut,
+                            paused: false,
+                        },
+                        "portal".into(),
+                    ))
+                }
+                Err(e) => {
+                    notice(format!("hotkey: the GlobalShortcuts portal failed ({e})"));
+                    notice(compositor(true));
+                    Ok((HotkeySource::None, "compositor".into()))
+                }
+            }
+        }
+        HotkeyPath::Compositor { release } => {
+            notice(compositor(release));
+            Ok((HotkeySource::None, "compositor".into()))
+        }
+        HotkeyPath::None { reason } => Err(format!(
+            "no global hotkey: {reason}; run Dictum inside your desktop session, or start it \
+             with --no-hotkey and drive it with `dictum ctl`"
+        )),
+    }
 }
 
 /// Sends the segmenter's decisions to the worker; `samples` is the utterance so far.
@@ -307,9 +410,30 @@ impl Controller {
             };
             match inputs.recv_timeout(timeout) {
                 Ok(Input::Key { id, pressed, at }) => {
-                    let ev = self.hotkeys.as_ref().and_then(|h| h.classify(id, pressed));
+                    let ev = match &self.hotkeys {
+                        HotkeySource::X11(h) => h.classify(id, pressed),
+                        _ => None,
+                    };
                     if let Some(ev) = ev {
                         self.on_key(ev, at);
+                    }
+                }
+                Ok(Input::PortalKey { id, pressed, at }) => {
+                    if let HotkeySource::Portal { paused: false, .. } = &self.hotkeys {
+                        match (id.as_str(), pressed) {
+                            ("dictate", _) => self.on_key(
+                                if pressed {
+                                    KeyEvent::Pressed
+                                } else {
+                                    KeyEvent::Released
+                                },
+                                at,
+                            ),
+                            ("cancel", true) if self.live.is_some() || self.in_flight > 0 => {
+                                self.cancel()
+                            }
+                            _ => {}
+                        }
                     }
                 }
                 Ok(Input::Command(cmd, at)) => match cmd {
@@ -323,13 +447,15 @@ impl Controller {
                         }
                     }
                     Command::Cancel => self.cancel(),
-                    Command::PauseHotkey(p) => {
-                        if let Some(h) = self.hotkeys.as_mut() {
+                    Command::PauseHotkey(p) => match &mut self.hotkeys {
+                        HotkeySource::X11(h) => {
                             if let Err(e) = h.set_paused(p) {
                                 self.notice(e);
                             }
                         }
-                    }
+                        HotkeySource::Portal { paused, .. } => *paused = p,
+                        HotkeySource::None => {}
+                    },
                     Command::Reconfigure(config) => self.reconfigure(*config),
                     Command::Shutdown => {
                         if self.live.is_some() {
@@ -370,7 +496,7 @@ impl Controller {
             self.state = state;
             let _ = self.events.send(Event::State { state });
         }
-        if let Some(h) = self.hotkeys.as_mut() {
+        if let HotkeySource::X11(h) = &mut self.hotkeys {
             h.arm_cancel(self.live.is_some() || self.in_flight > 0);
         }
     }
@@ -644,13 +770,23 @@ impl Controller {
             return;
         }
         let mut problems = Vec::new();
-        if let Some(h) = self.hotkeys.as_mut() {
-            if let Err(e) = h.set_main(&config.dictation.hotkey) {
-                problems.push(format!("hotkey not changed: {e}"));
+        match &mut self.hotkeys {
+            HotkeySource::X11(h) => {
+                if let Err(e) = h.set_main(&config.dictation.hotkey) {
+                    problems.push(format!("hotkey not changed: {e}"));
+                }
+                if let Err(e) = h.set_cancel(&config.dictation.cancel_key) {
+                    problems.push(format!("cancel key not changed: {e}"));
+                }
             }
-            if let Err(e) = h.set_cancel(&config.dictation.cancel_key) {
-                problems.push(format!("cancel key not changed: {e}"));
+            HotkeySource::Portal { shortcut, .. }
+                if config.dictation.hotkey != self.config.dictation.hotkey =>
+            {
+                if let Err(e) = shortcut.rebind(&config.dictation.hotkey) {
+                    problems.push(format!("hotkey not changed: {e}"));
+                }
             }
+            _ => {}
         }
         for p in problems {
             self.notice(p);

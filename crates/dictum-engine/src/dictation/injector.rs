@@ -16,6 +16,12 @@ pub trait Sink {
     /// Delivers `text`; never panics. Returns how, and the error if it failed (the text is
     /// then left on the clipboard by the sink, when it can).
     fn deliver(&mut self, text: &str) -> SinkReport;
+
+    /// The path text takes now, for the ready event: e.g. "virtual_keyboard", or
+    /// "none: why" when nothing can deliver. None when the sink has no such notion.
+    fn route(&mut self) -> Option<String> {
+        None
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -47,6 +53,13 @@ impl Sink for Injector {
             window_title: r.window_title,
         }
     }
+
+    fn route(&mut self) -> Option<String> {
+        Some(match self.check() {
+            Ok(route) => route.describe(),
+            Err(e) => format!("none: {e}"),
+        })
+    }
 }
 
 /// Builds [`Injector`] sinks from the config's `[inject]` section, with `method` (if given)
@@ -57,10 +70,9 @@ pub fn injector_sink(method: Option<InjectMethod>) -> SinkFactory {
         if let Some(m) = method {
             inject.method = m;
         }
+        // A session where nothing can type still runs: each dictation is stored, left on
+        // the clipboard and announced (the ready event says why).
         let injector = Injector::new(&inject).map_err(|e| e.to_string())?;
-        if let crate::inject::Backend::Unavailable(why) = injector.backend() {
-            return Err(why.clone());
-        }
         Ok(Box::new(injector))
     })
 }

@@ -78,6 +78,14 @@ pub struct ReadyInfo {
     pub input_backend: String,
     pub first_frames_ms: Option<f64>,
     pub hotkey: Option<String>,
+    /// How the hotkey is had: `x11_grab`, `portal`, `compositor` (a compositor shortcut runs
+    /// `dictum ctl`), or `none` (`--no-hotkey`).
+    pub hotkey_path: String,
+    /// The session, e.g. "Wayland (sway), XWayland running".
+    pub session: String,
+    /// The injection route for a native/unknown window (e.g. "virtual_keyboard"), or
+    /// "none: why" when nothing can type.
+    pub inject_route: Option<String>,
     pub mode: String,
     pub llm: bool,
     pub startup_ms: f64,
@@ -130,6 +138,12 @@ pub(crate) enum Input {
         at: Instant,
     },
     Command(Command, Instant),
+    /// A GlobalShortcuts portal shortcut (`dictate`, `cancel`) activated or deactivated.
+    PortalKey {
+        id: String,
+        pressed: bool,
+        at: Instant,
+    },
     ModelLoaded {
         load_ms: f64,
         warmup_ms: f64,
