@@ -244,6 +244,43 @@ fn unreadable_empty_and_non_wav_audio_are_reported() {
         .all(|r| r["outcome"] == "error" && r["error"].is_string()));
 }
 
+/// The crafted files of issue 12 (tests/data/crafted/make.py) answer at once with one line.
+fn crafted(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/data/crafted")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+#[test]
+fn hostile_wav_headers_and_long_files_are_refused_before_decoding() {
+    let sb = Sandbox::new();
+    let cases = [
+        (
+            "wav-rate-1hz.wav",
+            "its sample rate is 1 Hz; accepted rates are 8000 to 384000 Hz",
+        ),
+        ("wav-rate-2ghz.wav", "2000000000 Hz"),
+        ("wav-size-lie.wav", "truncated or damaged"),
+    ];
+    for (name, message) in cases {
+        let t = std::time::Instant::now();
+        let out = sb.dictum(&["transcribe", &crafted(name)]);
+        assert_one_clean_error_line(&out, message);
+        assert!(stderr(&out).contains("sox"), "{}", stderr(&out));
+        assert!(t.elapsed().as_secs() < 10, "{name} took {:?}", t.elapsed());
+    }
+    // goforward.wav is 2.8 s: over a 2 s cap, the header alone refuses it.
+    std::fs::write(sb.path("config.toml"), "[stt]\nmax_file_s = 2\n").expect("write");
+    let out = sb.dictum(&["transcribe", &clip("goforward.wav")]);
+    assert_one_clean_error_line(&out, "the longest accepted is 2 s (stt.max_file_s)");
+    let rows = sb.history();
+    assert_eq!(rows.len(), 4);
+    assert_eq!(rows[0]["error_kind"], "audio_too_long", "{rows:?}");
+    assert!(rows.iter().all(|r| r["outcome"] == "error"), "{rows:?}");
+}
+
 #[test]
 fn invalid_config_is_reported_with_position_and_left_alone() {
     let sb = Sandbox::new();

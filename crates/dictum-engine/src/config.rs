@@ -41,6 +41,9 @@ pub struct SttConfig {
     pub use_gpu: bool,
     /// Words and names whisper should spell your way (fed to it as the initial prompt).
     pub vocabulary: Vec<String>,
+    /// Longest audio file accepted (`dictum transcribe`), in seconds; checked from the WAV
+    /// header before anything is decoded.
+    pub max_file_s: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -84,6 +87,7 @@ impl Default for SttConfig {
             audio_ctx_min: 768,
             use_gpu: true,
             vocabulary: Vec::new(),
+            max_file_s: crate::audio::DEFAULT_MAX_SECONDS,
         }
     }
 }
@@ -140,6 +144,9 @@ audio_ctx_min = 768
 use_gpu = true
 # Words and names whisper should spell your way, e.g. ["Kubernetes", "Dictum"].
 vocabulary = []
+# Longest audio file `dictum transcribe` accepts, in seconds (1-86400; 14400 = 4 h).
+# Checked from the file's header before anything is decoded.
+max_file_s = 14400
 
 [vad]
 # Voice probability (0-1) above which a 16 ms frame counts as speech.
@@ -317,6 +324,12 @@ impl Config {
         };
         if !(0.0..=1.0).contains(&self.vad.threshold) {
             return bad("vad.threshold", "must be between 0 and 1");
+        }
+        if !(1..=86_400).contains(&self.stt.max_file_s) {
+            return bad(
+                "stt.max_file_s",
+                "must be between 1 and 86400 seconds (24 h); the default is 14400 (4 h)",
+            );
         }
         if self.stt.model.trim().is_empty() {
             return bad("stt.model", "must name a model or a file");
