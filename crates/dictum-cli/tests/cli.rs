@@ -282,6 +282,63 @@ fn hostile_wav_headers_and_long_files_are_refused_before_decoding() {
 }
 
 #[test]
+fn a_model_file_in_the_current_folder_does_not_replace_the_installed_one() {
+    let sb = Sandbox::new();
+    let cwd = sb.path("cwd");
+    std::fs::create_dir_all(&cwd).expect("mkdir");
+    // A planted (here: crafted, looping) file named like the catalog entry.
+    std::fs::copy(
+        crafted("model-seek-loop.bin"),
+        cwd.join("ggml-tiny.en-q8_0.bin"),
+    )
+    .expect("copy");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_dictum"))
+            .args(args)
+            .current_dir(&cwd)
+            .env("DICTUM_DATA_DIR", sb.path("data"))
+            .env("DICTUM_CONFIG", sb.path("config.toml"))
+            .env("DICTUM_MODELS_DIR", assets().join("models"))
+            .env_remove("DICTUM_LOG")
+            .output()
+            .expect("run dictum")
+    };
+    for name in ["tiny.en-q8_0", "ggml-tiny.en-q8_0.bin"] {
+        let out = run(&["transcribe", "--model", name, &clip("goforward.wav")]);
+        assert!(out.status.success(), "{name}: {}", stderr(&out));
+        assert!(
+            stdout(&out).to_lowercase().contains("forward"),
+            "{}",
+            stdout(&out)
+        );
+    }
+    // Asked for explicitly, with a path, the local file is used (and refused as damaged).
+    let out = run(&[
+        "transcribe",
+        "--model",
+        "./ggml-tiny.en-q8_0.bin",
+        &clip("goforward.wav"),
+    ]);
+    assert_one_clean_error_line(&out, "damaged");
+    // Not installed: the error points at the local file instead of loading it.
+    let out = Command::new(env!("CARGO_BIN_EXE_dictum"))
+        .args([
+            "transcribe",
+            "--model",
+            "tiny.en-q8_0",
+            &clip("goforward.wav"),
+        ])
+        .current_dir(&cwd)
+        .env("DICTUM_DATA_DIR", sb.path("data"))
+        .env("DICTUM_CONFIG", sb.path("config.toml"))
+        .env("DICTUM_MODELS_DIR", sb.path("no-models"))
+        .env_remove("DICTUM_LOG")
+        .output()
+        .expect("run dictum");
+    assert_one_clean_error_line(&out, "pass --model ./ggml-tiny.en-q8_0.bin to use it");
+}
+
+#[test]
 fn invalid_config_is_reported_with_position_and_left_alone() {
     let sb = Sandbox::new();
     let bad = "[stt]\nmodel = \"tiny.en-q8_0\"\nthreads = \"four\"\n";

@@ -81,4 +81,4 @@ put("model-negative-dim.bin", ggml_header() + tensor([-5, 3]))
 # A vocabulary that claims 200 000 words and holds none.
 put("model-vocab-lie.bin", ggml_header(words=0)[:-4] + struct.pack("<i", 200_000))
 # A mel filter bank larger than the file.
-put("model-mel-lie.bin", ggml_header()[:56] + struct.pack("<ii", 1024, 4096))
+put("model-mel-lie.bin", ggml_header()[:48] + struct.pack("<ii", 1024, 4096))
