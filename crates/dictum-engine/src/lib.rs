@@ -22,6 +22,7 @@ pub mod paths;
 pub mod pipeline;
 pub mod store;
 pub mod stt;
+pub mod text_safety;
 pub mod timing;
 pub mod vad;
 
