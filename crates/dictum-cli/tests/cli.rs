@@ -338,6 +338,82 @@ fn a_model_file_in_the_current_folder_does_not_replace_the_installed_one() {
     assert_one_clean_error_line(&out, "pass --model ./ggml-tiny.en-q8_0.bin to use it");
 }
 
+/// Every folder and file under `root`, with its permission bits.
+fn modes_under(root: &Path) -> Vec<(PathBuf, bool, u32)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        let meta = std::fs::symlink_metadata(&p).expect("stat");
+        out.push((p.clone(), meta.is_dir(), meta.permissions().mode() & 0o7777));
+        if meta.is_dir() {
+            for e in std::fs::read_dir(&p).expect("read_dir") {
+                stack.push(e.expect("entry").path());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn everything_dictum_creates_is_private_under_a_permissive_umask() {
+    let sb = Sandbox::new();
+    let config = sb.path("cfg/dictum/config.toml");
+    // umask 022, as most login sessions have: without Dictum's own care, 0755 and 0644.
+    let run = |args: &[&str]| {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg("umask 022; exec \"$0\" \"$@\"")
+            .arg(env!("CARGO_BIN_EXE_dictum"))
+            .args(args)
+            .env("DICTUM_DATA_DIR", sb.path("data"))
+            .env("DICTUM_CONFIG", &config)
+            .env("DICTUM_MODELS_DIR", assets().join("models"))
+            .env_remove("DICTUM_LOG")
+            .output()
+            .expect("run dictum");
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    };
+    run(&["models", "default", "tiny.en-q8_0"]);
+    let text = std::fs::read_to_string(&config).expect("config saved");
+    std::fs::write(
+        &config,
+        text.replace("keep_audio = false", "keep_audio = true"),
+    )
+    .expect("write");
+    run(&["transcribe", &clip("goforward.wav")]);
+    run(&["history", "--json"]);
+
+    let mut seen: Vec<String> = Vec::new();
+    for root in [sb.path("data"), sb.path("cfg")] {
+        for (path, is_dir, mode) in modes_under(&root) {
+            let want = if is_dir { 0o700 } else { 0o600 };
+            assert_eq!(mode, want, "{} is {mode:o}", path.display());
+            seen.push(
+                path.strip_prefix(sb.dir.path())
+                    .expect("inside")
+                    .display()
+                    .to_string(),
+            );
+        }
+    }
+    seen.sort();
+    for must in [
+        "cfg",
+        "cfg/dictum",
+        "cfg/dictum/config.toml",
+        "data",
+        "data/audio",
+        "data/audio/1.wav",
+        "data/history.sqlite3",
+    ] {
+        assert!(
+            seen.iter().any(|s| s == must),
+            "{must} not created: {seen:?}"
+        );
+    }
+}
+
 #[test]
 fn invalid_config_is_reported_with_position_and_left_alone() {
     let sb = Sandbox::new();

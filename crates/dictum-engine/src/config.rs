@@ -433,15 +433,11 @@ impl Config {
         }
         let text = render_documented(self)?;
         if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(io)?;
+            crate::paths::create_private_dir_all(dir).map_err(io)?;
         }
+        // 0600: the file names the LLM server and may one day hold more.
         let tmp = path.with_extension("toml.tmp");
-        {
-            use std::io::Write;
-            let mut f = std::fs::File::create(&tmp).map_err(io)?;
-            f.write_all(text.as_bytes()).map_err(io)?;
-            f.sync_all().map_err(io)?;
-        }
+        crate::paths::write_private(&tmp, text.as_bytes()).map_err(io)?;
         std::fs::rename(&tmp, path).map_err(io)
     }
 }

@@ -470,8 +470,8 @@ impl Engine {
             return;
         };
         let file = dir.join(format!("{id}.wav"));
-        let saved =
-            std::fs::create_dir_all(dir).and_then(|_| audio::write_wav_16k(&file, &pcm.samples));
+        let saved = crate::paths::create_private_dir_all(dir)
+            .and_then(|_| audio::write_wav_16k(&file, &pcm.samples));
         match saved {
             Ok(()) => entry.audio_path = Some(file.display().to_string()),
             Err(e) => tracing::warn!("could not keep audio in {}: {e}", file.display()),

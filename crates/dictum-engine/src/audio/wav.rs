@@ -278,7 +278,8 @@ pub fn decode_16k(path: &Path, max_seconds: u32) -> Result<Decoded16k> {
     })
 }
 
-/// Writes 16 kHz mono 16-bit PCM (used to keep audio when the user asks for it).
+/// Writes 16 kHz mono 16-bit PCM (used to keep audio when the user asks for it), as a
+/// private (0600) file.
 pub fn write_wav_16k(path: &Path, samples: &[f32]) -> std::io::Result<()> {
     let spec = hound::WavSpec {
         channels: 1,
@@ -286,7 +287,8 @@ pub fn write_wav_16k(path: &Path, samples: &[f32]) -> std::io::Result<()> {
         bits_per_sample: 16,
         sample_format: hound::SampleFormat::Int,
     };
-    let mut writer = hound::WavWriter::create(path, spec).map_err(std::io::Error::other)?;
+    let file = std::io::BufWriter::new(crate::paths::create_private_file(path)?);
+    let mut writer = hound::WavWriter::new(file, spec).map_err(std::io::Error::other)?;
     for &s in samples {
         let v = (s.clamp(-1.0, 1.0) * i16::MAX as f32).round() as i16;
         writer.write_sample(v).map_err(std::io::Error::other)?;
