@@ -82,3 +82,24 @@ put("model-negative-dim.bin", ggml_header() + tensor([-5, 3]))
 put("model-vocab-lie.bin", ggml_header(words=0)[:-4] + struct.pack("<i", 200_000))
 # A mel filter bank larger than the file.
 put("model-mel-lie.bin", ggml_header()[:48] + struct.pack("<ii", 1024, 4096))
+
+# Config values issue 12 found accepted (each must now be refused, naming its key).
+put("config-max-utterance-4e9.toml", b"[dictation]\nmax_utterance_s = 4000000000\n")
+put("config-keep-alive-inf.toml", b'[llm]\nkeep_alive = "inf"\n')
+put("config-threads-huge.toml", b"[stt]\nthreads = 4000000000\n")
+put("config-audio-ctx-huge.toml", b"[stt]\naudio_ctx_min = 4000000000\n")
+put("config-timeout-huge.toml", b"[llm]\ntimeout_ms = 18446744073709551615\n")
+put("config-nan-threshold.toml", b"[vad]\nthreshold = nan\n")
+
+# A size lie that stays under the 4 h cap: 384 kHz, 8 channels of 32-bit float, ~4 GB
+# declared (349 s), 64 bytes present. A reader sizing its buffer from the header asks for
+# 4.3 GB at once.
+put("wav-size-lie-within-cap.wav", wav(384_000, 8, 0xFFFFFFE0, noise(64), bits=32, fmt=3))
+
+# Valid but hostile samples (the "ok-" prefix: must decode, to finite samples in [-1, 1]):
+# 32-bit float with NaN, infinities and 1e38. One NaN used to panic inside the resampler's
+# FFT, killing `dictum transcribe` and leaving its history row pending.
+floats = [0.0] * 4000
+floats[100], floats[200], floats[300], floats[400] = float("nan"), float("inf"), float("-inf"), 1e38
+payload = b"".join(struct.pack("<f", v) for v in floats)
+put("ok-wav-float-nan-inf.wav", wav(44_100, 1, len(payload), payload, bits=32, fmt=3))

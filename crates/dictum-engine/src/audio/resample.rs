@@ -17,6 +17,15 @@ pub fn downmix(interleaved: &[f32], channels: u16) -> Vec<f32> {
         .collect()
 }
 
+/// A sample in [-1, 1]; NaN and infinities are silence.
+fn sanitize(v: f32) -> f32 {
+    if v.is_finite() {
+        v.clamp(-1.0, 1.0)
+    } else {
+        0.0
+    }
+}
+
 /// Resamples mono audio from `rate` (8–384 kHz) to 16 kHz.
 pub fn resample_to_16k(mono: &[f32], rate: u32) -> Result<Vec<f32>> {
     let mut r = To16k::new(rate, mono.len() as u64)?;
@@ -81,13 +90,16 @@ impl To16k {
     }
 
     /// Resamples `mono` (the next samples of the stream) as far as whole chunks allow.
+    /// Samples are taken as [-1, 1]: larger ones are clipped and NaN or infinite ones become
+    /// silence (one NaN in a float WAV used to panic inside the FFT and kill the process).
     pub fn push(&mut self, mono: &[f32]) -> Result<()> {
         self.frames_in += mono.len() as u64;
+        let clean = mono.iter().map(|&v| sanitize(v));
         let Some(resampler) = self.inner.as_mut() else {
-            self.out.extend_from_slice(mono);
+            self.out.extend(clean);
             return Ok(());
         };
-        self.pending.extend_from_slice(mono);
+        self.pending.extend(clean);
         let mut pos = 0;
         while self.pending.len() - pos >= resampler.input_frames_next() {
             let need = resampler.input_frames_next();
@@ -206,6 +218,19 @@ mod tests {
             (2 * 383_983u64 * 16_000).div_ceil(383_983) as usize
         );
         assert!(t.elapsed().as_secs() < 20, "took {:?}", t.elapsed());
+    }
+
+    #[test]
+    fn nan_infinite_and_huge_samples_are_silence_or_clipped_not_a_panic() {
+        let mut input = sine(440.0, 44_100, 0.5);
+        input[100] = f32::NAN;
+        input[200] = f32::INFINITY;
+        input[300] = f32::NEG_INFINITY;
+        input[400] = 1e38;
+        for rate in [44_100, 16_000] {
+            let out = resample_to_16k(&input, rate).expect("resamples");
+            assert!(out.iter().all(|v| v.is_finite()), "rate {rate}");
+        }
     }
 
     #[test]

@@ -100,6 +100,13 @@ fn open_checked(path: &Path, max_seconds: u32) -> Result<Checked> {
         .map_err(|e| unreadable(e.to_string()))?
         .len();
     let reader = hound::WavReader::new(std::io::BufReader::new(file)).map_err(|e| match e {
+        // (hound reports a short read as "Failed to read enough bytes.", kind Other.)
+        hound::Error::IoError(io)
+            if io.kind() == std::io::ErrorKind::UnexpectedEof
+                || io.to_string().contains("read enough bytes") =>
+        {
+            format("the file ends inside its header (truncated?)".into())
+        }
         hound::Error::IoError(io) => unreadable(io.to_string()),
         other => format(other.to_string()),
     })?;
