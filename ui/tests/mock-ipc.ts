@@ -21,7 +21,7 @@ import type { StatsRequest } from '../src/bindings/StatsRequest';
 import type { TrayStatus } from '../src/bindings/TrayStatus';
 
 const DEFAULT_CONFIG: Config = {
-  stt: { model: 'tiny.en-q8_0', language: 'en', threads: 0, audio_ctx: 'auto', audio_ctx_margin: 64, audio_ctx_min: 768, use_gpu: true, vocabulary: [] },
+  stt: { model: 'tiny.en-q8_0', language: 'en', threads: 0, audio_ctx: 'auto', audio_ctx_margin: 64, audio_ctx_min: 768, use_gpu: true, vocabulary: [], max_file_s: 14400 },
   vad: { threshold: 0.5, min_speech_ms: 200, pad_ms: 250 },
   history: { keep_audio: false, retention_days: 0 },
   llm: {

@@ -55,6 +55,8 @@ fn main() -> ExitCode {
     if let Some(code) = dictum_engine::stt::worker_process::serve_if_requested() {
         return code;
     }
+    // Everything this process creates (history, audio, config, SQLite's WAL) is private.
+    dictum_engine::paths::set_private_umask();
     // A panic is a bug; still, the user gets one line, not a backtrace.
     std::panic::set_hook(Box::new(|info| {
         eprintln!("dictum: internal error: {info}. Please report this.");

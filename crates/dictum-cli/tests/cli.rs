@@ -244,6 +244,176 @@ fn unreadable_empty_and_non_wav_audio_are_reported() {
         .all(|r| r["outcome"] == "error" && r["error"].is_string()));
 }
 
+/// The crafted files of issue 12 (tests/data/crafted/make.py) answer at once with one line.
+fn crafted(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/data/crafted")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+#[test]
+fn hostile_wav_headers_and_long_files_are_refused_before_decoding() {
+    let sb = Sandbox::new();
+    let cases = [
+        (
+            "wav-rate-1hz.wav",
+            "its sample rate is 1 Hz; accepted rates are 8000 to 384000 Hz",
+        ),
+        ("wav-rate-2ghz.wav", "2000000000 Hz"),
+        ("wav-size-lie.wav", "truncated or damaged"),
+    ];
+    for (name, message) in cases {
+        let t = std::time::Instant::now();
+        let out = sb.dictum(&["transcribe", &crafted(name)]);
+        assert_one_clean_error_line(&out, message);
+        assert!(stderr(&out).contains("sox"), "{}", stderr(&out));
+        assert!(t.elapsed().as_secs() < 10, "{name} took {:?}", t.elapsed());
+    }
+    // goforward.wav is 2.8 s: over a 2 s cap, the header alone refuses it.
+    std::fs::write(sb.path("config.toml"), "[stt]\nmax_file_s = 2\n").expect("write");
+    let out = sb.dictum(&["transcribe", &clip("goforward.wav")]);
+    assert_one_clean_error_line(&out, "the longest accepted is 2 s (stt.max_file_s)");
+    let rows = sb.history();
+    assert_eq!(rows.len(), 4);
+    assert_eq!(rows[0]["error_kind"], "audio_too_long", "{rows:?}");
+    assert!(rows.iter().all(|r| r["outcome"] == "error"), "{rows:?}");
+}
+
+#[test]
+fn a_model_file_in_the_current_folder_does_not_replace_the_installed_one() {
+    let sb = Sandbox::new();
+    let cwd = sb.path("cwd");
+    std::fs::create_dir_all(&cwd).expect("mkdir");
+    // A planted (here: crafted, looping) file named like the catalog entry.
+    std::fs::copy(
+        crafted("model-seek-loop.bin"),
+        cwd.join("ggml-tiny.en-q8_0.bin"),
+    )
+    .expect("copy");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_dictum"))
+            .args(args)
+            .current_dir(&cwd)
+            .env("DICTUM_DATA_DIR", sb.path("data"))
+            .env("DICTUM_CONFIG", sb.path("config.toml"))
+            .env("DICTUM_MODELS_DIR", assets().join("models"))
+            .env_remove("DICTUM_LOG")
+            .output()
+            .expect("run dictum")
+    };
+    for name in ["tiny.en-q8_0", "ggml-tiny.en-q8_0.bin"] {
+        let out = run(&["transcribe", "--model", name, &clip("goforward.wav")]);
+        assert!(out.status.success(), "{name}: {}", stderr(&out));
+        assert!(
+            stdout(&out).to_lowercase().contains("forward"),
+            "{}",
+            stdout(&out)
+        );
+    }
+    // Asked for explicitly, with a path, the local file is used (and refused as damaged).
+    let out = run(&[
+        "transcribe",
+        "--model",
+        "./ggml-tiny.en-q8_0.bin",
+        &clip("goforward.wav"),
+    ]);
+    assert_one_clean_error_line(&out, "damaged");
+    // Not installed: the error points at the local file instead of loading it.
+    let out = Command::new(env!("CARGO_BIN_EXE_dictum"))
+        .args([
+            "transcribe",
+            "--model",
+            "tiny.en-q8_0",
+            &clip("goforward.wav"),
+        ])
+        .current_dir(&cwd)
+        .env("DICTUM_DATA_DIR", sb.path("data"))
+        .env("DICTUM_CONFIG", sb.path("config.toml"))
+        .env("DICTUM_MODELS_DIR", sb.path("no-models"))
+        .env_remove("DICTUM_LOG")
+        .output()
+        .expect("run dictum");
+    assert_one_clean_error_line(&out, "pass --model ./ggml-tiny.en-q8_0.bin to use it");
+}
+
+/// Every folder and file under `root`, with its permission bits.
+fn modes_under(root: &Path) -> Vec<(PathBuf, bool, u32)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        let meta = std::fs::symlink_metadata(&p).expect("stat");
+        out.push((p.clone(), meta.is_dir(), meta.permissions().mode() & 0o7777));
+        if meta.is_dir() {
+            for e in std::fs::read_dir(&p).expect("read_dir") {
+                stack.push(e.expect("entry").path());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn everything_dictum_creates_is_private_under_a_permissive_umask() {
+    let sb = Sandbox::new();
+    let config = sb.path("cfg/dictum/config.toml");
+    // umask 022, as most login sessions have: without Dictum's own care, 0755 and 0644.
+    let run = |args: &[&str]| {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg("umask 022; exec \"$0\" \"$@\"")
+            .arg(env!("CARGO_BIN_EXE_dictum"))
+            .args(args)
+            .env("DICTUM_DATA_DIR", sb.path("data"))
+            .env("DICTUM_CONFIG", &config)
+            .env("DICTUM_MODELS_DIR", assets().join("models"))
+            .env_remove("DICTUM_LOG")
+            .output()
+            .expect("run dictum");
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    };
+    run(&["models", "default", "tiny.en-q8_0"]);
+    let text = std::fs::read_to_string(&config).expect("config saved");
+    std::fs::write(
+        &config,
+        text.replace("keep_audio = false", "keep_audio = true"),
+    )
+    .expect("write");
+    run(&["transcribe", &clip("goforward.wav")]);
+    run(&["history", "--json"]);
+
+    let mut seen: Vec<String> = Vec::new();
+    for root in [sb.path("data"), sb.path("cfg")] {
+        for (path, is_dir, mode) in modes_under(&root) {
+            let want = if is_dir { 0o700 } else { 0o600 };
+            assert_eq!(mode, want, "{} is {mode:o}", path.display());
+            seen.push(
+                path.strip_prefix(sb.dir.path())
+                    .expect("inside")
+                    .display()
+                    .to_string(),
+            );
+        }
+    }
+    seen.sort();
+    for must in [
+        "cfg",
+        "cfg/dictum",
+        "cfg/dictum/config.toml",
+        "data",
+        "data/audio",
+        "data/audio/1.wav",
+        "data/history.sqlite3",
+    ] {
+        assert!(
+            seen.iter().any(|s| s == must),
+            "{must} not created: {seen:?}"
+        );
+    }
+}
+
 #[test]
 fn invalid_config_is_reported_with_position_and_left_alone() {
     let sb = Sandbox::new();

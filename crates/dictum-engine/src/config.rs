@@ -41,6 +41,9 @@ pub struct SttConfig {
     pub use_gpu: bool,
     /// Words and names whisper should spell your way (fed to it as the initial prompt).
     pub vocabulary: Vec<String>,
+    /// Longest audio file accepted (`dictum transcribe`), in seconds; checked from the WAV
+    /// header before anything is decoded.
+    pub max_file_s: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -84,6 +87,7 @@ impl Default for SttConfig {
             audio_ctx_min: 768,
             use_gpu: true,
             vocabulary: Vec::new(),
+            max_file_s: crate::audio::DEFAULT_MAX_SECONDS,
         }
     }
 }
@@ -126,33 +130,36 @@ pub const DEFAULT_TOML: &str = r#"# Dictum configuration. Every key is optional;
 model = "tiny.en-q8_0"
 # Spoken language as a two-letter code ("en", "de", ...) or "auto" to detect it.
 language = "en"
-# CPU threads for whisper; 0 = number of cores (at most 8).
+# CPU threads for whisper (0-64); 0 = number of cores (at most 8).
 threads = 0
 # Encoder window: "auto" sizes it to the utterance (much faster for short dictations),
 # "full" always encodes 30 s like stock whisper.
 audio_ctx = "auto"
-# Extra encoder frames (20 ms each) on top of the utterance when audio_ctx = "auto".
+# Extra encoder frames (20 ms each, 0-1500) on top of the utterance when audio_ctx = "auto".
 audio_ctx_margin = 64
-# Smallest auto-sized window in frames (768 = 15.36 s); smaller windows make whisper
+# Smallest auto-sized window in frames (0-1500; 768 = 15.36 s); smaller windows make whisper
 # repeat itself on short clips (measured: docs/PERFORMANCE.md).
 audio_ctx_min = 768
 # Use the GPU when this binary was built with the `cuda` feature.
 use_gpu = true
 # Words and names whisper should spell your way, e.g. ["Kubernetes", "Dictum"].
 vocabulary = []
+# Longest audio file `dictum transcribe` accepts, in seconds (1-86400; 14400 = 4 h).
+# Checked from the file's header before anything is decoded.
+max_file_s = 14400
 
 [vad]
 # Voice probability (0-1) above which a 16 ms frame counts as speech.
 threshold = 0.5
-# An utterance with less speech than this is "no speech": nothing is typed.
+# An utterance with less speech than this (ms, 0-10000) is "no speech": nothing is typed.
 min_speech_ms = 200
-# Audio kept before the first and after the last speech frame, in ms.
+# Audio kept before the first and after the last speech frame, in ms (0-5000).
 pad_ms = 250
 
 [history]
 # Keep a WAV copy of each utterance (off: only the text and timings are stored).
 keep_audio = false
-# Delete history entries older than this many days; 0 keeps everything.
+# Delete history entries older than this many days (0-36500); 0 keeps everything.
 retention_days = 0
 
 [llm]
@@ -168,21 +175,23 @@ url = "http://127.0.0.1:11434"
 model = "llama3.2:3b"
 # Ollama only: "chat" (/api/chat) or "generate" (/api/generate).
 ollama_endpoint = "chat"
-# Whole-request timeout in ms; on expiry the raw transcript is typed.
+# Whole-request timeout in ms (1-600000); on expiry the raw transcript is typed.
 timeout_ms = 10000
-# Context window the model is loaded with. The warm-up and every request send this same
-# value: Ollama reloads the whole model when it differs from what is loaded.
+# Context window the model is loaded with (tokens, 1-1048576). The warm-up and every request
+# send this same value: Ollama reloads the whole model when it differs from what is loaded.
 num_ctx = 2048
-# How long Ollama keeps the model loaded after a request ("30m", "1h", "-1" = forever).
+# How long Ollama keeps the model loaded after a request: a duration up to 7 days ("90s",
+# "30m", "1h30m", or plain seconds "600"), "0" to unload at once, or "-1" = forever.
 keep_alive = "30m"
+# Sampling temperature (0-2) and nucleus top_p (above 0, at most 1).
 temperature = 0.0
 top_p = 0.9
-# Sampling seed; -1 lets the server choose.
+# Sampling seed (0-4294967295); -1 lets the server choose.
 seed = 42
-# Most tokens to generate; 0 = automatic (2 x the input's estimated tokens + 16).
+# Most tokens to generate (0-131072); 0 = automatic (2 x the input's estimated tokens + 16).
 num_predict = 0
-# A request (after warm-up) whose model load takes longer than this is flagged
-# llm_reloaded in history, with a warning naming the likely cause.
+# A request (after warm-up) whose model load takes longer than this (ms, 0-600000) is
+# flagged llm_reloaded in history, with a warning naming the likely cause.
 reload_threshold_ms = 500
 # System prompt; empty = the built-in cleanup prompt. {vocabulary} becomes a line listing
 # stt.vocabulary (also fed to whisper).
@@ -203,29 +212,31 @@ mode = "push_to_talk"
 cancel_key = "escape"
 # Input device name as listed by `dictum doctor`; "" = the system default.
 input_device = ""
-# Audio kept from just before the key press (the first word is never clipped), in ms.
+# Audio kept from just before the key press (the first word is never clipped), in ms
+# (0-5000).
 preroll_ms = 300
-# Audio recorded after the release (the last word is never clipped), in ms. Skipped when
-# the speech had already ended that long before the release.
+# Audio recorded after the release (the last word is never clipped), in ms (0-5000).
+# Skipped when the speech had already ended that long before the release.
 post_roll_ms = 300
-# Longest utterance in seconds; you are told when it is reached.
+# Longest utterance in seconds (1-3600); you are told when it is reached.
 max_utterance_s = 300
 # Transcribe while the key is held, so only the tail is left after the release.
 streaming = true
-# A pause (ms of silence) while the key is held starts transcribing what was said so far.
+# A pause (ms of silence, 100-5000) while the key is held starts transcribing what was said
+# so far.
 pause_ms = 250
 # What was said so far becomes final (never transcribed again) at a pause once it holds this
-# much audio (ms); shorter stretches are re-transcribed whole at the next pause, which keeps
-# whisper's context (one pass over 10 s costs about the same as over 1 s).
+# much audio (ms, 0 to chunk_max_ms); shorter stretches are re-transcribed whole at the next
+# pause, which keeps whisper's context (one pass over 10 s costs about the same as over 1 s).
 commit_min_ms = 10000
 # Speech without a pause is cut at its quietest point after this long (ms, 5000-28000;
 # 15000 fits whisper's smallest sized window).
 chunk_max_ms = 15000
-# Utterances that may wait for transcription; one over the cap is stored (row and audio),
-# not dropped, and you are told.
+# Utterances that may wait for transcription (1-64); one over the cap is stored (row and
+# audio), not dropped, and you are told.
 queue_max = 8
-# Unload the speech model after this many idle minutes (0 = never); it reloads on the
-# next key press while the pre-roll keeps your first words.
+# Unload the speech model after this many idle minutes (0-10000; 0 = never); it reloads on
+# the next key press while the pre-roll keeps your first words.
 idle_unload_min = 0.0
 
 [inject]
@@ -324,6 +335,57 @@ impl Config {
         if !(0.0..=1.0).contains(&self.vad.threshold) {
             return bad("vad.threshold", "must be between 0 and 1");
         }
+        // Every number has a range (documented in DEFAULT_TOML): values past it would
+        // allocate absurdly, spin up absurd thread counts, or mean nothing to whisper.
+        let s = &self.stt;
+        let ranges: [(&str, u64, u64, u64, &str); 7] = [
+            (
+                "stt.threads",
+                s.threads.into(),
+                0,
+                64,
+                " (0 = the number of cores, at most 8)",
+            ),
+            (
+                "stt.audio_ctx_margin",
+                s.audio_ctx_margin.into(),
+                0,
+                1500,
+                " frames (1500 = 30 s)",
+            ),
+            (
+                "stt.audio_ctx_min",
+                s.audio_ctx_min.into(),
+                0,
+                1500,
+                " frames (1500 = 30 s)",
+            ),
+            (
+                "stt.max_file_s",
+                s.max_file_s.into(),
+                1,
+                86_400,
+                " seconds (86400 = 24 h)",
+            ),
+            (
+                "vad.min_speech_ms",
+                self.vad.min_speech_ms.into(),
+                0,
+                10_000,
+                " ms",
+            ),
+            ("vad.pad_ms", self.vad.pad_ms.into(), 0, 5_000, " ms"),
+            (
+                "history.retention_days",
+                self.history.retention_days.into(),
+                0,
+                36_500,
+                " days (0 = keep everything)",
+            ),
+        ];
+        if let Err((key, reason)) = check_ranges(&ranges) {
+            return bad(key, &reason);
+        }
         if self.stt.model.trim().is_empty() {
             return bad("stt.model", "must name a model or a file");
         }
@@ -377,17 +439,29 @@ impl Config {
         }
         let text = render_documented(self)?;
         if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(io)?;
+            crate::paths::create_private_dir_all(dir).map_err(io)?;
         }
+        // 0600: the file names the LLM server and may one day hold more.
         let tmp = path.with_extension("toml.tmp");
-        {
-            use std::io::Write;
-            let mut f = std::fs::File::create(&tmp).map_err(io)?;
-            f.write_all(text.as_bytes()).map_err(io)?;
-            f.sync_all().map_err(io)?;
-        }
+        crate::paths::write_private(&tmp, text.as_bytes()).map_err(io)?;
         std::fs::rename(&tmp, path).map_err(io)
     }
+}
+
+/// Checks `(key, value, min, max, unit)` rows; the first value out of its range is the error,
+/// worded with the range and the value found.
+pub(crate) fn check_ranges<'a>(
+    rows: &[(&'a str, u64, u64, u64, &str)],
+) -> std::result::Result<(), (&'a str, String)> {
+    for &(key, value, min, max, unit) in rows {
+        if !(min..=max).contains(&value) {
+            return Err((
+                key,
+                format!("must be between {min} and {max}{unit}; it is {value}"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `DEFAULT_TOML` with every value replaced by `config`'s: the same documentation, the current
@@ -540,6 +614,85 @@ mod tests {
         assert!(err.to_string().contains("llm.timeout_ms"), "{err}");
         let err = parse("[llm]\nbackend = \"gpt\"\n").expect_err("rejected");
         assert!(err.to_string().contains("test.toml:2:"), "{err}");
+    }
+
+    #[test]
+    fn every_number_is_bounded_both_ways() {
+        // (section, key = value, accepted?) — the edges of each documented range and one
+        // past them, plus the values issue 12 found accepted.
+        let table: &[(&str, &str, bool)] = &[
+            ("stt", "threads = 64", true),
+            ("stt", "threads = 65", false),
+            ("stt", "threads = 4000000000", false),
+            ("stt", "audio_ctx_margin = 1500", true),
+            ("stt", "audio_ctx_margin = 1501", false),
+            ("stt", "audio_ctx_min = 0", true),
+            ("stt", "audio_ctx_min = 100000", false),
+            ("stt", "max_file_s = 86400", true),
+            ("stt", "max_file_s = 86401", false),
+            ("stt", "max_file_s = 0", false),
+            ("vad", "threshold = nan", false),
+            ("vad", "min_speech_ms = 10000", true),
+            ("vad", "min_speech_ms = 10001", false),
+            ("vad", "pad_ms = 5001", false),
+            ("history", "retention_days = 36500", true),
+            ("history", "retention_days = 36501", false),
+            ("llm", "timeout_ms = 600000", true),
+            ("llm", "timeout_ms = 600001", false),
+            ("llm", "timeout_ms = 0", false),
+            ("llm", "num_ctx = 1048576", true),
+            ("llm", "num_ctx = 1048577", false),
+            ("llm", "num_predict = 131073", false),
+            ("llm", "reload_threshold_ms = 600001", false),
+            ("llm", "seed = -1", true),
+            ("llm", "seed = -2", false),
+            ("llm", "seed = 4294967295", true),
+            ("llm", "seed = 4294967296", false),
+            ("llm", "temperature = inf", false),
+            ("llm", "keep_alive = \"-1\"", true),
+            ("llm", "keep_alive = \"0\"", true),
+            ("llm", "keep_alive = \"168h\"", true),
+            ("llm", "keep_alive = \"169h\"", false),
+            ("llm", "keep_alive = \"inf\"", false),
+            ("llm", "keep_alive = \"-inf\"", false),
+            ("llm", "keep_alive = \"nan\"", false),
+            ("llm", "keep_alive = \"1e9\"", false),
+            ("llm", "keep_alive = \"-5m\"", false),
+            ("llm", "keep_alive = \"99999999999999999999999h\"", false),
+            ("dictation", "max_utterance_s = 3600", true),
+            ("dictation", "max_utterance_s = 3601", false),
+            ("dictation", "max_utterance_s = 4000000000", false),
+            ("dictation", "max_utterance_s = 0", false),
+            ("dictation", "preroll_ms = 5001", false),
+            ("dictation", "pause_ms = 5000", true),
+            ("dictation", "pause_ms = 5001", false),
+            ("dictation", "queue_max = 64", true),
+            ("dictation", "queue_max = 65", false),
+            ("dictation", "idle_unload_min = nan", false),
+        ];
+        for &(section, line, accepted) in table {
+            let text = format!("[{section}]\n{line}\n");
+            let key = line.split(' ').next().unwrap_or_default();
+            match parse(&text) {
+                Ok(_) => assert!(accepted, "{section}.{line} was accepted"),
+                Err(e) => {
+                    assert!(!accepted, "{section}.{line} was refused: {e}");
+                    let msg = e.to_string();
+                    assert!(
+                        msg.contains(&format!("{section}.{key}")) || msg.contains("test.toml:2:"),
+                        "{section}.{line}: {msg}"
+                    );
+                }
+            }
+        }
+        let err = parse("[dictation]\nmax_utterance_s = 4000000000\n").expect_err("refused");
+        assert!(
+            err.to_string()
+                .contains("between 1 and 3600 s; it is 4000000000"),
+            "{err}"
+        );
+        let err = parse("[llm]\nkeep_alive = \"inf\"\n").expect_err("refused");
+        assert!(err.to_string().contains("\"-1\" (forever)"), "{err}");
     }
 
     #[test]

@@ -13,6 +13,13 @@ pub enum Error {
     #[error("audio file {path} is not a supported WAV file ({reason}); convert it first, e.g. `sox input.ext -r 16000 -c 1 output.wav`")]
     AudioFormat { path: PathBuf, reason: String },
 
+    #[error("audio file {path} is {duration} long; the longest accepted is {max_seconds} s (stt.max_file_s); split it first, e.g. `sox in.wav part.wav trim 0 3600 : newfile : restart`, or raise stt.max_file_s")]
+    AudioTooLong {
+        path: PathBuf,
+        duration: String,
+        max_seconds: u32,
+    },
+
     #[error("audio file {path} contains no samples; record or pick a file with sound in it")]
     AudioEmpty { path: PathBuf },
 
@@ -68,6 +75,7 @@ impl Error {
             Error::AudioUnreadable { .. } => "audio_unreadable",
             Error::AudioFormat { .. } => "audio_format",
             Error::AudioEmpty { .. } => "audio_empty",
+            Error::AudioTooLong { .. } => "audio_too_long",
             Error::Resample(_) => "resample",
             Error::ModelNotFound(_) => "model_not_found",
             Error::ModelCorrupt { .. } => "model_corrupt",

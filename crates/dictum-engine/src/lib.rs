@@ -23,6 +23,7 @@ pub mod pipeline;
 pub mod portal;
 pub mod store;
 pub mod stt;
+pub mod text_safety;
 pub mod timing;
 pub mod vad;
 

@@ -1,8 +1,14 @@
 //! Where Dictum keeps its files. XDG locations by default, each overridable by an env var so
 //! tests and portable installs never touch the user's real data.
+//!
+//! What Dictum writes is private (dictated text, audio, settings with server URLs): folders
+//! are created 0700 and files 0600 whatever the umask ([`create_private_dir_all`],
+//! [`create_private_file`], [`write_private`]), existing ones are tightened
+//! ([`make_private`]), and the binaries start with umask 077 ([`set_private_umask`]) so
+//! whatever a library writes on Dictum's behalf (SQLite's WAL and SHM, temp files) is too.
 
 use crate::{Error, Result};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub const DATA_DIR_ENV: &str = "DICTUM_DATA_DIR";
 pub const CONFIG_ENV: &str = "DICTUM_CONFIG";
@@ -52,4 +58,122 @@ pub fn model_dirs() -> Result<Vec<PathBuf>> {
     }
     dirs.push(models_dir()?);
     Ok(dirs)
+}
+
+/// Mode of the folders Dictum creates: the owner only.
+pub const PRIVATE_DIR_MODE: u32 = 0o700;
+/// Mode of the files Dictum creates: the owner only, no execute.
+pub const PRIVATE_FILE_MODE: u32 = 0o600;
+
+/// Sets the process umask to 077: everything created from now on, by Dictum or a library,
+/// is readable by its owner only. Call first thing in `main` (the umask is per process).
+pub fn set_private_umask() {
+    #[cfg(unix)]
+    // SAFETY: umask only swaps the process's file mode creation mask; it cannot fail.
+    unsafe {
+        libc::umask(0o077);
+    }
+}
+
+/// Creates `dir` and any missing parents with mode 0700, and tightens `dir` itself to 0700
+/// if it exists with more (the parents that already existed are not Dictum's to change).
+pub fn create_private_dir_all(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(PRIVATE_DIR_MODE)
+            .create(dir)?;
+        let mode = std::fs::metadata(dir)?.permissions().mode();
+        if mode & 0o077 != 0 {
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(PRIVATE_DIR_MODE))?;
+        }
+        Ok(())
+    }
+    #[cfg(not(unix))]
+    std::fs::create_dir_all(dir)
+}
+
+/// Opens `path` for writing (created or truncated) with mode 0600; an existing file is
+/// tightened to 0600 first.
+pub fn create_private_file(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(PRIVATE_FILE_MODE);
+        make_private(path)?;
+    }
+    options.open(path)
+}
+
+/// Writes `bytes` to `path` as a private (0600) file.
+pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut f = create_private_file(path)?;
+    f.write_all(bytes)?;
+    f.sync_all()
+}
+
+/// Tightens an existing file to 0600 (folders to 0700) if group or others have any access;
+/// a missing path is fine.
+pub fn make_private(path: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let meta = match std::fs::symlink_metadata(path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        if meta.file_type().is_symlink() {
+            return Ok(());
+        }
+        let mode = meta.permissions().mode();
+        if mode & 0o077 != 0 {
+            let private = if meta.is_dir() {
+                PRIVATE_DIR_MODE
+            } else {
+                PRIVATE_FILE_MODE
+            };
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(private))?;
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn mode(p: &Path) -> u32 {
+        std::fs::metadata(p).expect("stat").permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn private_folders_and_files_whatever_the_umask() {
+        // The test process has the usual umask (022): without the explicit modes these
+        // would come out 0755 and 0644.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let deep = dir.path().join("a/b/c");
+        create_private_dir_all(&deep).expect("mkdir");
+        for d in ["a", "a/b", "a/b/c"] {
+            assert_eq!(mode(&dir.path().join(d)), 0o700, "{d}");
+        }
+        let file = deep.join("f");
+        write_private(&file, b"secret").expect("write");
+        assert_eq!(mode(&file), 0o600);
+        // Existing, too open: tightened.
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        std::fs::set_permissions(&deep, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        write_private(&file, b"again").expect("write");
+        create_private_dir_all(&deep).expect("mkdir");
+        assert_eq!((mode(&file), mode(&deep)), (0o600, 0o700));
+        make_private(&dir.path().join("missing")).expect("missing is fine");
+    }
 }

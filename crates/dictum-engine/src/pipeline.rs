@@ -364,19 +364,21 @@ impl Engine {
         entry: &mut Entry,
         timings: &mut StageTimings,
     ) -> Result<()> {
-        let (decoded, ms) = timed(|| audio::read_wav(path));
+        // Decoded, downmixed and resampled in one streaming pass (the header is checked
+        // first: rate, size, duration cap), so memory is the 16 kHz result only.
+        let (decoded, ms) = timed(|| audio::decode_16k(path, self.config.stt.max_file_s));
         timings.decode = Some(ms);
         entry.decode_ms = Some(ms);
         let decoded = decoded?;
+        let resample_ms = decoded.resample.as_secs_f64() * 1000.0;
+        timings.decode = Some((ms - resample_ms).max(0.0));
+        entry.decode_ms = timings.decode;
+        timings.resample = Some(resample_ms);
+        entry.resample_ms = Some(resample_ms);
         entry.audio_ms = Some(decoded.duration_ms() as i64);
-
-        let (pcm, ms) = timed(|| {
-            let mono = audio::downmix(&decoded.samples, decoded.channels);
-            audio::resample_to_16k(&mono, decoded.sample_rate)
-        });
-        timings.resample = Some(ms);
-        entry.resample_ms = Some(ms);
-        let pcm = Pcm16k { samples: pcm? };
+        let pcm = Pcm16k {
+            samples: decoded.samples,
+        };
         self.run_pcm(&pcm, entry, timings)
     }
 
@@ -468,8 +470,8 @@ impl Engine {
             return;
         };
         let file = dir.join(format!("{id}.wav"));
-        let saved =
-            std::fs::create_dir_all(dir).and_then(|_| audio::write_wav_16k(&file, &pcm.samples));
+        let saved = crate::paths::create_private_dir_all(dir)
+            .and_then(|_| audio::write_wav_16k(&file, &pcm.samples));
         match saved {
             Ok(()) => entry.audio_path = Some(file.display().to_string()),
             Err(e) => tracing::warn!("could not keep audio in {}: {e}", file.display()),

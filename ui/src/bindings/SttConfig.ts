@@ -33,4 +33,9 @@ use_gpu: boolean,
 /**
  * Words and names whisper should spell your way (fed to it as the initial prompt).
  */
-vocabulary: Array<string>, };
+vocabulary: Array<string>, 
+/**
+ * Longest audio file accepted (`dictum transcribe`), in seconds; checked from the WAV
+ * header before anything is decoded.
+ */
+max_file_s: number, };

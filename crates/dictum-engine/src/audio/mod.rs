@@ -5,8 +5,11 @@ mod resample;
 mod wav;
 
 pub use capture::{Capture, CaptureError, CaptureOptions, Captured};
-pub use resample::{downmix, resample_to_16k};
-pub use wav::{read_wav, write_wav_16k, Decoded};
+pub use resample::{downmix, resample_to_16k, To16k};
+pub use wav::{
+    decode_16k, read_wav, read_wav_capped, write_wav_16k, Decoded, Decoded16k, DEFAULT_MAX_SECONDS,
+    MAX_RATE, MIN_RATE,
+};
 
 /// Mono 16 kHz f32 samples in [-1, 1].
 #[derive(Debug, Clone, Default)]

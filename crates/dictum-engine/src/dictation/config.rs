@@ -78,18 +78,33 @@ impl DictationConfig {
                 return Err(("dictation.cancel_key", e));
             }
         }
-        if self.preroll_ms > 5000 {
-            return Err(("dictation.preroll_ms", "must be at most 5000".into()));
-        }
-        if self.post_roll_ms > 5000 {
-            return Err(("dictation.post_roll_ms", "must be at most 5000".into()));
-        }
-        if self.max_utterance_s == 0 {
-            return Err(("dictation.max_utterance_s", "must be at least 1".into()));
-        }
-        if self.pause_ms < 100 {
-            return Err(("dictation.pause_ms", "must be at least 100".into()));
-        }
+        // Ranges documented in config::DEFAULT_TOML. max_utterance_s bounds the audio buffer
+        // (1 h of 16 kHz audio is 230 MB); queue_max bounds the utterances held in memory.
+        crate::config::check_ranges(&[
+            (
+                "dictation.preroll_ms",
+                self.preroll_ms.into(),
+                0,
+                5000,
+                " ms",
+            ),
+            (
+                "dictation.post_roll_ms",
+                self.post_roll_ms.into(),
+                0,
+                5000,
+                " ms",
+            ),
+            (
+                "dictation.max_utterance_s",
+                self.max_utterance_s.into(),
+                1,
+                3600,
+                " s",
+            ),
+            ("dictation.pause_ms", self.pause_ms.into(), 100, 5000, " ms"),
+            ("dictation.queue_max", self.queue_max.into(), 1, 64, ""),
+        ])?;
         if self.chunk_max_ms < 5000 || self.chunk_max_ms > 28_000 {
             return Err((
                 "dictation.chunk_max_ms",
@@ -107,9 +122,6 @@ impl DictationConfig {
                 "dictation.idle_unload_min",
                 "must be between 0 (never) and 10000 minutes".into(),
             ));
-        }
-        if self.queue_max == 0 {
-            return Err(("dictation.queue_max", "must be at least 1".into()));
         }
         Ok(())
     }

@@ -136,13 +136,41 @@ impl LlmConfig {
 
     /// Checks values; Err(key, reason).
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
-        if self.num_ctx == 0 {
-            return Err(("llm.num_ctx", "must be greater than 0 (e.g. 2048)".into()));
-        }
-        if self.timeout_ms == 0 {
-            return Err((
+        // Ranges documented in config::DEFAULT_TOML.
+        crate::config::check_ranges(&[
+            (
+                "llm.num_ctx",
+                self.num_ctx.into(),
+                1,
+                1 << 20,
+                " tokens (e.g. 2048)",
+            ),
+            (
                 "llm.timeout_ms",
-                "must be greater than 0 (e.g. 10000)".into(),
+                self.timeout_ms,
+                1,
+                600_000,
+                " ms (e.g. 10000)",
+            ),
+            (
+                "llm.num_predict",
+                self.num_predict.into(),
+                0,
+                131_072,
+                " tokens (0 = automatic)",
+            ),
+            (
+                "llm.reload_threshold_ms",
+                self.reload_threshold_ms,
+                0,
+                600_000,
+                " ms",
+            ),
+        ])?;
+        if !(-1..=i64::from(u32::MAX)).contains(&self.seed) {
+            return Err((
+                "llm.seed",
+                format!("must be -1 (server's choice) or between 0 and {}", u32::MAX),
             ));
         }
         if !(self.url.starts_with("http://") || self.url.starts_with("https://")) {
@@ -163,11 +191,18 @@ impl LlmConfig {
         if !(0.0..=1.0).contains(&self.top_p) || self.top_p == 0.0 {
             return Err(("llm.top_p", "must be in (0, 1]".into()));
         }
-        if keep_alive_secs(&self.keep_alive).is_none() {
-            return Err((
-                "llm.keep_alive",
-                "use a duration like \"30m\", \"1h\", \"90s\", or \"-1\" (forever)".into(),
-            ));
+        match keep_alive_secs(&self.keep_alive) {
+            Some(s) if s == -1.0 || (0.0..=KEEP_ALIVE_MAX_SECS).contains(&s) => {}
+            _ => {
+                return Err((
+                    "llm.keep_alive",
+                    format!(
+                        "`{}` is not accepted; use a duration up to 7 days like \"30m\", \"1h\", \
+                         \"90s\" or \"600\" (seconds), \"0\" (unload at once), or \"-1\" (forever)",
+                        self.keep_alive
+                    ),
+                ))
+            }
         }
         if !self.user_template.contains("{text}") {
             return Err((
@@ -194,11 +229,20 @@ pub fn auto_num_predict(input: &str) -> u32 {
     2 * tokens + 16
 }
 
-/// Seconds of a keep_alive value (Go duration subset or a plain number); negative = forever.
+/// The longest keep_alive accepted besides "-1" (forever): 7 days.
+pub const KEEP_ALIVE_MAX_SECS: f64 = 7.0 * 24.0 * 3600.0;
+
+/// Seconds of a keep_alive value (Go duration subset or a plain decimal number); negative =
+/// forever. Only digits, one optional leading `-`, `.` and the units h/m/s/ms: "inf", "nan",
+/// "1e9" and other forms f64 parsing would take are refused (None).
 pub fn keep_alive_secs(s: &str) -> Option<f64> {
     let s = s.trim();
-    if let Ok(n) = s.parse::<f64>() {
-        return Some(n);
+    let digits = s.strip_prefix('-').unwrap_or(s);
+    let plain = !digits.is_empty()
+        && digits.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && digits.chars().any(|c| c.is_ascii_digit());
+    if plain {
+        return s.parse::<f64>().ok().filter(|n| n.is_finite());
     }
     let mut total = 0.0;
     let mut num = String::new();

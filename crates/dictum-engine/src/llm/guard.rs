@@ -7,6 +7,10 @@
 //! its content words are (nearly) the transcript's. Anything else is rejected with a reason:
 //! a preamble ("Sure! Here's..."), an answer to a dictated question, an obeyed dictated
 //! instruction, a length ratio out of bounds, added content, or too little overlap.
+//!
+//! Before any of that, the output may not add a newline, a control character or a
+//! shell-significant character the transcript does not have ([`crate::text_safety`]): typed
+//! into a terminal, `echo one;\ntouch x` runs two commands where "echo one touch x" was said.
 
 use crate::eval::{edit_distance, normalize};
 use serde::Serialize;
@@ -56,6 +60,7 @@ pub enum RejectKind {
     LengthRatio,
     AddedContent,
     LowOverlap,
+    UnsafeCharacters,
 }
 
 impl RejectKind {
@@ -68,6 +73,7 @@ impl RejectKind {
             RejectKind::LengthRatio => "length_ratio",
             RejectKind::AddedContent => "added_content",
             RejectKind::LowOverlap => "low_overlap",
+            RejectKind::UnsafeCharacters => "unsafe_characters",
         }
     }
 }
@@ -318,6 +324,20 @@ pub fn judge(raw: &str, output: &str, limits: &Limits) -> Result<String, Rejecti
         && recall >= limits.min_recall
         && edits <= max_edits;
     if faithful {
+        // The words are faithful; the characters between them must be too. (Checked last so
+        // an output that fails for other reasons is reported for those.)
+        if let Some(added) = crate::text_safety::added_unsafe(raw, &cleaned) {
+            return Err(reject(
+                RejectKind::UnsafeCharacters,
+                format!(
+                    "the output adds {} ({} in the output, {} in the transcript); typed into \
+                     a terminal it could run a command",
+                    added.describe(),
+                    added.in_output,
+                    added.in_raw
+                ),
+            ));
+        }
         return Ok(cleaned);
     }
     let stats = format!(
@@ -438,6 +458,40 @@ mod tests {
             Ok("Hello world!".into())
         );
         assert_eq!(strip_wrapping("\"a\" and \"b\""), "\"a\" and \"b\"");
+    }
+
+    #[test]
+    fn rejects_added_newlines_controls_and_shell_syntax() {
+        // Issue 12: with a terminal focused this ran `touch tmp pwned`.
+        let raw = "echo one touch tmp pwned";
+        let err =
+            judge(raw, "echo one;\ntouch tmp pwned", &Limits::default()).expect_err("rejected");
+        assert_eq!(err.kind, RejectKind::UnsafeCharacters);
+        assert!(
+            err.to_string()
+                .starts_with("unsafe_characters: the output adds `;`"),
+            "{err}"
+        );
+        for out in [
+            "echo one\ntouch tmp pwned",
+            "echo one && touch tmp pwned",
+            "echo one | touch tmp pwned",
+            "echo $(one) touch tmp pwned",
+            "Echo one\r touch tmp pwned.",
+            "echo one \u{1b}[2K touch tmp pwned",
+        ] {
+            assert_eq!(
+                verdict(raw, out),
+                Err(RejectKind::UnsafeCharacters),
+                "{out:?}"
+            );
+        }
+        // The same words with ordinary punctuation pass, and so does syntax that was dictated.
+        assert_eq!(
+            verdict(raw, "Echo one, touch tmp pwned."),
+            Ok("Echo one, touch tmp pwned.".into())
+        );
+        assert!(verdict("a; b and c", "A; b and c.").is_ok());
     }
 
     #[test]

@@ -207,9 +207,7 @@ pub async fn download(
             p.display()
         ))
     };
-    tokio::fs::create_dir_all(dest_dir)
-        .await
-        .map_err(|e| io("create", dest_dir, e))?;
+    crate::paths::create_private_dir_all(dest_dir).map_err(|e| io("create", dest_dir, e))?;
     let final_path = dest_dir.join(&spec.file);
     let part_path = dest_dir.join(format!("{}.part", spec.file));
     let mut start = tokio::fs::metadata(&part_path)
@@ -236,11 +234,11 @@ pub async fn download(
 
     // Hash what is already there, then append.
     let mut hasher = Digests::default();
-    let mut part = tokio::fs::OpenOptions::new()
-        .create(true)
-        .read(true)
-        .write(true)
-        .truncate(false)
+    let mut options = tokio::fs::OpenOptions::new();
+    options.create(true).read(true).write(true).truncate(false);
+    #[cfg(unix)]
+    options.mode(crate::paths::PRIVATE_FILE_MODE);
+    let mut part = options
         .open(&part_path)
         .await
         .map_err(|e| io("open", &part_path, e))?;

@@ -20,10 +20,17 @@ pub fn file_name_for(name: &str) -> Option<&'static str> {
 
 /// Resolves `model` (a path, a file name, or a catalog name) to an existing file, looking in
 /// `dirs` for names. The error says how to get the model.
+///
+/// A catalog name (`tiny.en-q8_0`) or catalog file name (`ggml-tiny.en-q8_0.bin`) is only
+/// ever looked up in `dirs`, never in the current folder: a file of that name lying in
+/// whatever folder Dictum was started from must not replace the installed, verified model.
+/// A path with a `/` (`./ggml-tiny.en-q8_0.bin`, `/models/x.bin`) is always taken as given,
+/// and so is a bare name that is no catalog entry but an existing file (`my-finetune.bin`).
 pub fn resolve(model: &str, dirs: &[PathBuf]) -> Result<PathBuf> {
     let as_path = Path::new(model);
     let looks_like_path = model.contains(std::path::MAIN_SEPARATOR) || model.contains('/');
-    if looks_like_path || as_path.is_file() {
+    let catalog_entry = file_name_for(model).is_some();
+    if looks_like_path || (!catalog_entry && as_path.is_file()) {
         return if as_path.is_file() {
             Ok(as_path.to_path_buf())
         } else {
@@ -52,10 +59,15 @@ pub fn resolve(model: &str, dirs: &[PathBuf]) -> Result<PathBuf> {
         .first()
         .map(|d| d.display().to_string())
         .unwrap_or_else(|| "your models folder".into());
+    let here = if Path::new(&file).is_file() {
+        format!(" (a file named {file} is in the current folder: pass --model ./{file} to use it)")
+    } else {
+        String::new()
+    };
     Err(Error::ModelNotFound(format!(
         "model `{model}` is not installed (looked for {file} in {}); download and verify it with \
          `dictum models download {model}` (or the tray app's Models settings), which puts it in {into}, \
-         or pass --model /path/to/{file}",
+         or pass --model /path/to/{file}{here}",
         dirs.iter()
             .map(|d| d.display().to_string())
             .collect::<Vec<_>>()

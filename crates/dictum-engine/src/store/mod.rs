@@ -39,8 +39,21 @@ impl History {
             reason,
         };
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent)
+            crate::paths::create_private_dir_all(parent)
                 .map_err(|e| err(format!("cannot create {}: {e}", parent.display())))?;
+        }
+        // The database is created 0600 here, before SQLite sees it: SQLite gives its -wal and
+        // -shm files the database file's mode. An existing database (and its WAL and SHM) is
+        // tightened to 0600.
+        if !path.exists() {
+            crate::paths::create_private_file(path)
+                .map_err(|e| err(format!("cannot create the database file: {e}")))?;
+        }
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let mut p = path.as_os_str().to_owned();
+            p.push(suffix);
+            crate::paths::make_private(Path::new(&p))
+                .map_err(|e| err(format!("cannot make it private (chmod 600): {e}")))?;
         }
         let mut conn = Connection::open(path).map_err(|e| err(e.to_string()))?;
         conn.busy_timeout(std::time::Duration::from_secs(5))
@@ -278,6 +291,30 @@ fn fts_query(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn database_wal_and_shm_are_private_whatever_the_umask() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).expect("stat").permissions().mode() & 0o777;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let data = dir.path().join("data");
+        let db = data.join("history.sqlite3");
+        // The test process runs with the usual umask (022): SQLite alone makes 0644 files.
+        let history = History::open(&db).expect("open");
+        let wal = data.join("history.sqlite3-wal");
+        let shm = data.join("history.sqlite3-shm");
+        assert!(wal.exists() && shm.exists(), "open connection in WAL mode");
+        assert_eq!(mode(&data), 0o700);
+        for f in [&db, &wal, &shm] {
+            assert_eq!(mode(f), 0o600, "{}", f.display());
+        }
+        drop(history);
+        // A database from before (0644) is tightened on open.
+        std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        let _history = History::open(&db).expect("reopen");
+        assert_eq!(mode(&db), 0o600);
+    }
 
     #[test]
     fn utc_formatting() {

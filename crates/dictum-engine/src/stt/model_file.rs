@@ -59,27 +59,40 @@ fn type_size(ttype: i32) -> Option<(u64, u64)> {
     })
 }
 
+/// Reads little-endian fields and seeks forward, never past the end of the file: every offset
+/// is checked arithmetic on a position this reader tracks itself, so a crafted size cannot
+/// wrap around and send the walk backwards (which used to loop forever).
 struct Reader<R> {
     inner: R,
+    pos: u64,
+    len: u64,
 }
 
 impl<R: Read + Seek> Reader<R> {
     fn i32(&mut self) -> std::io::Result<i32> {
         let mut b = [0u8; 4];
         self.inner.read_exact(&mut b)?;
+        self.pos += 4;
         Ok(i32::from_le_bytes(b))
     }
 
+    /// Skips `n` bytes; an error if that would go past the end of the file.
     fn skip(&mut self, n: u64) -> std::io::Result<()> {
-        self.inner.seek(SeekFrom::Current(n as i64)).map(|_| ())
-    }
-
-    fn pos(&mut self) -> std::io::Result<u64> {
-        self.inner.stream_position()
+        let to = self
+            .pos
+            .checked_add(n)
+            .filter(|&to| to <= self.len)
+            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::UnexpectedEof))?;
+        self.inner.seek(SeekFrom::Start(to))?;
+        self.pos = to;
+        Ok(())
     }
 }
 
-/// Checks `path` is a complete whisper.cpp ggml model.
+/// Checks `path` is a complete whisper.cpp ggml model. Bounded work whatever the file says:
+/// every count is range-checked before it is used, every size is checked arithmetic, the walk
+/// only moves forward, and it stops after the number of tensors a model of the header's shape
+/// has.
 pub fn check_model_file(path: &Path) -> Result<ModelInfo> {
     let corrupt = |reason: String| Error::ModelCorrupt {
         path: path.to_path_buf(),
@@ -92,6 +105,8 @@ pub fn check_model_file(path: &Path) -> Result<ModelInfo> {
     let file_bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
     let mut r = Reader {
         inner: std::io::BufReader::new(file),
+        pos: 0,
+        len: file_bytes,
     };
     let truncated = |what: &str| corrupt(format!("file ends inside the {what} (truncated?)"));
 
@@ -115,6 +130,10 @@ pub fn check_model_file(path: &Path) -> Result<ModelInfo> {
             "implausible header (vocab {n_vocab}, layers {n_audio_layer}/{n_text_layer})"
         )));
     }
+    // Encoder: 2 conv (w,b) + positional + 15 per layer + ln_post (w,b);
+    // decoder: positional + token embedding + 24 per layer + ln (w,b). Both layer counts are
+    // at most 64 here, so this is at most 2547.
+    let expected = (5 + 15 * n_audio_layer as usize + 2) + (2 + 24 * n_text_layer as usize + 2);
     // Mel filters.
     let n_mel = r.i32().map_err(|_| truncated("mel filters"))?;
     let n_fft = r.i32().map_err(|_| truncated("mel filters"))?;
@@ -137,16 +156,17 @@ pub fn check_model_file(path: &Path) -> Result<ModelInfo> {
         }
         r.skip(len as u64).map_err(|_| truncated("vocabulary"))?;
     }
-    if r.pos().unwrap_or(u64::MAX) > file_bytes {
-        return Err(truncated("vocabulary"));
-    }
-    // Tensors until end of file.
+    // Tensors until end of file; each record moves the walk forward by at least 16 bytes.
     let mut tensors = 0usize;
-    loop {
-        let pos = r.pos().map_err(|e| corrupt(e.to_string()))?;
-        if pos == file_bytes {
-            break;
+    while r.pos < file_bytes {
+        if tensors == expected {
+            return Err(corrupt(format!(
+                "holds more than the {expected} tensors a whisper model of this shape has \
+                 (extra data from byte {})",
+                r.pos
+            )));
         }
+        let pos = r.pos;
         let header =
             (|| -> std::io::Result<(i32, i32, i32)> { Ok((r.i32()?, r.i32()?, r.i32()?)) })()
                 .map_err(|_| truncated("tensor table"))?;
@@ -162,7 +182,11 @@ pub fn check_model_file(path: &Path) -> Result<ModelInfo> {
             if ne <= 0 {
                 return Err(corrupt(format!("tensor #{tensors} has dimension {ne}")));
             }
-            elements = elements.saturating_mul(ne as u64);
+            elements = elements.checked_mul(ne as u64).ok_or_else(|| {
+                corrupt(format!(
+                    "tensor #{tensors} at byte {pos} claims more elements than any file can hold"
+                ))
+            })?;
         }
         r.skip(name_len as u64)
             .map_err(|_| truncated("tensor table"))?;
@@ -179,20 +203,24 @@ pub fn check_model_file(path: &Path) -> Result<ModelInfo> {
                 file_bytes,
             });
         };
-        let data = elements.div_ceil(block_elems) * block_bytes;
-        let end = r.pos().map_err(|e| corrupt(e.to_string()))? + data;
-        if end > file_bytes {
-            return Err(corrupt(format!(
-                "tensor #{tensors} needs {data} bytes but the file ends {} bytes early (truncated download?)",
-                end - file_bytes
-            )));
+        let data = elements.div_ceil(block_elems).checked_mul(block_bytes);
+        let left = file_bytes.saturating_sub(r.pos);
+        match data {
+            Some(data) if data <= left => r.skip(data).map_err(|_| truncated("tensor data"))?,
+            Some(data) => {
+                return Err(corrupt(format!(
+                    "tensor #{tensors} needs {data} bytes but the file ends {} bytes early (truncated download?)",
+                    data - left
+                )))
+            }
+            None => {
+                return Err(corrupt(format!(
+                    "tensor #{tensors} at byte {pos} claims more data than any file can hold"
+                )))
+            }
         }
-        r.skip(data).map_err(|_| truncated("tensor data"))?;
         tensors += 1;
     }
-    // Encoder: 2 conv (w,b) + positional + 15 per layer + ln_post (w,b);
-    // decoder: positional + token embedding + 24 per layer + ln (w,b).
-    let expected = (5 + 15 * n_audio_layer as usize + 2) + (2 + 24 * n_text_layer as usize + 2);
     if tensors != expected {
         return Err(corrupt(format!(
             "holds {tensors} tensors, a whisper model of this shape has {expected} (truncated?)"
@@ -207,4 +235,66 @@ pub fn check_model_file(path: &Path) -> Result<ModelInfo> {
         tensors,
         file_bytes,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    fn crafted(name: &str) -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/data/crafted")
+            .join(name)
+    }
+
+    #[test]
+    fn crafted_structures_give_a_clear_error_at_once() {
+        // model-seek-loop.bin is the 96-byte file whose tensor size wrapped to "32 bytes
+        // back": the old walk never ended.
+        let cases = [
+            (
+                "model-seek-loop.bin",
+                "claims more data than any file can hold",
+            ),
+            ("model-elements-overflow.bin", "claims more elements"),
+            ("model-tensor-flood.bin", "holds more than the 167 tensors"),
+            ("model-negative-dim.bin", "has dimension -5"),
+            ("model-vocab-lie.bin", "file ends inside the vocabulary"),
+            ("model-mel-lie.bin", "file ends inside the mel filters"),
+        ];
+        for (name, message) in cases {
+            let t = Instant::now();
+            let err = check_model_file(&crafted(name)).expect_err(name);
+            assert!(
+                matches!(err, Error::ModelCorrupt { .. }) && err.to_string().contains(message),
+                "{name}: {err}"
+            );
+            assert!(
+                t.elapsed() < Duration::from_secs(1),
+                "{name}: {:?}",
+                t.elapsed()
+            );
+        }
+    }
+
+    #[test]
+    fn a_size_that_wraps_is_caught_not_skipped_backwards() {
+        // Same shape as the crafted file, but each dimension small enough that only the
+        // data size (elements x 4 bytes) overflows: 2^62 + 1 elements of f32.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut bytes = std::fs::read(crafted("model-seek-loop.bin")).expect("read");
+        let dims_at = 64 + 12;
+        for (i, d) in [1i32 << 30, 1 << 30, 4, 1].iter().enumerate() {
+            bytes[dims_at + 4 * i..dims_at + 4 * i + 4].copy_from_slice(&d.to_le_bytes());
+        }
+        let p = dir.path().join("wrap.bin");
+        std::fs::write(&p, &bytes).expect("write");
+        let err = check_model_file(&p).expect_err("refused");
+        assert!(
+            err.to_string()
+                .contains("claims more data than any file can hold"),
+            "{err}"
+        );
+    }
 }
