@@ -227,7 +227,8 @@ pub fn history_export(
         &stamp[..15],
         format.extension()
     ));
-    std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    dictum_engine::paths::write_private(&path, text.as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     Ok(ExportResult {
         path: path.display().to_string(),
         count: count as u32,

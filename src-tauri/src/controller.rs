@@ -72,9 +72,13 @@ pub fn attach(app: &AppHandle, state: &AppState) {
         for ev in events {
             match ev {
                 Event::Ready(info) => {
+                    let typing = info.inject_route.clone().unwrap_or_default();
                     eprintln!(
-                        "dictum-tray: dictation ready: hotkey {}, model {} on {} ({:.0} ms)",
+                        "dictum-tray: dictation ready: hotkey {} ({}), typing {}, session {}, model {} on {} ({:.0} ms)",
                         info.hotkey.as_deref().unwrap_or("none"),
+                        info.hotkey_path,
+                        typing,
+                        info.session,
                         info.model,
                         info.device,
                         info.startup_ms
@@ -83,10 +87,12 @@ pub fn attach(app: &AppHandle, state: &AppState) {
                         s.controller = true;
                         s.state = DictationState::Idle;
                         s.message = Some(format!(
-                            "ready: {} ({}) on {}",
+                            "ready: {} ({}, {}) on {}; typing: {}",
                             info.hotkey.unwrap_or_default(),
                             info.mode.replace('_', "-"),
-                            info.device
+                            info.hotkey_path.replace('_', " "),
+                            info.device,
+                            typing
                         ));
                     });
                     publish(&app, &status);
@@ -111,6 +117,7 @@ pub fn attach(app: &AppHandle, state: &AppState) {
                         report.outcome,
                         report.release_to_text_ms.unwrap_or(0.0)
                     );
+                    crate::tray::set_last(&app, &report.text);
                     let _ = app.emit("dictation", &report);
                 }
                 Event::Stopped => break,

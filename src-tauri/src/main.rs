@@ -32,6 +32,8 @@ fn show_arg(args: &[String]) -> Option<String> {
 fn main() {
     // A speech worker (whisper on the GPU, isolated from this process) runs nothing else.
     dictum_engine::stt::worker_process::exit_if_worker();
+    // History, audio, exports and config are private: folders 0700, files 0600.
+    dictum_engine::paths::set_private_umask();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()

@@ -21,11 +21,65 @@ fn icon(state: DictationState) -> tauri::Result<Image<'static>> {
 pub struct TrayItems {
     pub toggle: MenuItem<Wry>,
     pub pause: CheckMenuItem<Wry>,
+    /// "Copy last: …": the last dictation stays retrievable when typing could not be
+    /// confirmed (Wayland) or failed.
+    pub last: MenuItem<Wry>,
+}
+
+/// The last dictation's text, for the "Copy last" item.
+static LAST_TEXT: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+/// The injector that serves copied text (on X11 the clipboard lives as long as its owner).
+static COPIER: std::sync::Mutex<Option<dictum_engine::inject::Injector>> =
+    std::sync::Mutex::new(None);
+
+/// Shows `text` (the last dictation) in the menu's "Copy last" item.
+pub fn set_last(app: &AppHandle, text: &str) {
+    if text.trim().is_empty() {
+        return;
+    }
+    *LAST_TEXT.lock().unwrap_or_else(|p| p.into_inner()) = Some(text.to_string());
+    if let Some(items) = app.try_state::<TrayItems>() {
+        let _ = items.last.set_text(last_label(text));
+        let _ = items.last.set_enabled(true);
+    }
+}
+
+/// "Copy last: “Send the report…”" (at most 40 characters of the text).
+fn last_label(text: &str) -> String {
+    let text = text.trim();
+    let short: String = text.chars().take(40).collect();
+    let ellipsis = if text.chars().count() > 40 { "…" } else { "" };
+    format!("Copy last: “{short}{ellipsis}”")
+}
+
+fn copy_last(app: &AppHandle) -> Result<(), String> {
+    let text = LAST_TEXT
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone()
+        .ok_or("no dictation yet")?;
+    let mut copier = COPIER.lock().unwrap_or_else(|p| p.into_inner());
+    if copier.is_none() {
+        let config = app.state::<crate::state::AppState>().config();
+        *copier =
+            Some(dictum_engine::inject::Injector::new(&config.inject).map_err(|e| e.to_string())?);
+    }
+    match copier.as_mut() {
+        Some(injector) => injector.copy(&text),
+        None => Err("no clipboard".into()),
+    }
 }
 
 pub fn create(app: &AppHandle) -> tauri::Result<()> {
     let toggle = MenuItem::with_id(app, "toggle", "Start dictation", true, None::<&str>)?;
     let pause = CheckMenuItem::with_id(app, "pause", "Pause hotkey", true, false, None::<&str>)?;
+    let last = MenuItem::with_id(
+        app,
+        "last",
+        "Copy last: (no dictation yet)",
+        false,
+        None::<&str>,
+    )?;
     let settings = MenuItem::with_id(app, "settings", "Settings…", true, None::<&str>)?;
     let history = MenuItem::with_id(app, "history", "History…", true, None::<&str>)?;
     let stats = MenuItem::with_id(app, "stats", "Stats…", true, None::<&str>)?;
@@ -35,6 +89,7 @@ pub fn create(app: &AppHandle) -> tauri::Result<()> {
         &[
             &toggle,
             &pause,
+            &last,
             &PredefinedMenuItem::separator(app)?,
             &settings,
             &history,
@@ -46,6 +101,7 @@ pub fn create(app: &AppHandle) -> tauri::Result<()> {
     app.manage(TrayItems {
         toggle: toggle.clone(),
         pause: pause.clone(),
+        last: last.clone(),
     });
     TrayIconBuilder::with_id(TRAY_ID)
         .icon(icon(DictationState::Idle)?)
@@ -66,6 +122,11 @@ pub fn create(app: &AppHandle) -> tauri::Result<()> {
                         .and_then(|t| t.pause.is_checked().ok())
                         .unwrap_or(false);
                     let _ = crate::controller::set_paused(app, &state, paused);
+                }
+                "last" => {
+                    if let Err(e) = copy_last(app) {
+                        tracing::warn!("copy last dictation: {e}");
+                    }
                 }
                 "settings" | "history" | "stats" => crate::windows::show(app, event.id().as_ref()),
                 "quit" => {

@@ -674,7 +674,7 @@ impl Controller {
         self.queue.push(Job::Forget(id));
         let kept = self.audio_dir.as_ref().map(|dir| {
             let file = dir.join(format!("{id}.wav"));
-            std::fs::create_dir_all(dir)
+            crate::paths::create_private_dir_all(dir)
                 .and_then(|_| crate::audio::write_wav_16k(&file, &samples))
                 .map(|_| file)
         });

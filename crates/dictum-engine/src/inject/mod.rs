@@ -486,7 +486,9 @@ impl Injector {
     }
 
     fn final_text(&self, text: &str) -> String {
-        let mut text = text.to_owned();
+        // Typing never sends control characters (a newline would be Enter in a terminal);
+        // whatever produced the text, transcript or cleanup, only printable text goes out.
+        let mut text = crate::text_safety::strip_control(text, false);
         if self.config.trailing_space && !text.ends_with(char::is_whitespace) {
             text.push(' ');
         }
@@ -746,6 +748,15 @@ mod tests {
         }
         // Nothing was even connected.
         assert!(inj.x.x11.is_none() && inj.x.keys.is_none() && inj.x.board.is_none());
+    }
+
+    #[test]
+    fn control_characters_never_reach_the_keyboard() {
+        let inj = injector(InjectConfig::default(), x11_session());
+        assert_eq!(
+            inj.final_text("echo one;\ntouch tmp\r pwned\u{1b}[A"),
+            "echo one;touch tmp pwned[A "
+        );
     }
 
     #[test]
