@@ -51,6 +51,18 @@ ensure_e2e_deps() {
     export DICTUM_REQUIRE_E2E=1
 }
 
+# What the Wayland end-to-end tests drive (crates/dictum-cli/tests/live_wayland.rs): a headless
+# sway with XWayland, a native terminal (foot) and an X11 one (xterm), wtype (a virtual keyboard
+# that presses sway's bindings), wl-clipboard (another clipboard owner, wl-paste), the
+# gsettings schema for GNOME's custom shortcuts (`dictum shortcut install` on GNOME, tested
+# with gsettings' keyfile backend), and runuser/useradd (sway refuses root: the session runs
+# as an unprivileged test user).
+ensure_wayland_deps() {
+    apt_ensure sway foot wtype wl-clipboard xwayland xterm libglib2.0-bin \
+        gnome-settings-daemon-common util-linux passwd
+    export DICTUM_REQUIRE_E2E=1
+}
+
 # ensure_model FILE: makes sure the whisper model FILE is in Dictum's models folder, from the
 # test assets when they are there, else from the models' public home.
 ensure_model() {

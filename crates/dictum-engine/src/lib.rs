@@ -20,6 +20,7 @@ pub mod llm;
 pub mod models;
 pub mod paths;
 pub mod pipeline;
+pub mod shortcut;
 pub mod store;
 pub mod stt;
 pub mod timing;
