@@ -51,18 +51,23 @@ ensure_e2e_deps() {
     export DICTUM_REQUIRE_E2E=1
 }
 
+# What the Wayland tests drive (crates/dictum-engine/tests/inject_wayland.rs,
+# crates/dictum-cli/tests/live_wayland.rs): a headless sway with XWayland, a native terminal
+# (foot) and an X11 one (xterm), wtype (the typing reference), wl-clipboard (another clipboard
+# owner, wl-paste), xhost (lets the tests' XTest into the test user's XWayland), the gsettings
+# schema for GNOME's custom shortcuts (`dictum shortcut install` on GNOME, tested with
+# gsettings' keyfile backend), and runuser/useradd (sway refuses root: the session runs as an
+# unprivileged test user).
+ensure_wayland_deps() {
+    apt_ensure sway foot wtype wl-clipboard xwayland xterm x11-xserver-utils libglib2.0-bin \
+        gnome-settings-daemon-common util-linux passwd
+    export DICTUM_REQUIRE_E2E=1
+}
+
 # The XDG portal tests: the real KDE Plasma 5.27 stack (headless kwin_wayland --virtual, which
 # hosts kglobalaccel; xdg-desktop-portal + -kde; qtwayland5 for the portal's Qt; a GTK 3 window
 # as the native Wayland target) for crates/dictum-engine/tests/portal_kde.rs, and dbus-daemon +
 # python3-dbus-next for the declared stand-in portal (tests/portal_standin.py).
-# The Wayland tests: a headless sway session with XWayland (foot, xterm as the windows typed
-# into; wtype the reference; wl-clipboard the other clipboard users; xhost lets the tests' XTest
-# into the test user's XWayland).
-ensure_wayland_deps() {
-    apt_ensure sway foot xwayland xterm wtype wl-clipboard x11-xserver-utils
-    export DICTUM_REQUIRE_E2E=1
-}
-
 ensure_portal_deps() {
     apt_ensure dbus python3-dbus-next kwin-wayland xdg-desktop-portal xdg-desktop-portal-kde \
         qtwayland5 python3-gi gir1.2-gtk-3.0

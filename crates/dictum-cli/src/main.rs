@@ -9,6 +9,7 @@ mod cmd_doctor;
 mod cmd_history;
 mod cmd_models;
 mod cmd_run;
+mod cmd_shortcut;
 mod cmd_transcribe;
 mod context;
 mod llm_args;
@@ -34,6 +35,9 @@ enum Command {
     /// Drive the running daemon or tray app: press, release, toggle, cancel, pause, resume,
     /// quit (bind these to compositor shortcuts on Wayland).
     Ctl(cmd_ctl::Args),
+    /// Bind dictation to a desktop shortcut where no global hotkey can be grabbed (sway,
+    /// Hyprland: push-to-talk; GNOME: toggle): print, install or remove it.
+    Shortcut(cmd_shortcut::Args),
     /// Transcribe an audio file (WAV, any rate/depth/channels) and store it in history.
     Transcribe(cmd_transcribe::Args),
     /// Clean up text with the LLM stage (punctuation, capitalization, fillers), guarded.
@@ -76,6 +80,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => cmd_run::run(args),
         Command::Ctl(args) => cmd_ctl::run(args),
+        Command::Shortcut(args) => cmd_shortcut::run(args),
         Command::Transcribe(args) => cmd_transcribe::run(args),
         Command::Clean(args) => cmd_clean::run(args),
         Command::History(args) => cmd_history::run(args),

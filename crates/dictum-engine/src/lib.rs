@@ -21,6 +21,7 @@ pub mod models;
 pub mod paths;
 pub mod pipeline;
 pub mod portal;
+pub mod shortcut;
 pub mod store;
 pub mod stt;
 pub mod text_safety;

@@ -1,0 +1,480 @@
+//! End to end on a Wayland desktop, as a user of one would run Dictum: a real headless sway
+//! with XWayland (`tests/common/sway_session.rs`: compositor and clients run as an
+//! unprivileged user when the test runs as root), a real sound server (a private PulseAudio
+//! whose virtual microphone is fed by `paplay`), `dictum run --json` in the session's
+//! environment (WAYLAND_DISPLAY and DISPLAY both set, XDG_SESSION_TYPE=wayland,
+//! XDG_CURRENT_DESKTOP=sway), and the words read back from the terminals' input:
+//!
+//! | window             | driven by                                           | method |
+//! |--------------------|-----------------------------------------------------|--------|
+//! | foot (native)      | `dictum ctl press` / `release`                      | type   |
+//! | foot               | the sway binding `dictum shortcut install` wrote, the chord held on the session's keyboard (a virtual keyboard with the full US keymap) | type |
+//! | xterm (XWayland)   | `dictum ctl`                                        | type   |
+//! | xterm              | the sway binding                                    | type   |
+//! | foot, xterm        | `dictum ctl`                                        | paste, clipboard restored |
+//!
+//! Every case must deliver exactly the dictation event's text plus the trailing space. All
+//! cases run and are reported before the test fails, with the latency seen from outside the
+//! daemon (release → first byte in the terminal's file, chars/s) beside the daemon's own
+//! `release_to_text_ms` / `release_to_typed_ms`. `DICTUM_LIVE_WAYLAND_RUNS=N` repeats each
+//! case N times (default 1); `DICTUM_LIVE_WAYLAND_OUT=FILE` writes the table there;
+//! `DICTUM_BIN=PATH` runs another dictum build (e.g. the release one).
+//!
+//! Skipped only when the tools are missing and `DICTUM_REQUIRE_E2E` is unset (`scripts/test`
+//! sets it and installs them: `ensure_wayland_deps`).
+
+#[path = "../../dictum-engine/tests/common/mod.rs"]
+mod common;
+#[path = "../../dictum-engine/tests/common/sway_session.rs"]
+mod sway_session;
+
+use common::pulse::Pulse;
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+use sway_session::{keys, tools_present, Keyboard, Session, Terminal};
+
+const HOTKEY: &str = "ctrl+alt+space";
+const CLIPBOARD_BEFORE: &str = "what was on the clipboard";
+/// HOTKEY on the keyboard.
+const CHORD: [u32; 3] = [keys::LEFTCTRL, keys::LEFTALT, keys::SPACE];
+
+struct Daemon {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    events: mpsc::Receiver<Value>,
+    notices: Vec<String>,
+}
+
+impl Daemon {
+    fn start(s: &Session, exe: &Path) -> Daemon {
+        let mut child = s
+            .command(exe)
+            .args(["run", "--json", "--stdin-commands"])
+            .env(
+                "PULSE_SERVER",
+                std::env::var("PULSE_SERVER").expect("PULSE_SERVER"),
+            )
+            .env(
+                "DICTUM_LOG",
+                std::env::var("DICTUM_LOG")
+                    .unwrap_or_else(|_| "warn,pulseaudio=off,enigo=error,arboard=error".into()),
+            )
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn();
+        let stdout = child.stdout.take().expect("stdout");
+        let stdin = child.stdin.take();
+        let (tx, events) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                match serde_json::from_str::<Value>(&line) {
+                    Ok(v) => {
+                        if tx.send(v).is_err() {
+                            break;
+                        }
+                    }
+                    Err(_) => eprintln!("dictum stdout: {line}"),
+                }
+            }
+        });
+        let mut d = Daemon {
+            child,
+            stdin,
+            events,
+            notices: Vec::new(),
+        };
+        let ready = d.next("ready", Duration::from_secs(90));
+        eprintln!("ready: {ready}");
+        d
+    }
+
+    fn next(&mut self, kind: &str, within: Duration) -> Value {
+        self.try_next(kind, within)
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn try_next(&mut self, kind: &str, within: Duration) -> Result<Value, String> {
+        let deadline = Instant::now() + within;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let ev = self.events.recv_timeout(left).map_err(|e| {
+                format!(
+                    "no `{kind}` event within {within:?} ({e}); notices: {:?}",
+                    self.notices
+                )
+            })?;
+            if ev["event"] == "notice" {
+                let msg = ev["message"].as_str().unwrap_or_default().to_string();
+                eprintln!("notice: {msg}");
+                self.notices.push(msg);
+            }
+            if ev["event"] == kind {
+                return Ok(ev);
+            }
+        }
+    }
+
+    fn wait_notice(&mut self, needle: &str) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !self.notices.iter().any(|n| n.contains(needle)) {
+            assert!(
+                Instant::now() < deadline,
+                "no notice {needle:?}: {:?}",
+                self.notices
+            );
+            let left = deadline.saturating_duration_since(Instant::now());
+            if let Ok(ev) = self.events.recv_timeout(left) {
+                if ev["event"] == "notice" {
+                    self.notices
+                        .push(ev["message"].as_str().unwrap_or_default().to_string());
+                }
+            }
+        }
+    }
+
+    /// Nothing but state/notice events for `within`.
+    fn no_dictation(&mut self, within: Duration) -> Result<(), String> {
+        let deadline = Instant::now() + within;
+        while let Ok(ev) = self
+            .events
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        {
+            if ev["event"] == "dictation" {
+                return Err(format!("unexpected dictation: {ev}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Some(mut stdin) = self.stdin.take() {
+            let _ = writeln!(stdin, "quit");
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The private PulseAudio runs as this process's user; the session's user reaches it
+/// through its socket (anonymous auth), so the folders on the way are opened for traversal.
+fn share_pulse() {
+    use std::os::unix::fs::PermissionsExt;
+    let server = std::env::var("PULSE_SERVER").expect("PULSE_SERVER");
+    let socket = PathBuf::from(server.trim_start_matches("unix:"));
+    let top = PathBuf::from(std::env::var("DICTUM_PULSE_DIR").expect("DICTUM_PULSE_DIR"));
+    let mut dir = socket.parent().map(Path::to_path_buf);
+    while let Some(d) = dir {
+        let mode = std::fs::metadata(&d)
+            .expect("pulse dir")
+            .permissions()
+            .mode();
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(mode | 0o711))
+            .expect("chmod pulse dir");
+        if d == top {
+            break;
+        }
+        dir = d.parent().map(Path::to_path_buf);
+    }
+    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o777))
+        .expect("chmod pulse socket");
+}
+
+/// The dictum binary and the model where the session's user can use them (the build
+/// directory may be in root's home: then they are copied into the session folder).
+fn prepare(s: &Session) -> (PathBuf, PathBuf) {
+    // DICTUM_BIN: another build of dictum (e.g. the release one) instead of this test's.
+    let mut exe = std::env::var_os("DICTUM_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_dictum")));
+    let executable = s.command("test").arg("-x").arg(&exe).run_status().success();
+    if !executable {
+        let to = s.dir.path().join("bin/dictum");
+        std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir bin");
+        std::fs::copy(&exe, &to).expect("copy dictum");
+        s.give(&to);
+        exe = to;
+    }
+    let mut model = common::tiny_model();
+    if !s.can_read(&model) {
+        let to = s
+            .dir
+            .path()
+            .join("models")
+            .join(model.file_name().expect("name"));
+        std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir models");
+        std::fs::copy(&model, &to).expect("copy model");
+        s.give(&to);
+        model = to;
+    }
+    (exe, model)
+}
+
+fn config_path(s: &Session) -> PathBuf {
+    s.home.join(".config/dictum/config.toml")
+}
+
+fn write_config(s: &Session, model: &Path, extra: &str) {
+    let path = config_path(s);
+    let dir = path.parent().expect("parent");
+    std::fs::create_dir_all(dir).expect("mkdir config");
+    let text = format!(
+        "[stt]\nmodel = \"{}\"\nthreads = 2\n\n[dictation]\nhotkey = \"{HOTKEY}\"\n\n[inject]\nnotify_on_failure = false\n{extra}",
+        model.display()
+    );
+    // Written whole and renamed: the daemon never reads half a file.
+    let tmp = dir.join("config.toml.tmp");
+    std::fs::write(&tmp, text).expect("write config");
+    s.give(dir);
+    std::fs::rename(&tmp, &path).expect("rename config");
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Drive {
+    Ctl,
+    Binding,
+}
+
+impl Drive {
+    fn name(self) -> &'static str {
+        match self {
+            Drive::Ctl => "dictum ctl",
+            Drive::Binding => "sway binding",
+        }
+    }
+}
+
+/// One dictation while `term` has the focus; returns the row of the results table.
+#[allow(clippy::too_many_arguments)]
+fn case(
+    s: &Session,
+    kb: &mut Keyboard,
+    d: &mut Daemon,
+    exe: &Path,
+    term: &Terminal,
+    drive: Drive,
+    method: &str,
+    clip: &str,
+) -> Result<String, String> {
+    s.focus(&term.criteria, &term.id);
+    if method == "paste" {
+        s.set_clipboard(CLIPBOARD_BEFORE);
+    }
+    let before = term.len();
+    let tail = Duration::from_millis(400);
+    let released = match drive {
+        Drive::Ctl => {
+            let ctl = |word: &str| {
+                let out = s.command(exe).args(["ctl", word]).output();
+                assert!(
+                    out.status.success(),
+                    "dictum ctl {word}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            };
+            ctl("press");
+            std::thread::sleep(Duration::from_millis(100));
+            common::pulse::play_and_wait(clip);
+            std::thread::sleep(tail);
+            ctl("release");
+            Instant::now()
+        }
+        Drive::Binding => {
+            kb.down(&CHORD);
+            std::thread::sleep(Duration::from_millis(100));
+            common::pulse::play_and_wait(clip);
+            std::thread::sleep(tail);
+            // The key first, as people do: the release binding fires on it.
+            kb.up(&[keys::SPACE, keys::LEFTALT, keys::LEFTCTRL]);
+            Instant::now()
+        }
+    };
+    let ev = d.try_next("dictation", Duration::from_secs(60))?;
+    let text = ev["text"].as_str().unwrap_or_default();
+    if ev["outcome"] != "ok" || text.is_empty() {
+        return Err(format!("no text: {ev}"));
+    }
+    let expect = format!("{text} ");
+    let got = term.wait_for(before, before + expect.len() as u64, Duration::from_secs(5));
+    // Anything more (a late duplicate) shows up by now.
+    std::thread::sleep(Duration::from_millis(200));
+    let got_all = term.wait_for(before, u64::MAX, Duration::ZERO);
+    if got != expect || got_all != expect {
+        return Err(format!(
+            "{} received {got_all:?}, expected {expect:?}; inject_method {}, inject_error {}",
+            term.id, ev["inject_method"], ev["inject_error"]
+        ));
+    }
+    if method == "paste" {
+        let deadline = Instant::now() + Duration::from_secs(3);
+        let mut clip_now = s.clipboard();
+        while clip_now.as_deref() != Some(CLIPBOARD_BEFORE) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+            clip_now = s.clipboard();
+        }
+        if clip_now.as_deref() != Some(CLIPBOARD_BEFORE) {
+            return Err(format!(
+                "the clipboard was not restored after the paste: {clip_now:?}; {ev}"
+            ));
+        }
+    }
+    let (first, last, len) = term
+        .growth_since(before)
+        .ok_or("the watcher saw no growth")?;
+    let chars = text.chars().count() + 1;
+    let first_ms = first.saturating_duration_since(released).as_secs_f64() * 1000.0;
+    let span = last.saturating_duration_since(first).as_secs_f64();
+    let rate = if span > 0.0 && len > before {
+        format!("{:.0}", (chars.saturating_sub(1)) as f64 / span)
+    } else {
+        "one write".to_string()
+    };
+    let f = |k: &str| ev[k].as_f64().map_or("-".into(), |v| format!("{v:.0}"));
+    Ok(format!(
+        "| {} | {} | {method} | {} | {chars} | {first_ms:.0} | {rate} | {} | {} | {} | {} |",
+        term.id,
+        drive.name(),
+        ev["inject_method"].as_str().unwrap_or("-"),
+        f("release_to_text_ms"),
+        f("release_to_typed_ms"),
+        f("tail_stt_ms"),
+        ev["chunks"],
+    ))
+}
+
+#[test]
+fn dictation_reaches_native_and_xwayland_windows_on_sway() {
+    if !tools_present() {
+        return;
+    }
+    let runs: usize = std::env::var("DICTUM_LIVE_WAYLAND_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
+    let _pulse = Pulse::start();
+    share_pulse();
+    let s = Session::start("");
+    let (exe, model) = prepare(&s);
+    write_config(&s, &model, "");
+    // The user's keyboard, there before any window (as on a desktop).
+    let mut kb = Keyboard::connect(&s);
+    let xterm = Terminal::xterm(&s, "Dictum xterm target");
+    let foot = Terminal::foot(&s, "Dictum foot target");
+
+    // The sway binding, as a user installs it: into the session user's own sway config.
+    let sway_config = s.home.join(".config/sway/config");
+    let original = std::fs::read_to_string(&sway_config).expect("sway config");
+    let out = s.command(&exe).args(["shortcut", "install"]).output();
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    eprintln!(
+        "dictum shortcut install:\n{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "dictum shortcut install failed");
+    assert!(said.contains("reloaded sway"), "{said}");
+    let own = s.home.join(".config/sway/config.d/dictum.conf");
+    let own_text = std::fs::read_to_string(&own).expect("dictum.conf written");
+    assert!(
+        own_text.contains(&format!(
+            "bindsym --release Ctrl+Mod1+space exec {} ctl release",
+            exe.canonicalize().expect("exe").display()
+        )),
+        "{own_text}"
+    );
+    let with_include = std::fs::read_to_string(&sway_config).expect("sway config");
+    assert!(with_include.starts_with(&original));
+    let again = s.command(&exe).args(["shortcut", "install"]).output();
+    assert!(again.status.success());
+    assert!(
+        !String::from_utf8_lossy(&again.stdout).contains("reloaded"),
+        "second install changed something: {}",
+        String::from_utf8_lossy(&again.stdout)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&sway_config).expect("sway config"),
+        with_include
+    );
+
+    let mut d = Daemon::start(&s, &exe);
+    let mut rows = Vec::new();
+    let mut failures = Vec::new();
+    let mut run = |d: &mut Daemon, term: &Terminal, drive: Drive, method: &str, clip: &str| {
+        for _ in 0..runs {
+            match case(&s, &mut kb, d, &exe, term, drive, method, clip) {
+                Ok(row) => {
+                    eprintln!("{row}");
+                    rows.push(row);
+                }
+                Err(e) => {
+                    let msg = format!("{} via {} ({method}): {e}", term.id, drive.name());
+                    eprintln!("FAILED: {msg}");
+                    failures.push(msg);
+                    // Let a late delivery land before the next case.
+                    std::thread::sleep(Duration::from_millis(500));
+                }
+            }
+        }
+    };
+    run(&mut d, &foot, Drive::Ctl, "type", "jfk.wav");
+    run(&mut d, &foot, Drive::Binding, "type", "jfk.wav");
+    run(&mut d, &xterm, Drive::Ctl, "type", "jfk.wav");
+    run(&mut d, &xterm, Drive::Binding, "type", "jfk.wav");
+
+    d.notices.clear();
+    write_config(&s, &model, "method = \"paste\"\n");
+    d.wait_notice("config applied");
+    run(&mut d, &foot, Drive::Ctl, "paste", "jfk.wav");
+    run(&mut d, &xterm, Drive::Ctl, "paste", "jfk.wav");
+    run(&mut d, &foot, Drive::Binding, "paste", "goforward.wav");
+
+    // `dictum shortcut remove` puts the sway config back; the chord then does nothing.
+    let out = s.command(&exe).args(["shortcut", "remove"]).output();
+    eprintln!(
+        "dictum shortcut remove:\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(out.status.success());
+    assert_eq!(
+        std::fs::read_to_string(&sway_config).expect("sway config"),
+        original
+    );
+    assert!(!own.exists());
+    kb.down(&CHORD);
+    std::thread::sleep(Duration::from_millis(600));
+    kb.up(&[keys::SPACE, keys::LEFTALT, keys::LEFTCTRL]);
+    if let Err(e) = d.no_dictation(Duration::from_millis(1500)) {
+        failures.push(format!(
+            "the chord still dictates after `dictum shortcut remove`: {e}"
+        ));
+    }
+    drop(d);
+
+    let table = format!(
+        "| window | driven by | method | inject_method | chars | release→first char (ms, outside) | chars/s (outside) | release_to_text_ms | release_to_typed_ms | tail_stt_ms | chunks |\n|---|---|---|---|---|---|---|---|---|---|---|\n{}\n",
+        rows.join("\n")
+    );
+    eprintln!("\n{table}");
+    if let Ok(p) = std::env::var("DICTUM_LIVE_WAYLAND_OUT") {
+        std::fs::write(&p, &table).expect("write table");
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of the cases failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
