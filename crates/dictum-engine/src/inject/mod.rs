@@ -271,9 +271,6 @@ pub struct Injector {
     abilities: Abilities,
     x: X11Parts,
     wl: WaylandParts,
-    /// XTest could not type into XWayland (no usable keyboard map there): XWayland windows
-    /// get the native path until the session is probed again.
-    xwayland_xtest_failed: bool,
 }
 
 // The daemon moves the injector to its own thread.
@@ -297,7 +294,6 @@ impl Injector {
             abilities,
             x: X11Parts::default(),
             wl: WaylandParts::default(),
-            xwayland_xtest_failed: false,
         };
         injector.warm_up();
         Ok(injector)
@@ -352,11 +348,6 @@ impl Injector {
 
     /// The route for a window of kind `focus` with the current config.
     pub fn route(&self, focus: Focus) -> Result<Route, String> {
-        let focus = if focus == Focus::XWayland && self.xwayland_xtest_failed {
-            Focus::Unknown
-        } else {
-            focus
-        };
         session::route(
             &self.session,
             focus,
@@ -438,7 +429,6 @@ impl Injector {
                                 "inject: XTest into XWayland failed ({e}); using {}",
                                 native.typing.as_str()
                             );
-                            self.xwayland_xtest_failed = true;
                             self.inject_wayland(
                                 &text,
                                 native,
@@ -495,11 +485,15 @@ impl Injector {
         text
     }
 
-    /// Drops every connection: the next use reconnects (and the session is probed again:
-    /// a compositor or portal may have come or gone).
-    fn reset(&mut self) {
+    /// Drops the X connections (not the clipboard): the next use reconnects.
+    fn reset_x11(&mut self) {
         self.x.x11 = None;
         self.x.keys = None;
+    }
+
+    /// Drops every connection: the next use reconnects.
+    fn reset(&mut self) {
+        self.reset_x11();
         self.wl.keyboard = None;
         self.wl.portal = None;
         // The clipboard handles stay: dropping them would discard text they are serving.
@@ -508,7 +502,6 @@ impl Injector {
     /// After a failure: reconnect next time, with what the session offers now.
     fn reprobe(&mut self) {
         self.reset();
-        self.xwayland_xtest_failed = false;
         self.abilities = probe_abilities(&self.session);
     }
 
@@ -524,7 +517,7 @@ impl Injector {
             .x
             .keys_and_x11()
             .and_then(|(keys, x11)| keys.release_modifiers(x11, timeout))
-            .inspect_err(|_| self.reset())?;
+            .inspect_err(|_| self.reset_x11())?;
         report.modifier_wait_ms = released.waited_ms;
         report.modifiers_forced = !released.forced.is_empty();
         match self.config.method {
@@ -539,7 +532,7 @@ impl Injector {
                     }
                     typed
                 });
-                typed.inspect_err(|_| self.reset())?;
+                typed.inspect_err(|_| self.reset_x11())?;
                 report.inject_ms = ms_since(start);
                 Ok(Delivery::Typed(TypePath::X11))
             }
@@ -550,7 +543,7 @@ impl Injector {
                 self.x
                     .keys_and_x11()
                     .and_then(|(keys, _)| keys.paste_chord(terminal))
-                    .inspect_err(|_| self.reset())?;
+                    .inspect_err(|_| self.reset_x11())?;
                 report.inject_ms = ms_since(start);
                 if let Some(previous) = previous.filter(|p| p != text) {
                     std::thread::sleep(Duration::from_millis(self.config.paste_restore_delay_ms));
@@ -729,7 +722,6 @@ mod tests {
             abilities: Abilities::default(),
             x: X11Parts::default(),
             wl: WaylandParts::default(),
-            xwayland_xtest_failed: false,
         }
     }
 

@@ -81,15 +81,15 @@ pub(crate) struct ModifierRelease {
 
 impl Keys {
     pub(crate) fn connect(x11: &X11) -> Result<Keys, String> {
-        // XWayland gets its keyboard map when one of its windows is first focused; wait a
-        // moment for it (a window was just focused) rather than fail the dictation.
-        let start = Instant::now();
-        while !x11.has_modifier_map()? {
-            if start.elapsed() > Duration::from_millis(250) {
-                return Err("the X server has no keyboard map yet (XWayland before any of its                             windows had focus); focus the window and dictate again"
-                    .into());
-            }
-            std::thread::sleep(POLL);
+        // XWayland has no keyboard map until a keyboard with modifiers was active in one of
+        // its windows (a virtual keyboard's map may have none): XTest cannot type there, and
+        // the caller takes the compositor's path instead.
+        if !x11.has_modifier_map()? {
+            return Err(
+                "XWayland has no usable keyboard map (no keyboard with modifiers \
+                        was active in its windows yet)"
+                    .into(),
+            );
         }
         // enigo panics on some replies it does not expect: a failure, not a dead thread.
         let enigo = std::panic::catch_unwind(|| Enigo::new(&Settings::default()))
