@@ -35,7 +35,7 @@ const DEFAULT_CONFIG: Config = {
     chunk_max_ms: 15000, queue_max: 8, idle_unload_min: 0,
   },
   inject: {
-    method: 'type', terminal_classes: ['XTerm', 'kitty', 'Alacritty', 'foot'], paste_restore_delay_ms: 250,
+    method: 'type', backend: 'auto', terminal_classes: ['XTerm', 'kitty', 'Alacritty', 'foot'], paste_restore_delay_ms: 250,
     trailing_space: true, modifier_release_timeout_ms: 300, notify_on_failure: true,
   },
   models: { base_url: 'https://huggingface.co/ggerganov/whisper.cpp/resolve/main/' },

@@ -5,6 +5,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { Config } from '../bindings/Config';
 import type { ConfigView } from '../bindings/ConfigView';
+import type { InjectBackend } from '../bindings/InjectBackend';
 import type { DownloadProgress } from '../bindings/DownloadProgress';
 import type { LlmTestResult } from '../bindings/LlmTestResult';
 import type { ModelStatus } from '../bindings/ModelStatus';
@@ -77,6 +78,17 @@ export function Settings() {
           <select value={cfg.inject.method} onChange={(e) => up('inject', { method: (e.target as HTMLSelectElement).value as 'type' | 'paste' })} data-testid="inject-method">
             <option value="type">Typing it (synthesized keys)</option>
             <option value="paste">Pasting it (clipboard, restored after)</option>
+          </select>
+        </div>
+        <div class="row">
+          <label>Keys go through</label>
+          <select value={cfg.inject.backend} onChange={(e) => up('inject', { backend: (e.target as HTMLSelectElement).value as InjectBackend })} data-testid="inject-backend">
+            <option value="auto">Automatic (by desktop and window; `dictum doctor` shows the choice)</option>
+            <option value="virtual-keyboard">Wayland virtual keyboard (sway, Hyprland)</option>
+            <option value="portal">Remote Desktop portal (GNOME, KDE)</option>
+            <option value="x11">X11 (XTest)</option>
+            <option value="wtype">wtype</option>
+            <option value="ydotool">ydotool (US layout only)</option>
           </select>
         </div>
         <div class="row">
