@@ -22,6 +22,12 @@ pub trait Sink {
     fn route(&mut self) -> Option<String> {
         None
     }
+
+    /// How long after the key's release to wait before the first key is sent: the hotkey's
+    /// modifiers may still be held, and keys sent meanwhile would become shortcuts.
+    fn release_grace(&self) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -52,6 +58,10 @@ impl Sink for Injector {
             app_class: r.app_class,
             window_title: r.window_title,
         }
+    }
+
+    fn release_grace(&self) -> std::time::Duration {
+        Injector::release_grace(self)
     }
 
     fn route(&mut self) -> Option<String> {
@@ -159,6 +169,11 @@ pub(crate) fn run(
             // utterance waits for the release (order is kept: later ones queue behind it).
             while shared.key_held() && !shared.shutting_down() {
                 std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            let ready_at = release_at + sink.release_grace();
+            let now = Instant::now();
+            if ready_at > now {
+                std::thread::sleep(ready_at - now);
             }
             shared.set_injecting(true);
             let _ = to_controller.send(Input::StateChanged);

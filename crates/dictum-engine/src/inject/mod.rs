@@ -584,6 +584,16 @@ impl Injector {
                 let clip = route.clipboard.ok_or("no Wayland clipboard")?;
                 let previous = self.clipboard_text(clip);
                 self.set_clipboard(clip, text)?;
+                // The chord travels on another connection than the clipboard: wait until the
+                // compositor has taken the new selection (reading it back proves it), or the
+                // window may paste the previous owner's offer (seen: foot pasted nothing).
+                let deadline = Instant::now() + Duration::from_millis(300);
+                while clip != ClipPath::X11
+                    && self.clipboard_text(clip).as_deref() != Some(text)
+                    && Instant::now() < deadline
+                {
+                    std::thread::sleep(Duration::from_millis(2));
+                }
                 self.wayland_keys(path, Keystrokes::Paste { terminal })
                     .map(|()| {
                         report.inject_ms = ms_since(start);
@@ -656,6 +666,24 @@ impl Injector {
         result
     }
 
+    /// On Wayland Dictum cannot see other keyboards, so it cannot wait for the hotkey's
+    /// modifiers to come up as it does on X11: the first key waits this long after the
+    /// release instead. It matters where injected keys share the desktop's keyboard state
+    /// (the RemoteDesktop portal: a held Ctrl+Alt would turn letters into shortcuts); a
+    /// wlroots virtual keyboard has modifiers of its own. It costs nothing when the text is
+    /// ready later than this (the usual case). Zero on X11, where `release_modifiers`
+    /// watches the real keys.
+    pub fn release_grace(&self) -> Duration {
+        match self.session.kind {
+            SessionKind::Wayland => Duration::from_millis(
+                self.config
+                    .modifier_release_timeout_ms
+                    .min(WAYLAND_GRACE_MS),
+            ),
+            _ => Duration::ZERO,
+        }
+    }
+
     /// Puts `text` on this session's clipboard and leaves it there (the tray's "Copy last
     /// dictation"). Keep the injector alive: on X11 it serves what it copied.
     pub fn copy(&mut self, text: &str) -> Result<(), String> {
@@ -700,6 +728,10 @@ enum Keystrokes<'a> {
     Text(&'a str),
     Paste { terminal: bool },
 }
+
+/// The Wayland release grace (see [`Injector::release_grace`]): people let go of a chord's
+/// keys within about this long of each other.
+const WAYLAND_GRACE_MS: u64 = 100;
 
 const CHANGED_MEANWHILE: &str = "something else was copied meanwhile (kept)";
 
