@@ -584,16 +584,6 @@ impl Injector {
                 let clip = route.clipboard.ok_or("no Wayland clipboard")?;
                 let previous = self.clipboard_text(clip);
                 self.set_clipboard(clip, text)?;
-                // The chord travels on another connection than the clipboard: wait until the
-                // compositor has taken the new selection (reading it back proves it), or the
-                // window may paste the previous owner's offer (seen: foot pasted nothing).
-                let deadline = Instant::now() + Duration::from_millis(300);
-                while clip != ClipPath::X11
-                    && self.clipboard_text(clip).as_deref() != Some(text)
-                    && Instant::now() < deadline
-                {
-                    std::thread::sleep(Duration::from_millis(2));
-                }
                 self.wayland_keys(path, Keystrokes::Paste { terminal })
                     .map(|()| {
                         report.inject_ms = ms_since(start);

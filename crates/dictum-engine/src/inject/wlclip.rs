@@ -55,6 +55,10 @@ impl WlClipboard {
 
     /// Puts `text` on the clipboard (as text/plain;charset=utf-8 and the other text types),
     /// served in the background until something else is copied.
+    ///
+    /// Returns once the compositor has taken the new selection (read back through it): a
+    /// paste chord sent on another connection right after could otherwise reach a window
+    /// that still holds the previous owner's offer (seen: foot pasted nothing).
     pub fn set_text(&mut self, text: &str) -> Result<(), String> {
         let mut opts = copy::Options::new();
         opts.foreground(false);
@@ -62,7 +66,15 @@ impl WlClipboard {
             copy::Source::Bytes(text.as_bytes().to_vec().into_boxed_slice()),
             copy::MimeType::Text,
         )
-        .map_err(|e| format!("cannot set the Wayland clipboard: {e}"))
+        .map_err(|e| format!("cannot set the Wayland clipboard: {e}"))?;
+        let deadline = Instant::now() + std::time::Duration::from_millis(300);
+        while self.text().as_deref() != Some(text) {
+            if Instant::now() > deadline {
+                return Err("the Wayland clipboard did not take the new text within 300 ms".into());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        Ok(())
     }
 }
 
