@@ -25,11 +25,13 @@ mod common;
 #[path = "../../dictum-engine/tests/common/kde.rs"]
 mod kde;
 
+#[path = "support/events.rs"]
+mod events;
 use common::pulse::Pulse;
 use dictum_engine::portal::RemoteKeyboard;
 use kde::{tools, Kde, ALT_L, CONTROL_L, SPACE};
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -78,20 +80,7 @@ impl Daemon {
             .expect("start dictum run");
         let stdout = child.stdout.take().expect("stdout");
         let stdin = child.stdin.take();
-        let (tx, events) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                match serde_json::from_str::<Value>(&line) {
-                    Ok(v) => {
-                        if tx.send(v).is_err() {
-                            break;
-                        }
-                    }
-                    Err(_) => eprintln!("dictum stdout: {line}"),
-                }
-            }
-        });
+        let events = events::json_events(stdout);
         let mut d = Daemon {
             child,
             stdin,

@@ -28,9 +28,11 @@ mod common;
 #[path = "../../dictum-engine/tests/common/sway_session.rs"]
 mod sway_session;
 
+#[path = "support/events.rs"]
+mod events;
 use common::pulse::Pulse;
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc;
@@ -69,20 +71,7 @@ impl Daemon {
             .spawn();
         let stdout = child.stdout.take().expect("stdout");
         let stdin = child.stdin.take();
-        let (tx, events) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                match serde_json::from_str::<Value>(&line) {
-                    Ok(v) => {
-                        if tx.send(v).is_err() {
-                            break;
-                        }
-                    }
-                    Err(_) => eprintln!("dictum stdout: {line}"),
-                }
-            }
-        });
+        let events = events::json_events(stdout);
         let mut d = Daemon {
             child,
             stdin,

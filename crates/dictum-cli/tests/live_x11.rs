@@ -13,11 +13,13 @@
 #[path = "../../dictum-engine/tests/common/mod.rs"]
 mod common;
 
+#[path = "support/events.rs"]
+mod events;
 use common::pulse::{play_and_wait, reference, Pulse};
 use common::x11::{tools_present, Xterm, Xvfb};
 use dictum_engine::eval::WerCount;
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
@@ -54,20 +56,7 @@ impl Daemon {
             .expect("start dictum run");
         let stdout = child.stdout.take().expect("stdout");
         let stdin = child.stdin.take();
-        let (tx, events) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                match serde_json::from_str::<Value>(&line) {
-                    Ok(v) => {
-                        if tx.send(v).is_err() {
-                            break;
-                        }
-                    }
-                    Err(_) => eprintln!("dictum stdout: {line}"),
-                }
-            }
-        });
+        let events = events::json_events(stdout);
         let mut d = Daemon {
             child,
             stdin,
