@@ -1,7 +1,7 @@
 use crate::context::{load_config, open_history};
 use crate::llm_args::LlmArgs;
 use dictum_engine::paths;
-use dictum_engine::pipeline::{Engine, Utterance};
+use dictum_engine::pipeline::{Engine, FileProgress, Utterance};
 use dictum_engine::store::Outcome;
 use serde_json::json;
 use std::path::PathBuf;
@@ -23,6 +23,12 @@ pub struct Args {
     /// Clean the text with the LLM stage (as if llm.enabled = true).
     #[arg(long)]
     clean: bool,
+    /// Longest stretch of audio whisper takes at once, in seconds: longer files are cut at
+    /// their quietest point near this length and transcribed piece by piece, with progress
+    /// on stderr.
+    #[arg(long, default_value_t = dictum_engine::pipeline::FILE_PIECE_S,
+          value_parser = clap::value_parser!(u32).range(10..=1800))]
+    piece_s: u32,
     #[command(flatten)]
     llm: LlmArgs,
 }
@@ -42,8 +48,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let history = open_history()?;
     let mut engine = Engine::new(config, paths::model_dirs()?);
     engine.audio_dir = Some(paths::audio_dir()?);
+    engine.file_piece_s = args.piece_s;
     engine.enable_llm()?;
-    let utterance = engine.transcribe_file(&history, &args.file)?;
+    let mut shown = Progress::new(&args.file);
+    let utterance = engine.transcribe_file_with(&history, &args.file, &mut |p| shown.show(p))?;
+    shown.end();
     if args.json {
         println!("{}", to_json(&utterance));
     } else if let Some(text) = utterance.entry.text.as_deref().filter(|t| !t.is_empty()) {
@@ -57,6 +66,69 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::FAILURE)
         }
         None => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// Progress of a long file on stderr: one line rewritten in place on a terminal, a line per
+/// piece otherwise (logs, CI).
+struct Progress {
+    name: String,
+    tty: bool,
+    shown: bool,
+}
+
+impl Progress {
+    fn new(file: &std::path::Path) -> Progress {
+        use std::io::IsTerminal;
+        Progress {
+            name: file.file_name().map_or_else(
+                || file.display().to_string(),
+                |n| n.to_string_lossy().into(),
+            ),
+            tty: std::io::stderr().is_terminal(),
+            shown: false,
+        }
+    }
+
+    fn show(&mut self, p: &FileProgress) {
+        let pct = (p.done_ms * 100)
+            .checked_div(p.total_ms)
+            .map_or(100, |pct| pct.min(100));
+        let speed = if p.elapsed_ms > 0.0 {
+            p.done_ms as f64 / p.elapsed_ms
+        } else {
+            0.0
+        };
+        let line = format!(
+            "dictum: {}: {} of {} transcribed ({pct}%), {speed:.1}x real time, about {} left",
+            self.name,
+            clock(p.done_ms),
+            clock(p.total_ms),
+            clock(p.remaining_ms() as u64),
+        );
+        if self.tty {
+            eprint!("\r{line}\x1b[K");
+        } else {
+            eprintln!("{line}");
+        }
+        self.shown = true;
+    }
+
+    fn end(&self) {
+        if self.tty && self.shown {
+            eprintln!();
+        }
+    }
+}
+
+/// `h:mm:ss` or `m:ss`.
+fn clock(ms: u64) -> String {
+    let s = ms / 1000;
+    let (h, m, s) = (s / 3600, s / 60 % 60, s % 60);
+    if h > 0 {
+        format!("{h}:{m:02}:{s:02}")
+    } else {
+        format!("{m}:{s:02}")
     }
 }
 

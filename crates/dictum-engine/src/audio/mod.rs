@@ -1,14 +1,15 @@
 //! Audio in: decode a file into samples, downmix, resample to 16 kHz mono.
 
 pub mod capture;
+pub mod cut;
 mod resample;
 mod wav;
 
 pub use capture::{Capture, CaptureError, CaptureOptions, Captured};
 pub use resample::{downmix, resample_to_16k, To16k};
 pub use wav::{
-    decode_16k, read_wav, read_wav_capped, write_wav_16k, Decoded, Decoded16k, DEFAULT_MAX_SECONDS,
-    MAX_RATE, MIN_RATE,
+    decode_16k, decode_16k_blocks, read_wav, read_wav_capped, write_wav_16k, Decoded, Decoded16k,
+    StreamInfo, WavWriter16k, DEFAULT_MAX_SECONDS, MAX_RATE, MIN_RATE,
 };
 
 /// Mono 16 kHz f32 samples in [-1, 1].

@@ -45,6 +45,9 @@ pub struct To16k {
     out: Vec<f32>,
     buffer: Vec<Vec<f32>>,
     frames_in: u64,
+    /// Output samples already handed out by [`To16k::take_ready`] (the resampler's delay
+    /// included), so `out` holds the produced stream from this index on.
+    drained: usize,
 }
 
 impl To16k {
@@ -86,7 +89,20 @@ impl To16k {
             out: Vec::with_capacity(capacity),
             buffer,
             frames_in: 0,
+            drained: 0,
         })
+    }
+
+    /// Takes the 16 kHz output produced so far, aligned with the input (the resampler's delay
+    /// dropped): long files are processed as they are decoded instead of held whole. The
+    /// pieces taken, followed by [`To16k::finish`], are exactly [`resample_to_16k`]'s output.
+    pub fn take_ready(&mut self) -> Vec<f32> {
+        let delay = self.inner.as_ref().map_or(0, |r| r.output_delay());
+        let skip = delay.saturating_sub(self.drained).min(self.out.len());
+        self.drained += self.out.len();
+        let mut ready = std::mem::take(&mut self.out);
+        ready.drain(..skip);
+        ready
     }
 
     /// Resamples `mono` (the next samples of the stream) as far as whole chunks allow.
@@ -139,13 +155,16 @@ impl To16k {
         // Zeros in; a call may give nothing back while a whole FFT block fills (rates with
         // few common factors with 16 kHz have blocks of up to a second), so the calls are
         // counted from the input the missing output needs, not stopped at the first empty one.
-        let missing_out = (expected + delay).saturating_sub(self.out.len()) as u64;
+        // Lengths in the produced stream count what take_ready already handed out.
+        let drained = self.drained;
+        let produced = |out: &Vec<f32>| drained + out.len();
+        let missing_out = (expected + delay).saturating_sub(produced(&self.out)) as u64;
         let block_out = resampler.output_frames_max() as u64;
         let zeros_needed = (missing_out + block_out) * u64::from(self.rate)
             / u64::from(SAMPLE_RATE)
             + 2 * resampler.input_frames_max() as u64;
         let mut calls = zeros_needed / resampler.input_frames_next().max(1) as u64 + 2;
-        while self.out.len() < expected + delay && calls > 0 {
+        while produced(&self.out) < expected + delay && calls > 0 {
             calls -= 1;
             let (_, written) = resampler
                 .process_partial_into_buffer(None::<&[&[f32]]>, &mut self.buffer, None)
@@ -153,9 +172,12 @@ impl To16k {
             self.out.extend_from_slice(&self.buffer[0][..written]);
         }
         // In place: no second copy of the whole output.
-        let end = (delay + expected).min(self.out.len());
+        let end = (delay + expected)
+            .saturating_sub(self.drained)
+            .min(self.out.len());
         self.out.truncate(end);
-        self.out.drain(..delay.min(end));
+        self.out
+            .drain(..delay.saturating_sub(self.drained).min(end));
         Ok(self.out)
     }
 }
@@ -178,6 +200,28 @@ mod tests {
             .filter(|w| (w[0] < 0.0) != (w[1] < 0.0))
             .count();
         crossings as f32 / 2.0 / (x.len() as f32 / rate as f32)
+    }
+
+    #[test]
+    fn taking_output_as_it_comes_gives_the_whole_signal_exactly() {
+        for rate in [8_000, 16_000, 22_050, 44_100, 48_000, 96_000] {
+            let input = sine(330.0, rate, 2.3);
+            let whole = resample_to_16k(&input, rate).expect("resamples");
+            for block in [1, 100, 1024, 4099] {
+                let mut r = To16k::new(rate, 0).expect("rate accepted");
+                let mut streamed = Vec::new();
+                for piece in input.chunks(block) {
+                    r.push(piece).expect("push");
+                    streamed.extend(r.take_ready());
+                }
+                streamed.extend(r.finish().expect("finish"));
+                assert_eq!(streamed.len(), whole.len(), "rate {rate}, block {block}");
+                assert!(
+                    streamed.iter().zip(&whole).all(|(a, b)| a == b),
+                    "rate {rate}, block {block}: samples differ"
+                );
+            }
+        }
     }
 
     #[test]

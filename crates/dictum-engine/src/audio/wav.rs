@@ -233,14 +233,60 @@ pub fn read_wav_capped(path: &Path, max_seconds: u32) -> Result<Decoded> {
 /// (64 kB per second of audio) plus a fixed working set, whatever the file's rate or
 /// channel count.
 pub fn decode_16k(path: &Path, max_seconds: u32) -> Result<Decoded16k> {
+    let mut samples: Vec<f32> = Vec::new();
+    let info = decode_16k_blocks(path, max_seconds, &mut |block, expected| {
+        if samples.capacity() == 0 {
+            samples.reserve(usize::try_from(expected).unwrap_or(0));
+        }
+        samples.extend_from_slice(block);
+        Ok(())
+    })?;
+    Ok(Decoded16k {
+        samples,
+        source_rate: info.source_rate,
+        source_channels: info.source_channels,
+        source_frames: info.source_frames,
+        resample: info.resample,
+    })
+}
+
+/// What [`decode_16k_blocks`] decoded.
+#[derive(Debug, Clone)]
+pub struct StreamInfo {
+    pub source_rate: u32,
+    pub source_channels: u16,
+    /// Frames in the file (at its own rate).
+    pub source_frames: u64,
+    /// Time spent resampling.
+    pub resample: Duration,
+}
+
+impl StreamInfo {
+    /// The file's duration.
+    pub fn duration_ms(&self) -> u64 {
+        self.source_frames * 1000 / u64::from(self.source_rate.max(1))
+    }
+}
+
+/// Decodes a WAV file to 16 kHz mono block by block: `sink` gets each stretch of 16 kHz
+/// samples as soon as it is resampled (in order, together exactly [`decode_16k`]'s output),
+/// with the number of 16 kHz samples the header promises in all (for progress). Memory is a
+/// fixed working set whatever the file's length: long files are transcribed as they are read.
+pub fn decode_16k_blocks(
+    path: &Path,
+    max_seconds: u32,
+    sink: &mut dyn FnMut(&[f32], u64) -> Result<()>,
+) -> Result<StreamInfo> {
     let Checked {
         reader,
         spec,
         samples_bound,
     } = open_checked(path, max_seconds)?;
     let channels = usize::from(spec.channels);
-    let frames_bound = samples_bound / channels;
-    let mut resampler = To16k::new(spec.sample_rate, frames_bound as u64)?;
+    let frames_bound = (samples_bound / channels) as u64;
+    let expected = frames_bound.saturating_mul(u64::from(crate::SAMPLE_RATE))
+        / u64::from(spec.sample_rate.max(1));
+    let mut resampler = To16k::new(spec.sample_rate, 0)?;
     let mut resample = Duration::ZERO;
     // A frame split across two blocks is carried over.
     let mut partial: Vec<f32> = Vec::with_capacity(channels);
@@ -265,8 +311,13 @@ pub fn decode_16k(path: &Path, max_seconds: u32) -> Result<Decoded16k> {
         frames += mono.len() as u64;
         let t = Instant::now();
         let pushed = resampler.push(&mono);
+        let ready = resampler.take_ready();
         resample += t.elapsed();
-        pushed
+        pushed?;
+        if ready.is_empty() {
+            return Ok(());
+        }
+        sink(&ready, expected)
     })?;
     if frames == 0 {
         return Err(Error::AudioEmpty {
@@ -274,10 +325,12 @@ pub fn decode_16k(path: &Path, max_seconds: u32) -> Result<Decoded16k> {
         });
     }
     let t = Instant::now();
-    let samples = resampler.finish()?;
+    let rest = resampler.finish()?;
     resample += t.elapsed();
-    Ok(Decoded16k {
-        samples,
+    if !rest.is_empty() {
+        sink(&rest, expected)?;
+    }
+    Ok(StreamInfo {
         source_rate: spec.sample_rate,
         source_channels: spec.channels,
         source_frames: frames,
@@ -288,19 +341,40 @@ pub fn decode_16k(path: &Path, max_seconds: u32) -> Result<Decoded16k> {
 /// Writes 16 kHz mono 16-bit PCM (used to keep audio when the user asks for it), as a
 /// private (0600) file.
 pub fn write_wav_16k(path: &Path, samples: &[f32]) -> std::io::Result<()> {
-    let spec = hound::WavSpec {
-        channels: 1,
-        sample_rate: crate::SAMPLE_RATE,
-        bits_per_sample: 16,
-        sample_format: hound::SampleFormat::Int,
-    };
-    let file = std::io::BufWriter::new(crate::paths::create_private_file(path)?);
-    let mut writer = hound::WavWriter::new(file, spec).map_err(std::io::Error::other)?;
-    for &s in samples {
-        let v = (s.clamp(-1.0, 1.0) * i16::MAX as f32).round() as i16;
-        writer.write_sample(v).map_err(std::io::Error::other)?;
+    let mut writer = WavWriter16k::create(path)?;
+    writer.write(samples)?;
+    writer.finish()
+}
+
+/// A 16 kHz mono 16-bit WAV written piece by piece (kept audio of a long file), private (0600).
+pub struct WavWriter16k {
+    writer: hound::WavWriter<std::io::BufWriter<std::fs::File>>,
+}
+
+impl WavWriter16k {
+    pub fn create(path: &Path) -> std::io::Result<WavWriter16k> {
+        let spec = hound::WavSpec {
+            channels: 1,
+            sample_rate: crate::SAMPLE_RATE,
+            bits_per_sample: 16,
+            sample_format: hound::SampleFormat::Int,
+        };
+        let file = std::io::BufWriter::new(crate::paths::create_private_file(path)?);
+        let writer = hound::WavWriter::new(file, spec).map_err(std::io::Error::other)?;
+        Ok(WavWriter16k { writer })
     }
-    writer.finalize().map_err(std::io::Error::other)
+
+    pub fn write(&mut self, samples: &[f32]) -> std::io::Result<()> {
+        for &s in samples {
+            let v = (s.clamp(-1.0, 1.0) * i16::MAX as f32).round() as i16;
+            self.writer.write_sample(v).map_err(std::io::Error::other)?;
+        }
+        Ok(())
+    }
+
+    pub fn finish(self) -> std::io::Result<()> {
+        self.writer.finalize().map_err(std::io::Error::other)
+    }
 }
 
 #[cfg(test)]

@@ -49,6 +49,10 @@ pub struct SttOutput {
     /// True when the sized window gave degenerate output and the full window was used.
     pub redone_full: bool,
     pub ms: f64,
+    /// Where whisper's last segment ends, in ms from the start of the audio given (timestamp
+    /// mode, i.e. the full window, only): speech after it was not transcribed.
+    #[serde(default)]
+    pub end_ms: Option<u64>,
 }
 
 /// Where the model runs: in this process, or in a worker process (the GPU; see
@@ -311,8 +315,13 @@ fn decode_in(
         .map_err(|e| Error::Transcribe(e.to_string()))?;
     let mut text = String::new();
     let mut no_speech_prob = 0.0f32;
+    let mut end_ms = None;
     for segment in state.as_iter() {
         no_speech_prob = no_speech_prob.max(segment.no_speech_probability());
+        if audio_ctx == 0 {
+            // Centiseconds.
+            end_ms = u64::try_from(segment.end_timestamp()).ok().map(|t| t * 10);
+        }
         let piece = segment
             .to_str_lossy()
             .map_err(|e| Error::Transcribe(e.to_string()))?;
@@ -328,6 +337,7 @@ fn decode_in(
         no_speech_prob,
         audio_ctx,
         redone_full: false,
+        end_ms,
         ms: ms_since(start),
     })
 }
