@@ -49,7 +49,7 @@ impl History {
     /// daemon, the tray): a file SQLite reports as not a database or malformed (checked with
     /// `PRAGMA quick_check`) is moved aside, with its WAL and SHM, to
     /// `history.sqlite3.corrupt-<YYYYMMDD-HHMMSS>` and a fresh history is started; the
-    /// [`Recovered`] says so, for the user. A locked or unreadable file is never moved: that
+    /// [`Recovered`] says so: show it to the user (it is not logged here). A locked or unreadable file is never moved: that
     /// is an error, as from `open`.
     pub fn open_or_recover(path: &Path) -> Result<(History, Option<Recovered>)> {
         open::open_or_recover(path)

@@ -219,7 +219,6 @@ pub(crate) fn open_or_recover(path: &Path) -> Result<(History, Option<Recovered>
         moved_to,
         reason: problem,
     };
-    tracing::warn!("{recovered}");
     let history = History::open(path)?;
     Ok((history, Some(recovered)))
 }
