@@ -4,8 +4,8 @@
 //! files 0644), with the default XDG locations (HOME, XDG_DATA_HOME, XDG_CONFIG_HOME and
 //! XDG_RUNTIME_DIR point into a sandbox; no DICTUM_* path overrides):
 //!
-//! - the config (`models default`), a model download (`models download`, from the test
-//!   assets folder), a file transcription with `keep_audio` (history database, its WAL and
+//! - the config (`models default`), the models folder (`models download`, from the test
+//!   assets folder: refused at verification, their model is not the published file), a file transcription with `keep_audio` (history database, its WAL and
 //!   SHM, the kept WAV), an export (`history --export`);
 //! - the daemon (`dictum run` on a private PulseAudio with a virtual microphone): its control
 //!   socket folder and socket, one dictation driven by `dictum ctl toggle` (its row and kept
@@ -153,20 +153,33 @@ fn every_file_and_folder_dictum_creates_is_private() {
         .expect("chmod");
     let assets_models = common::assets().join("models");
 
-    // Config, model download, default model.
-    sb.dictum(&[
-        "models",
-        "download",
-        "tiny.en-q8_0",
-        "--base-url",
-        &assets_models.display().to_string(),
-    ]);
+    // A model download: the test assets' tiny.en is a conversion, not the published file,
+    // so the download is refused at verification (its partial file deleted), after making
+    // the models folder.
+    let out = sb
+        .command(&[
+            "models",
+            "download",
+            "tiny.en-q8_0",
+            "--base-url",
+            &assets_models.display().to_string(),
+        ])
+        .output()
+        .expect("download");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("expected"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The config, then the assets' model by path (in the user's config, as a user may).
     sb.dictum(&["models", "default", "tiny.en-q8_0"]);
     let config = sb.path("home/.config/dictum/config.toml");
     let text = std::fs::read_to_string(&config).expect("config written");
+    let model = common::tiny_model().display().to_string();
     let text = text
         .replace("keep_audio = false", "keep_audio = true")
-        .replace("threads = 0", "threads = 2");
+        .replace("model = \"tiny.en-q8_0\"", &format!("model = \"{model}\""));
+    assert!(text.contains(&model), "{text}");
     std::fs::write(&config, text).expect("edit config");
 
     // History, WAL/SHM, kept audio, export.
@@ -182,7 +195,7 @@ fn every_file_and_folder_dictum_creates_is_private() {
     if daemon {
         let _pulse = common::pulse::Pulse::start();
         let mut child = sb
-            .command(&["run", "--no-hotkey", "--output", "stdout", "--json"])
+            .command(&["run", "--no-hotkey", "--json"])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -248,7 +261,6 @@ fn every_file_and_folder_dictum_creates_is_private() {
         "home/.config/dictum/config.toml",
         "home/.local/share/dictum",
         "home/.local/share/dictum/models",
-        "home/.local/share/dictum/models/ggml-tiny.en-q8_0.bin",
         "home/.local/share/dictum/history.sqlite3",
         "home/.local/share/dictum/audio",
         "home/.local/share/dictum/audio/1.wav",
