@@ -125,6 +125,24 @@ fn hostile_clients_and_folders() {
     assert!(out.starts_with("error: no complete command"), "{out:?}");
     assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
 
+    // A flood of silent connections: beyond MAX_CLIENTS they are told at once to retry, no
+    // thread for them; once the silent ones time out, the socket answers again.
+    let flood: Vec<UnixStream> = (0..control::MAX_CLIENTS)
+        .map(|_| UnixStream::connect(&path).expect("flood"))
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let reply = raw(&path, b"status\n");
+    assert!(reply.starts_with("error: busy"), "{reply:?}");
+    drop(flood);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        match control::send("status") {
+            Ok(s) if s.starts_with("ok running") => break,
+            other => assert!(Instant::now() < deadline, "never answered again: {other:?}"),
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
     drop(server);
     assert!(!path.exists(), "removed on exit");
 

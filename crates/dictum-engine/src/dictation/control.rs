@@ -39,7 +39,7 @@ pub fn parse_command(word: &str) -> std::result::Result<Command, String> {
         "pause" => Command::PauseHotkey(true),
         "resume" => Command::PauseHotkey(false),
         "quit" | "exit" => Command::Shutdown,
-        other => return Err(format!("unknown command `{other}` ({COMMANDS}, status)")),
+        other => return Err(format!("unknown command `{other}` ({COMMANDS})")),
     })
 }
 
@@ -56,7 +56,9 @@ pub enum Request {
 pub fn parse_request(word: &str) -> std::result::Result<Request, String> {
     match word.trim() {
         "status" => Ok(Request::Status),
-        other => parse_command(other).map(Request::Command),
+        other => parse_command(other)
+            .map(Request::Command)
+            .map_err(|_| format!("unknown command `{other}` ({COMMANDS}, status)")),
     }
 }
 
