@@ -6,13 +6,16 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// press, release, toggle, cancel, pause, resume or quit.
+    /// press, release, toggle, cancel, pause, resume or quit; `status` says whether one runs.
     command: String,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Refuse a typo here, before bothering the daemon.
-    control::parse_command(&args.command).map_err(|e| anyhow::anyhow!(e))?;
-    control::send(&args.command)?;
+    control::parse_request(&args.command).map_err(|e| anyhow::anyhow!(e))?;
+    let reply = control::send(&args.command)?;
+    if reply != "ok" {
+        println!("{reply}");
+    }
     Ok(ExitCode::SUCCESS)
 }

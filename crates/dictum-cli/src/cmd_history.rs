@@ -1,6 +1,10 @@
+//! `dictum history`: list, search, export and delete past dictations.
+
 use crate::context::open_history;
-use dictum_engine::store::{format_utc, Entry, Query};
+use dictum_engine::store::{format_utc, render_export, Entry, ExportFormat, History, Query};
 use serde_json::json;
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
@@ -14,14 +18,37 @@ pub struct Args {
     /// Print a JSON array of entries.
     #[arg(long)]
     json: bool,
+    /// Write the listed entries (after --limit and --search) to FILE, as CSV, JSON or
+    /// Markdown by its extension (.csv, .json, .md); the file is private (0600).
+    #[arg(long, value_name = "FILE", conflicts_with = "json")]
+    export: Option<PathBuf>,
+    /// Delete these entries (by id, as listed) and their kept audio, for good.
+    #[arg(long, value_name = "ID", num_args = 1.., conflicts_with_all = ["delete_all", "export", "json", "search"])]
+    delete: Vec<i64>,
+    /// Delete every entry and all kept audio, for good. Asks for confirmation on a terminal;
+    /// elsewhere needs --yes.
+    #[arg(long, alias = "all", conflicts_with_all = ["export", "json", "search"])]
+    delete_all: bool,
+    /// Do not ask before --delete-all.
+    #[arg(long, short = 'y')]
+    yes: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.delete_all {
+        return delete_all(args.yes);
+    }
+    if !args.delete.is_empty() {
+        return delete(&args.delete);
+    }
     let history = open_history()?;
     let entries = history.list(&Query {
         limit: args.limit,
         search: args.search,
     })?;
+    if let Some(file) = &args.export {
+        return export(&entries, file);
+    }
     if args.json {
         let list: Vec<serde_json::Value> = entries.iter().map(entry_json).collect();
         println!("{}", serde_json::to_string_pretty(&list)?);
@@ -43,6 +70,87 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             text
         );
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn delete(ids: &[i64]) -> anyhow::Result<ExitCode> {
+    let history = open_history()?;
+    let missing: Vec<String> = ids
+        .iter()
+        .filter(|&&id| !matches!(history.get(id), Ok(Some(_))))
+        .map(|id| format!("#{id}"))
+        .collect();
+    let n = history.delete(ids)?;
+    println!("deleted {n} {} and their audio", plural(n));
+    if missing.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        anyhow::bail!(
+            "no entry {} (see the ids with `dictum history`)",
+            missing.join(", ")
+        )
+    }
+}
+
+fn delete_all(yes: bool) -> anyhow::Result<ExitCode> {
+    let history = open_history()?;
+    let count = count(&history)?;
+    if !yes {
+        if !std::io::stdin().is_terminal() {
+            anyhow::bail!(
+                "--delete-all deletes all {count} {} and their audio for good; add --yes to confirm",
+                plural(count)
+            );
+        }
+        eprint!(
+            "Delete all {count} {} and their kept audio from {}? This cannot be undone. Type yes to confirm: ",
+            plural(count),
+            history.path().display()
+        );
+        std::io::stderr().flush()?;
+        let mut answer = String::new();
+        std::io::stdin().lock().read_line(&mut answer)?;
+        if answer.trim() != "yes" {
+            eprintln!("dictum: nothing deleted");
+            return Ok(ExitCode::FAILURE);
+        }
+    }
+    let n = history.delete_all()?;
+    println!("deleted {n} {} and their audio", plural(n));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn count(history: &History) -> anyhow::Result<usize> {
+    Ok(history.count(&dictum_engine::store::HistoryFilter::default())? as usize)
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        "entry"
+    } else {
+        "entries"
+    }
+}
+
+fn export(entries: &[Entry], file: &Path) -> anyhow::Result<ExitCode> {
+    let format = match file.extension().and_then(|e| e.to_str()) {
+        Some("csv") => ExportFormat::Csv,
+        Some("json") => ExportFormat::Json,
+        Some("md" | "markdown") => ExportFormat::Markdown,
+        _ => anyhow::bail!(
+            "cannot tell the format of {}: name it .csv, .json or .md",
+            file.display()
+        ),
+    };
+    let text = render_export(entries, format)?;
+    dictum_engine::paths::write_private(file, text.as_bytes())
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", file.display()))?;
+    println!(
+        "exported {} {} to {}",
+        entries.len(),
+        plural(entries.len()),
+        file.display()
+    );
     Ok(ExitCode::SUCCESS)
 }
 

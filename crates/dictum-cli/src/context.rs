@@ -12,6 +12,11 @@ pub fn load_config() -> Result<Config> {
     Ok(loaded.config)
 }
 
+/// The history; a damaged one is moved aside and a fresh one started, with a warning.
 pub fn open_history() -> Result<History> {
-    History::open(&paths::history_db()?)
+    let (history, recovered) = History::open_or_recover(&paths::history_db()?)?;
+    if let Some(r) = recovered {
+        eprintln!("dictum: warning: {r}");
+    }
+    Ok(history)
 }

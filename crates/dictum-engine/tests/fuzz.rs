@@ -1,5 +1,6 @@
 //! Fuzzing of everything Dictum reads from outside (issue 12): the WAV reader and resampler,
-//! the model-file check, the config parser and the control-socket command parser. Property
+//! the model-file check, the config parser and the control-socket command parser and line
+//! reader. Property
 //! tests (proptest) with a bounded budget so they run in every `cargo test`; set
 //! `DICTUM_FUZZ_CASES` (cases per harness) for a longer run. Plus the crafted-file corpus in
 //! `tests/data/crafted/` (written by its `make.py`), each file through the real reader.
@@ -11,7 +12,7 @@
 
 use dictum_engine::audio::{decode_16k, read_wav_capped};
 use dictum_engine::config::Config;
-use dictum_engine::dictation::control::parse_command;
+use dictum_engine::dictation::control::{parse_command, read_request, Request, MAX_LINE};
 use dictum_engine::stt::check_model_file;
 use dictum_engine::Error;
 use proptest::prelude::*;
@@ -594,6 +595,69 @@ proptest! {
             Err(e) => {
                 prop_assert!(!known, "{line:?} refused");
                 prop_assert!(e.starts_with("unknown command"), "{e}");
+            }
+        }
+    }
+}
+
+/// A reader that counts what was taken from it (the socket's bytes).
+struct Counting<'a> {
+    data: &'a [u8],
+    taken: usize,
+}
+
+impl std::io::Read for Counting<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(self.data.len() - self.taken);
+        buf[..n].copy_from_slice(&self.data[self.taken..self.taken + n]);
+        self.taken += n;
+        Ok(n)
+    }
+}
+
+proptest! {
+    #![proptest_config(cases(5000))]
+
+    /// The socket's line reader: whatever arrives, at most MAX_LINE bytes are read, and the
+    /// answer is a request exactly when the first line (within the limit) is a known word.
+    #[test]
+    fn control_socket_lines_are_bounded_and_parsed(
+        bytes in prop_oneof![
+            2 => proptest::collection::vec(any::<u8>(), 0..1200),
+            2 => ("[ \t]{0,3}", proptest::sample::select(COMMANDS), "[ \t\r]{0,3}", "(\n[a-z]{0,20})?")
+                .prop_map(|(a, c, b, rest)| format!("{a}{c}{b}{rest}").into_bytes()),
+            1 => (proptest::sample::select(COMMANDS), 200usize..300)
+                .prop_map(|(c, pad)| format!("{c}{}\n", " ".repeat(pad)).into_bytes()),
+            1 => Just(b"status\n".to_vec()),
+        ],
+    ) {
+        limit_memory();
+        let mut input = Counting { data: &bytes, taken: 0 };
+        let result = read_request(&mut input);
+        prop_assert!(input.taken <= MAX_LINE, "read {} bytes", input.taken);
+        let line_end = bytes.iter().position(|&b| b == b'\n');
+        let within = match line_end {
+            Some(i) => i < MAX_LINE,
+            None => bytes.len() < MAX_LINE,
+        };
+        let first = &bytes[..line_end.unwrap_or(bytes.len()).min(MAX_LINE)];
+        let known = within
+            && std::str::from_utf8(first).is_ok_and(|t| {
+                t.trim() == "status" || COMMANDS.contains(&t.trim())
+            });
+        match result {
+            Ok(request) => {
+                prop_assert!(known, "{bytes:?} accepted as {request:?}");
+                if let Request::Status = request {
+                    prop_assert_eq!(std::str::from_utf8(first).map(str::trim), Ok("status"));
+                }
+            }
+            Err(e) => {
+                prop_assert!(!known, "{bytes:?} refused: {e}");
+                prop_assert!(!e.contains('\n'), "{e}");
+                if !within {
+                    prop_assert!(e.starts_with("command too long"), "{e}");
+                }
             }
         }
     }

@@ -4,9 +4,13 @@
 //! `bindsym --no-repeat $mod+d exec dictum ctl press` and
 //! `bindsym --release $mod+d exec dictum ctl release`).
 //!
-//! A Unix socket private to the user (`$XDG_RUNTIME_DIR/dictum/control.sock`, mode 0600):
-//! one command line in, one line out (`ok` or `error: ...`). One Dictum owns it at a time; a
-//! socket left by a crashed one is replaced.
+//! A Unix socket private to the user (`$XDG_RUNTIME_DIR/dictum/control.sock`, mode 0600, in a
+//! folder that must be the user's own and 0700: a wider one is tightened, another user's is
+//! refused): one command line in (at most [`MAX_LINE`] bytes, newline included), one line out
+//! (`ok`, `ok <detail>` or `error: ...`), connection closed. Each connection has its own
+//! thread and a read deadline, so a client that connects and says nothing delays nobody but
+//! itself; at most [`MAX_CLIENTS`] are served at once (more are told to retry). One Dictum
+//! owns the socket at a time; a socket left by a crashed one is replaced.
 
 use super::Command;
 use crate::{Error, Result};
@@ -15,6 +19,15 @@ use std::sync::mpsc::Sender;
 
 /// The words `dictum ctl` and `dictum run --stdin-commands` understand.
 pub const COMMANDS: &str = "press, release, toggle, cancel, pause, resume, quit";
+
+/// Longest request line the socket reads, newline included; a longer one is refused.
+pub const MAX_LINE: usize = 256;
+
+/// Connections served at the same time; more are answered `error: busy` at once.
+pub const MAX_CLIENTS: usize = 16;
+
+/// How long a connection may take to send its line.
+pub const READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// One command word as a [`Command`].
 pub fn parse_command(word: &str) -> std::result::Result<Command, String> {
@@ -28,6 +41,67 @@ pub fn parse_command(word: &str) -> std::result::Result<Command, String> {
         "quit" | "exit" => Command::Shutdown,
         other => return Err(format!("unknown command `{other}` ({COMMANDS})")),
     })
+}
+
+/// What a client can ask the socket.
+#[derive(Debug)]
+pub enum Request {
+    /// Forwarded to the dictation.
+    Command(Command),
+    /// Answered by the socket itself: `ok running (pid N)`; is a Dictum there?
+    Status,
+}
+
+/// One request word: a [`COMMANDS`] word or `status`.
+pub fn parse_request(word: &str) -> std::result::Result<Request, String> {
+    match word.trim() {
+        "status" => Ok(Request::Status),
+        other => parse_command(other)
+            .map(Request::Command)
+            .map_err(|_| format!("unknown command `{other}` ({COMMANDS}, status)")),
+    }
+}
+
+/// Reads one request line from `input`, never more than [`MAX_LINE`] bytes of it, and parses
+/// it. The error is the reply's text (after `error: `).
+pub fn read_request(input: impl std::io::Read) -> std::result::Result<Request, String> {
+    use std::io::Read;
+    let mut line = Vec::with_capacity(64);
+    let mut limited = input.take(MAX_LINE as u64);
+    let mut byte = [0u8; 1];
+    let mut ended = false;
+    // Byte by byte: nothing past the newline (or past the limit) is consumed.
+    loop {
+        match limited.read(&mut byte) {
+            Ok(0) => break,
+            Ok(_) if byte[0] == b'\n' => {
+                ended = true;
+                break;
+            }
+            Ok(_) => line.push(byte[0]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return Err(format!(
+                    "no complete command within {} s",
+                    READ_TIMEOUT.as_secs()
+                ))
+            }
+            Err(e) => return Err(format!("cannot read the command: {e}")),
+        }
+    }
+    if !ended && line.len() >= MAX_LINE {
+        return Err(format!(
+            "command too long (at most {MAX_LINE} bytes a line; {COMMANDS}, status)"
+        ));
+    }
+    let text = std::str::from_utf8(&line)
+        .map_err(|_| format!("the command is not UTF-8 text ({COMMANDS}, status)"))?;
+    parse_request(text)
 }
 
 /// Where the socket lives: `$DICTUM_CONTROL_SOCKET`; else next to the data when
@@ -60,20 +134,78 @@ impl Drop for ControlServer {
 #[cfg(unix)]
 mod imp {
     use super::*;
-    use std::io::{BufRead, BufReader, Write};
-    use std::os::unix::fs::PermissionsExt;
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
     use std::os::unix::net::{UnixListener, UnixStream};
-    use std::time::Duration;
+    use std::path::Path;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    /// Makes sure `dir` is a private folder of this user: created 0700 if missing, tightened
+    /// to 0700 if it is ours and wider; refused if it is another user's, a symlink, or a
+    /// shared sticky folder such as /tmp (that one is not ours to change).
+    pub fn private_socket_dir(dir: &Path) -> Result<()> {
+        let refuse = |why: String| {
+            Error::Control(format!(
+                "cannot use {} for the control socket: {why}; set DICTUM_CONTROL_SOCKET to a path in a folder of your own",
+                dir.display()
+            ))
+        };
+        if std::fs::symlink_metadata(dir).is_err() {
+            crate::paths::create_private_dir_all(dir)
+                .map_err(|e| refuse(format!("cannot create it ({e})")))?;
+        }
+        let meta = std::fs::symlink_metadata(dir).map_err(|e| refuse(e.to_string()))?;
+        if meta.file_type().is_symlink() {
+            return Err(refuse("it is a symbolic link".into()));
+        }
+        if !meta.is_dir() {
+            return Err(refuse("it is not a folder".into()));
+        }
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let me = unsafe { libc::geteuid() };
+        if meta.uid() != me {
+            return Err(refuse(format!(
+                "it belongs to another user (uid {}, you are {me})",
+                meta.uid()
+            )));
+        }
+        let mode = meta.permissions().mode();
+        if mode & 0o077 != 0 {
+            if mode & 0o1000 != 0 {
+                return Err(refuse(format!(
+                    "it is a shared folder (mode {:o})",
+                    mode & 0o7777
+                )));
+            }
+            std::fs::set_permissions(
+                dir,
+                std::fs::Permissions::from_mode(crate::paths::PRIVATE_DIR_MODE),
+            )
+            .map_err(|e| {
+                refuse(format!(
+                    "it is open to others and cannot be made private ({e})"
+                ))
+            })?;
+            tracing::info!(
+                "control socket: {} was open to others (mode {:o}); now 0700",
+                dir.display(),
+                mode & 0o777
+            );
+        }
+        Ok(())
+    }
 
     pub fn serve(commands: Sender<Command>) -> Result<ControlServer> {
         let path = socket_path()?;
         let io = |what: &str, e: std::io::Error| {
             Error::Control(format!("cannot {what} at {}: {e}", path.display()))
         };
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| io("create its folder", e))?;
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            private_socket_dir(dir)?;
         }
-        if path.exists() {
+        if std::fs::symlink_metadata(&path).is_ok() {
             if UnixStream::connect(&path).is_ok() {
                 return Err(Error::Control(format!(
                     "another Dictum is running and owns {}; `dictum ctl` drives that one",
@@ -86,36 +218,78 @@ mod imp {
         let listener = UnixListener::bind(&path).map_err(|e| io("listen", e))?;
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
             .map_err(|e| io("make it private", e))?;
+        let clients = Arc::new(AtomicUsize::new(0));
         std::thread::Builder::new()
             .name("dictum-control".into())
-            .spawn(move || {
-                for stream in listener.incoming() {
-                    let Ok(stream) = stream else { continue };
-                    if !answer(stream, &commands) {
-                        break; // the dictation is gone
-                    }
-                }
-            })
+            .spawn(move || accept_loop(listener, commands, clients))
             .map_err(|e| io("start its thread", e))?;
         Ok(ControlServer { path })
     }
 
-    /// Handles one connection; false when the dictation no longer takes commands.
-    fn answer(stream: UnixStream, commands: &Sender<Command>) -> bool {
-        let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
-        let mut line = String::new();
-        let mut reader = BufReader::new(&stream);
-        if reader.read_line(&mut line).is_err() {
-            return true;
+    fn accept_loop(listener: UnixListener, commands: Sender<Command>, clients: Arc<AtomicUsize>) {
+        let alive = Arc::new(std::sync::atomic::AtomicBool::new(true));
+        for stream in listener.incoming() {
+            if !alive.load(Ordering::SeqCst) {
+                break; // the dictation is gone
+            }
+            let Ok(stream) = stream else { continue };
+            if clients.fetch_add(1, Ordering::SeqCst) >= MAX_CLIENTS {
+                clients.fetch_sub(1, Ordering::SeqCst);
+                let _ = stream.set_write_timeout(Some(Duration::from_millis(100)));
+                let _ = (&stream).write_all(b"error: busy (too many connections); retry\n");
+                continue;
+            }
+            let (commands, count, alive) = (commands.clone(), clients.clone(), alive.clone());
+            let spawned = std::thread::Builder::new()
+                .name("dictum-control-client".into())
+                .spawn(move || {
+                    if !answer(&stream, &commands) {
+                        alive.store(false, Ordering::SeqCst);
+                    }
+                    count.fetch_sub(1, Ordering::SeqCst);
+                });
+            if spawned.is_err() {
+                clients.fetch_sub(1, Ordering::SeqCst);
+            }
         }
-        let (reply, alive) = match parse_command(&line) {
-            Ok(cmd) => match commands.send(cmd) {
+    }
+
+    /// The stream with one deadline for the whole line (a per-read timeout alone would let a
+    /// client trickle a byte a second for minutes).
+    struct Deadline<'a> {
+        stream: &'a UnixStream,
+        until: Instant,
+    }
+
+    impl Read for Deadline<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let left = self.until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(std::io::ErrorKind::TimedOut.into());
+            }
+            self.stream.set_read_timeout(Some(left))?;
+            (&*self.stream).read(buf)
+        }
+    }
+
+    /// Handles one connection; false when the dictation no longer takes commands.
+    fn answer(stream: &UnixStream, commands: &Sender<Command>) -> bool {
+        let _ = stream.set_write_timeout(Some(READ_TIMEOUT));
+        let request = read_request(Deadline {
+            stream,
+            until: Instant::now() + READ_TIMEOUT,
+        });
+        let (reply, alive) = match request {
+            Ok(Request::Status) => (format!("ok running (pid {})", std::process::id()), true),
+            Ok(Request::Command(cmd)) => match commands.send(cmd) {
                 Ok(()) => ("ok".to_string(), true),
                 Err(_) => ("error: dictation has stopped".to_string(), false),
             },
             Err(e) => (format!("error: {e}"), true),
         };
-        let _ = (&stream).write_all(format!("{reply}\n").as_bytes());
+        let _ = (&*stream).write_all(format!("{reply}\n").as_bytes());
+        // Whatever else the client sent is not read: the connection ends here.
+        let _ = stream.shutdown(std::net::Shutdown::Both);
         alive
     }
 
@@ -132,11 +306,16 @@ mod imp {
             .write_all(format!("{}\n", word.trim()).as_bytes())
             .map_err(|e| Error::Control(format!("cannot send to {}: {e}", path.display())))?;
         let mut reply = String::new();
-        BufReader::new(&stream)
+        BufReader::new((&stream).take(4096))
             .read_line(&mut reply)
             .map_err(|e| Error::Control(format!("no answer from {}: {e}", path.display())))?;
         match reply.trim() {
             "ok" => Ok("ok".into()),
+            ok if ok.starts_with("ok ") => Ok(ok.to_string()),
+            "" => Err(Error::Control(format!(
+                "{} closed the connection without answering; is it a Dictum?",
+                path.display()
+            ))),
             other => Err(Error::Control(
                 other.strip_prefix("error: ").unwrap_or(other).to_string(),
             )),
@@ -167,7 +346,8 @@ pub fn serve(commands: Sender<Command>) -> Result<ControlServer> {
     imp::serve(commands)
 }
 
-/// Sends one command word to the running Dictum; `Ok` when it took it.
+/// Sends one request word to the running Dictum; `Ok` with its reply (`ok`, or `ok running
+/// (pid N)` for `status`) when it took it.
 pub fn send(word: &str) -> Result<String> {
     imp::send(word)
 }

@@ -71,6 +71,11 @@ pub(crate) fn run(
     let shared = Arc::new(Shared::default());
     let queue = Arc::new(Queue::default());
     let (to_injector, injector_rx) = mpsc::channel();
+    // Retention (history.retention_days) at start and daily while the dictation runs.
+    let retention = (
+        opts.history_path.clone(),
+        opts.config.history.retention_days,
+    );
     let mut controller = match start(
         opts,
         &inputs_tx,
@@ -93,6 +98,7 @@ pub(crate) fn run(
             return;
         }
     };
+    let _retention = crate::store::retention::spawn_daily(retention.0, retention.1);
     controller.run(inputs);
     let _ = events.send(Event::Stopped);
 }
@@ -111,7 +117,15 @@ fn start(
 ) -> Result<(Controller, ReadyInfo), String> {
     let config = opts.config.clone();
     let open_history = || History::open(&opts.history_path).map_err(|e| e.to_string());
-    let history = open_history()?;
+    // A damaged database is moved aside and a fresh one started (the user is told); a locked
+    // one is an error.
+    let (history, recovered) =
+        History::open_or_recover(&opts.history_path).map_err(|e| e.to_string())?;
+    if let Some(r) = recovered {
+        let _ = events.send(Event::Notice {
+            message: r.to_string(),
+        });
+    }
 
     // The microphone: opened now and kept, so a key press never waits for the stream.
     let capture = Capture::open_with(capture_options(&config)).map_err(|e| e.to_string())?;

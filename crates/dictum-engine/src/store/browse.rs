@@ -1,5 +1,5 @@
 //! What the history browser and the stats view ask of the history: keyset-paged, filtered,
-//! searchable listing; counts; delete; export as CSV / JSON / Markdown; and per-stage
+//! searchable listing; counts; export as CSV / JSON / Markdown; and per-stage
 //! percentiles over time. Every query pages newest-first through an index (see
 //! `migrations/0005_history_browse.sql`; `tests/history_browse.rs` checks the plans).
 
@@ -305,30 +305,6 @@ impl History {
             .map_err(|e| self.err(e))?;
         rows.collect::<rusqlite::Result<Vec<_>>>()
             .map_err(|e| self.err(e))
-    }
-
-    /// Deletes entries (and their kept audio files); returns how many rows went.
-    pub fn delete(&self, ids: &[i64]) -> Result<usize> {
-        let mut deleted = 0;
-        let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
-        for id in ids {
-            let audio: Option<String> = tx
-                .query_row(
-                    "SELECT audio_path FROM dictations WHERE id = ?1",
-                    [id],
-                    |r| r.get(0),
-                )
-                .unwrap_or(None);
-            deleted += tx
-                .execute("DELETE FROM dictations WHERE id = ?1", [id])
-                .map_err(|e| self.err(e))?;
-            if let Some(path) = audio {
-                // A kept recording goes with its row (privacy); a missing file is fine.
-                let _ = std::fs::remove_file(path);
-            }
-        }
-        tx.commit().map_err(|e| self.err(e))?;
-        Ok(deleted)
     }
 
     /// Full entries of a selection, newest first.

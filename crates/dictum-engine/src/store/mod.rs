@@ -3,9 +3,12 @@
 //! completed afterwards, so nothing captured is ever lost without a trace.
 
 mod browse;
+mod delete;
 pub mod demo;
 mod entry;
 mod migrations;
+mod open;
+pub mod retention;
 
 pub use browse::{
     render_export, Bucketing, Cursor, EntrySummary, ExportFormat, ExportSelection, HistoryFilter,
@@ -13,6 +16,7 @@ pub use browse::{
 };
 pub use entry::{Entry, Outcome, Source};
 pub use migrations::{migrations, MIGRATION_FILES};
+pub use open::Recovered;
 
 use crate::{Error, Result};
 use rusqlite::{params, Connection, OptionalExtension};
@@ -33,44 +37,22 @@ pub struct Query {
 
 impl History {
     /// Opens (creating folders and file as needed) and migrates to the latest schema.
+    ///
+    /// Every connection deletes securely (`PRAGMA secure_delete`: freed space is zeroed, so a
+    /// deleted dictation's text does not linger in free pages). A damaged file is an error
+    /// here; [`History::open_or_recover`] moves it aside instead.
     pub fn open(path: &Path) -> Result<History> {
-        let err = |reason: String| Error::Store {
-            path: path.to_path_buf(),
-            reason,
-        };
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            crate::paths::create_private_dir_all(parent)
-                .map_err(|e| err(format!("cannot create {}: {e}", parent.display())))?;
-        }
-        // The database is created 0600 here, before SQLite sees it: SQLite gives its -wal and
-        // -shm files the database file's mode. An existing database (and its WAL and SHM) is
-        // tightened to 0600.
-        if !path.exists() {
-            crate::paths::create_private_file(path)
-                .map_err(|e| err(format!("cannot create the database file: {e}")))?;
-        }
-        for suffix in ["", "-wal", "-shm", "-journal"] {
-            let mut p = path.as_os_str().to_owned();
-            p.push(suffix);
-            crate::paths::make_private(Path::new(&p))
-                .map_err(|e| err(format!("cannot make it private (chmod 600): {e}")))?;
-        }
-        let mut conn = Connection::open(path).map_err(|e| err(e.to_string()))?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))
-            .map_err(|e| err(e.to_string()))?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(|e| err(format!("cannot enable WAL: {e}")))?;
-        conn.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(|e| err(e.to_string()))?;
-        conn.pragma_update(None, "foreign_keys", "ON")
-            .map_err(|e| err(e.to_string()))?;
-        migrations()
-            .to_latest(&mut conn)
-            .map_err(|e| err(format!("schema migration failed: {e}")))?;
-        Ok(History {
-            conn,
-            path: path.to_path_buf(),
-        })
+        open::open(path).map_err(|e| e.into_error(path))
+    }
+
+    /// [`History::open`], for processes that must start whatever state the file is in (the
+    /// daemon, the tray): a file SQLite reports as not a database or malformed (checked with
+    /// `PRAGMA quick_check`) is moved aside, with its WAL and SHM, to
+    /// `history.sqlite3.corrupt-<YYYYMMDD-HHMMSS>` and a fresh history is started; the
+    /// [`Recovered`] says so: show it to the user (it is not logged here). A locked or unreadable file is never moved: that
+    /// is an error, as from `open`.
+    pub fn open_or_recover(path: &Path) -> Result<(History, Option<Recovered>)> {
+        open::open_or_recover(path)
     }
 
     pub fn path(&self) -> &Path {
@@ -219,20 +201,6 @@ impl History {
             .pragma_query_value(None, "user_version", |r| r.get(0))
             .map_err(|e| self.err(e))?;
         Ok(v as usize)
-    }
-
-    /// Deletes entries older than `days` days; returns how many.
-    pub fn apply_retention(&self, days: u32) -> Result<usize> {
-        if days == 0 {
-            return Ok(0);
-        }
-        let cutoff = now_ms() - days as i64 * 86_400_000;
-        self.conn
-            .execute(
-                "DELETE FROM dictations WHERE created_at_ms < ?1",
-                params![cutoff],
-            )
-            .map_err(|e| self.err(e))
     }
 }
 
