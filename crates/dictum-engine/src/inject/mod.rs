@@ -15,6 +15,8 @@
 //! | `paste.rs` | clipboard with arboard |
 //! | `wayland.rs` | X11 vs Wayland-only, `wtype`/`ydotool`/`wl-copy` |
 //! | `uinput/` | the last-resort uinput keyboard, keys chosen for the user's XKB layout |
+//! | `vkbd/`, `wlclip.rs` | Wayland virtual keyboard and data-control clipboard (Linux) |
+//! | `unsupported.rs` | off Linux: stand-ins for `vkbd`, `wlclip`, `uinput` that say so |
 //! | `notify.rs` | the failure notification (`notify-send`, never blocking) |
 //!
 //! Threads: the `Injector` is `Send` (checked at compile time), so it can be created on one
@@ -39,10 +41,17 @@ pub mod notify;
 mod paste;
 pub mod session;
 mod typing;
+#[cfg(target_os = "linux")]
 pub mod uinput;
+#[cfg(not(target_os = "linux"))]
+mod unsupported;
+#[cfg(not(target_os = "linux"))]
+pub use unsupported::{uinput, vkbd, wlclip};
+#[cfg(target_os = "linux")]
 pub mod vkbd;
 pub mod wayland;
 pub mod window;
+#[cfg(target_os = "linux")]
 pub mod wlclip;
 
 pub use config::{InjectBackend, InjectConfig, InjectMethod};
