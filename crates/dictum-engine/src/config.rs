@@ -247,8 +247,8 @@ idle_unload_min = 0.0
 method = "type"
 # Which path delivers the keys: "auto" picks by session and focused window (X11 sessions and
 # XWayland windows: XTest; native Wayland windows: the virtual-keyboard protocol on
-# wlroots compositors, the RemoteDesktop portal on GNOME and KDE, then wtype, ydotool).
-# Force one with "x11", "virtual-keyboard", "portal", "wtype" or "ydotool".
+# wlroots compositors, the RemoteDesktop portal on GNOME and KDE, then wtype, uinput, ydotool).
+# Force one with "x11", "virtual-keyboard", "portal", "wtype", "uinput" or "ydotool".
 backend = "auto"
 # Window classes (WM_CLASS instance or class, or Wayland app_id; any case) that paste with
 # Ctrl+Shift+V.

@@ -185,6 +185,17 @@ impl Drop for StandIn {
 /// The text the recorded NotifyKeyboardKeysym calls type: each keysym must be pressed then
 /// released, in order.
 fn typed_text(calls: &[Json]) -> String {
+    // `RemoteKeyboard::connect` primes the session with one lone Shift tap (mutter drops the
+    // first keys of a session): it types nothing.
+    let key = |c: &Json| (c["keysym"].as_u64(), c["state"].as_u64());
+    let calls = match calls {
+        [a, b, rest @ ..]
+            if key(a) == (Some(0xffe1), Some(1)) && key(b) == (Some(0xffe1), Some(0)) =>
+        {
+            rest
+        }
+        all => all,
+    };
     let mut out = String::new();
     let mut held: Option<u32> = None;
     for c in calls {
@@ -223,7 +234,10 @@ fn types_the_exact_text_including_unicode() {
         RemoteKeyboard::connect_on(&bus.bus(), &dir.path().join("rd.token")).expect("connect");
     let text = "Grüße, naïve café — 10 € ✓ 😀 Łódź\nSecond line\twith a tab.";
     kb.type_text(text).expect("type");
-    let calls = portal.wait_for("rd.NotifyKeyboardKeysym", keysyms_for_text(text).len() * 2);
+    let calls = portal.wait_for(
+        "rd.NotifyKeyboardKeysym",
+        2 + keysyms_for_text(text).len() * 2,
+    );
     assert_eq!(typed_text(&calls), text);
 
     // Paste chords: Ctrl+V, then Ctrl+Shift+V for terminals, pressed and released in order.
@@ -500,7 +514,7 @@ fn measure_keysyms_per_second() {
     let t = Instant::now();
     kb.type_text(&text).expect("type");
     let s = t.elapsed().as_secs_f64();
-    let calls = portal.wait_for("rd.NotifyKeyboardKeysym", text.chars().count() * 2);
+    let calls = portal.wait_for("rd.NotifyKeyboardKeysym", 2 + text.chars().count() * 2);
     assert_eq!(typed_text(&calls), text);
     eprintln!(
         "stand-in portal: {} chars in {:.1} ms = {:.0} chars/s ({:.0} keysym events/s)",

@@ -5,4 +5,4 @@
  * `inject::session`); the others force one path (and fail with the reason where it is not
  * available).
  */
-export type InjectBackend = "auto" | "x11" | "virtual-keyboard" | "portal" | "wtype" | "ydotool";
+export type InjectBackend = "auto" | "x11" | "virtual-keyboard" | "portal" | "wtype" | "uinput" | "ydotool";

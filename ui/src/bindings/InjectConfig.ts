@@ -9,7 +9,7 @@ export type InjectConfig = {
 method: InjectMethod, 
 /**
  * "auto" (by session and focused window), or force "x11", "virtual-keyboard", "portal",
- * "wtype" or "ydotool".
+ * "wtype", "uinput" or "ydotool".
  */
 backend: InjectBackend, 
 /**

@@ -88,6 +88,7 @@ export function Settings() {
             <option value="portal">Remote Desktop portal (GNOME, KDE)</option>
             <option value="x11">X11 (XTest)</option>
             <option value="wtype">wtype</option>
+            <option value="uinput">uinput keyboard (any desktop, your layout; needs /dev/uinput)</option>
             <option value="ydotool">ydotool (US layout only)</option>
           </select>
         </div>

@@ -40,6 +40,9 @@ pub enum InjectBackend {
     /// The RemoteDesktop portal (GNOME, KDE).
     Portal,
     Wtype,
+    /// Dictum's own uinput keyboard, keys chosen for the user's layout (needs /dev/uinput).
+    Uinput,
+    /// ydotool's uinput keyboard (US layout only).
     Ydotool,
 }
 
@@ -51,6 +54,7 @@ impl InjectBackend {
             InjectBackend::VirtualKeyboard => "virtual-keyboard",
             InjectBackend::Portal => "portal",
             InjectBackend::Wtype => "wtype",
+            InjectBackend::Uinput => "uinput",
             InjectBackend::Ydotool => "ydotool",
         }
     }
@@ -64,6 +68,7 @@ impl InjectBackend {
             InjectBackend::VirtualKeyboard => TypePath::VirtualKeyboard,
             InjectBackend::Portal => TypePath::Portal,
             InjectBackend::Wtype => TypePath::Wtype,
+            InjectBackend::Uinput => TypePath::Uinput,
             InjectBackend::Ydotool => TypePath::Ydotool,
         })
     }
@@ -76,7 +81,7 @@ pub struct InjectConfig {
     /// "type" (simulated key presses) or "paste" (clipboard + Ctrl+V).
     pub method: InjectMethod,
     /// "auto" (by session and focused window), or force "x11", "virtual-keyboard", "portal",
-    /// "wtype" or "ydotool".
+    /// "wtype", "uinput" or "ydotool".
     pub backend: InjectBackend,
     /// WM_CLASS names (instance or class, any case) of terminals: paste sends Ctrl+Shift+V there.
     pub terminal_classes: Vec<String>,

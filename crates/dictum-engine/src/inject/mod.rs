@@ -14,6 +14,9 @@
 //! | `typing.rs` | key presses with enigo: text, paste chord, modifier release |
 //! | `paste.rs` | clipboard with arboard |
 //! | `wayland.rs` | X11 vs Wayland-only, `wtype`/`ydotool`/`wl-copy` |
+//! | `uinput/` | the last-resort uinput keyboard, keys chosen for the user's XKB layout |
+//! | `vkbd/`, `wlclip.rs` | Wayland virtual keyboard and data-control clipboard (Linux) |
+//! | `unsupported.rs` | off Linux: stand-ins for `vkbd`, `wlclip`, `uinput` that say so |
 //! | `notify.rs` | the failure notification (`notify-send`, never blocking) |
 //!
 //! Threads: the `Injector` is `Send` (checked at compile time), so it can be created on one
@@ -38,9 +41,17 @@ pub mod notify;
 mod paste;
 pub mod session;
 mod typing;
+#[cfg(target_os = "linux")]
+pub mod uinput;
+#[cfg(not(target_os = "linux"))]
+mod unsupported;
+#[cfg(not(target_os = "linux"))]
+pub use unsupported::{uinput, vkbd, wlclip};
+#[cfg(target_os = "linux")]
 pub mod vkbd;
 pub mod wayland;
 pub mod window;
+#[cfg(target_os = "linux")]
 pub mod wlclip;
 
 pub use config::{InjectBackend, InjectConfig, InjectMethod};
@@ -74,11 +85,13 @@ impl Delivery {
             Delivery::Typed(TypePath::VirtualKeyboard) => "virtual_keyboard",
             Delivery::Typed(TypePath::Portal) => "portal",
             Delivery::Typed(TypePath::Wtype) => "wtype",
+            Delivery::Typed(TypePath::Uinput) => "uinput",
             Delivery::Typed(TypePath::Ydotool) => "ydotool",
             Delivery::Pasted(TypePath::X11) => "x11_paste",
             Delivery::Pasted(TypePath::VirtualKeyboard) => "virtual_keyboard_paste",
             Delivery::Pasted(TypePath::Portal) => "portal_paste",
             Delivery::Pasted(TypePath::Wtype) => "wtype_paste",
+            Delivery::Pasted(TypePath::Uinput) => "uinput_paste",
             Delivery::Pasted(TypePath::Ydotool) => "ydotool_paste",
             Delivery::ClipboardOnly => "clipboard_only",
         }
@@ -184,6 +197,7 @@ impl X11Parts {
 struct WaylandParts {
     keyboard: Option<vkbd::VirtualKeyboard>,
     portal: Option<crate::portal::RemoteKeyboard>,
+    uinput: Option<uinput::UinputKeyboard>,
     clipboard: Option<wlclip::WlClipboard>,
 }
 
@@ -206,6 +220,15 @@ impl WaylandParts {
         self.portal
             .as_mut()
             .ok_or_else(|| "RemoteDesktop portal: not connected".into())
+    }
+
+    fn uinput(&mut self) -> Result<&mut uinput::UinputKeyboard, String> {
+        if self.uinput.is_none() {
+            self.uinput = Some(uinput::UinputKeyboard::connect()?);
+        }
+        self.uinput
+            .as_mut()
+            .ok_or_else(|| "uinput keyboard: not connected".into())
     }
 
     fn clipboard(&mut self) -> Result<&mut wlclip::WlClipboard, String> {
@@ -242,6 +265,7 @@ pub fn probe_abilities(session: &Session) -> Abilities {
     let mut ab = Abilities {
         wtype: wayland::on_path("wtype"),
         ydotool: wayland::on_path("ydotool"),
+        uinput: uinput::available(),
         wl_clipboard: wayland::on_path("wl-copy") && wayland::on_path("wl-paste"),
         ..Abilities::default()
     };
@@ -314,6 +338,8 @@ impl Injector {
                 }
             }),
             TypePath::VirtualKeyboard => self.wl.keyboard().map(drop),
+            // A new uinput device takes the compositor a moment to pick up: not at a dictation.
+            TypePath::Uinput => self.wl.uinput().map(drop),
             // The portal may show a consent dialog: only when a dictation needs it.
             _ => Ok(()),
         };
@@ -365,6 +391,7 @@ impl Injector {
         let connected = match route.typing {
             TypePath::X11 => self.x.keys_and_x11().map(drop),
             TypePath::VirtualKeyboard => self.wl.keyboard().map(drop),
+            TypePath::Uinput => self.wl.uinput().map(drop),
             _ => Ok(()),
         };
         connected.inspect_err(|_| self.reset())?;
@@ -496,6 +523,7 @@ impl Injector {
         self.reset_x11();
         self.wl.keyboard = None;
         self.wl.portal = None;
+        self.wl.uinput = None;
         // The clipboard handles stay: dropping them would discard text they are serving.
     }
 
@@ -573,8 +601,21 @@ impl Injector {
     ) -> Result<Delivery, String> {
         // The RemoteDesktop portal maps keysyms onto the user's layout and drops characters
         // the layout lacks (seen on KDE 5.27): such text is pasted, never typed with gaps.
-        let paste = self.config.method == InjectMethod::Paste
-            || (path == TypePath::Portal && route.clipboard.is_some() && !text.is_ascii());
+        // The uinput keyboard types only what the user's layout has keys for: other text is
+        // pasted too (or, with no clipboard, refused with the characters named).
+        let untypable = match path {
+            TypePath::Portal => !text.is_ascii(),
+            TypePath::Uinput => match self.wl.uinput() {
+                Ok(k) => k.can_type(text).is_err(),
+                Err(e) => {
+                    self.reprobe();
+                    return Err(e);
+                }
+            },
+            _ => false,
+        };
+        let paste =
+            self.config.method == InjectMethod::Paste || (untypable && route.clipboard.is_some());
         let result = match paste {
             false => self.wayland_keys(path, Keystrokes::Text(text)).map(|()| {
                 report.inject_ms = ms_since(start);
@@ -621,6 +662,10 @@ impl Injector {
             (TypePath::Wtype, Keystrokes::Text(t)) => wayland::type_text(wayland::Typer::Wtype, t),
             (TypePath::Wtype, Keystrokes::Paste { terminal }) => {
                 wayland::paste_chord(wayland::Typer::Wtype, terminal)
+            }
+            (TypePath::Uinput, Keystrokes::Text(t)) => self.wl.uinput()?.type_text(t),
+            (TypePath::Uinput, Keystrokes::Paste { terminal }) => {
+                self.wl.uinput()?.paste_chord(terminal)
             }
             (TypePath::Ydotool, Keystrokes::Text(t)) => {
                 wayland::type_text(wayland::Typer::Ydotool, t)

@@ -11,7 +11,7 @@
 //! |---|---|---|
 //! | X11 | any | XTest (enigo) |
 //! | Wayland | XWayland (known) | XTest into XWayland, else as below |
-//! | Wayland | native or unknown | virtual-keyboard protocol (wlroots: sway, Hyprland, river…), RemoteDesktop portal (GNOME, KDE), `wtype`, `ydotool` (uinput) |
+//! | Wayland | native or unknown | virtual-keyboard protocol (wlroots: sway, Hyprland, river…), RemoteDesktop portal (GNOME, KDE), `wtype`, Dictum's own uinput keyboard (the user's layout), `ydotool` (uinput, US layout only) |
 //!
 //! Paste mode needs a clipboard on the same side: X11 (arboard) for X11 paths; the
 //! data-control protocol, else `wl-copy`, for Wayland paths. The paste chord goes through the
@@ -167,6 +167,8 @@ pub struct Abilities {
     /// The GlobalShortcuts portal is on the session bus (KDE ≥ 5.27, GNOME ≥ 48, Hyprland).
     pub global_shortcuts: bool,
     pub wtype: bool,
+    /// `/dev/uinput` is writable: Dictum's own uinput keyboard can type (any compositor).
+    pub uinput: bool,
     /// `ydotool` is installed (it needs its `ydotoold` daemon and /dev/uinput access).
     pub ydotool: bool,
     /// `wl-copy` and `wl-paste` are installed.
@@ -184,6 +186,8 @@ pub enum TypePath {
     /// The RemoteDesktop portal (`NotifyKeyboardKeysym`), consent asked once.
     Portal,
     Wtype,
+    /// Dictum's uinput keyboard, keys chosen for the user's XKB layout.
+    Uinput,
     Ydotool,
 }
 
@@ -194,6 +198,7 @@ impl TypePath {
             TypePath::VirtualKeyboard => "virtual_keyboard",
             TypePath::Portal => "portal",
             TypePath::Wtype => "wtype",
+            TypePath::Uinput => "uinput",
             TypePath::Ydotool => "ydotool",
         }
     }
@@ -299,6 +304,7 @@ fn wayland_typing(
         TypePath::Portal => ab.remote_desktop,
         // wtype speaks the virtual-keyboard protocol: it works exactly where that exists.
         TypePath::Wtype => ab.wtype && ab.virtual_keyboard,
+        TypePath::Uinput => ab.uinput,
         TypePath::Ydotool => ab.ydotool,
     };
     if let Some(p) = forced.path() {
@@ -322,6 +328,7 @@ fn wayland_typing(
         TypePath::VirtualKeyboard,
         TypePath::Portal,
         TypePath::Wtype,
+        TypePath::Uinput,
         TypePath::Ydotool,
     ] {
         if available(p) {
@@ -346,13 +353,12 @@ pub fn no_wayland_typing(session: &Session) -> String {
         }
         Desktop::Sway | Desktop::Hyprland => {
             "this compositor should offer the virtual-keyboard protocol; check that it is not \
-             disabled, or install ydotool (`sudo apt install ydotool`, start ydotoold, see the \
-             user guide for its udev rule)"
+             disabled, or give Dictum /dev/uinput (the udev rule in the user guide)"
         }
         Desktop::Other(_) | Desktop::Unknown => {
             "install your desktop's portal (`sudo apt install xdg-desktop-portal` plus \
-             xdg-desktop-portal-gnome, -kde or -wlr) or ydotool (`sudo apt install ydotool`, \
-             start ydotoold, see the user guide for its udev rule)"
+             xdg-desktop-portal-gnome, -kde or -wlr), or give Dictum /dev/uinput (the udev \
+             rule in the user guide)"
         }
     };
     format!(
@@ -493,7 +499,7 @@ mod tests {
         for kind in ["x11", "wayland", "none"] {
             for xwayland in [false, true] {
                 for desktop in ALL_DESKTOPS {
-                    for bits in 0u32..256 {
+                    for bits in 0u32..512 {
                         let ab = Abilities {
                             x11: bits & 1 != 0,
                             virtual_keyboard: bits & 2 != 0,
@@ -503,6 +509,7 @@ mod tests {
                             wtype: bits & 32 != 0,
                             ydotool: bits & 64 != 0,
                             wl_clipboard: bits & 128 != 0,
+                            uinput: bits & 256 != 0,
                         };
                         let mut vars = vec![("XDG_CURRENT_DESKTOP", desktop)];
                         match kind {
@@ -526,7 +533,7 @@ mod tests {
                 }
             }
         }
-        assert!(cases > 40_000, "{cases}");
+        assert!(cases > 80_000, "{cases}");
     }
 
     fn check_case(s: &Session, focus: Focus, ab: &Abilities, method: InjectMethod) {
@@ -542,6 +549,9 @@ mod tests {
                     Some(TypePath::VirtualKeyboard)
                 } else if ab.remote_desktop {
                     Some(TypePath::Portal)
+                } else if ab.uinput {
+                    // wtype needs the virtual-keyboard protocol, which came first.
+                    Some(TypePath::Uinput)
                 } else if ab.ydotool {
                     Some(TypePath::Ydotool)
                 } else {
@@ -628,7 +638,7 @@ mod tests {
             InjectBackend::Auto,
         )
         .expect_err("no native path");
-        assert!(e.contains("ydotool") && e.contains("clipboard"), "{e}");
+        assert!(e.contains("/dev/uinput") && e.contains("clipboard"), "{e}");
     }
 
     #[test]
@@ -706,6 +716,57 @@ mod tests {
         )
         .expect_err("X11 session");
         assert!(e.contains("X11"), "{e}");
+    }
+
+    /// The uinput keyboard is the last resort before ydotool: after every protocol path
+    /// (and wtype), ahead of ydotool, which types US key codes whatever the layout.
+    #[test]
+    fn uinput_comes_after_the_protocols_and_before_ydotool() {
+        let s = session(&[
+            ("WAYLAND_DISPLAY", "wayland-0"),
+            ("XDG_CURRENT_DESKTOP", "river"),
+        ]);
+        let typing = |ab: Abilities, forced| {
+            route(&s, Focus::Unknown, &ab, InjectMethod::Type, forced).map(|r| r.typing)
+        };
+        let last = Abilities {
+            uinput: true,
+            ydotool: true,
+            wtype: true, // without the virtual-keyboard protocol wtype cannot work
+            ..Abilities::default()
+        };
+        assert_eq!(typing(last, InjectBackend::Auto), Ok(TypePath::Uinput));
+        let with_portal = Abilities {
+            remote_desktop: true,
+            ..last
+        };
+        assert_eq!(
+            typing(with_portal, InjectBackend::Auto),
+            Ok(TypePath::Portal)
+        );
+        let with_wtype = Abilities {
+            virtual_keyboard: true,
+            ..last
+        };
+        assert_eq!(
+            typing(with_wtype, InjectBackend::Auto),
+            Ok(TypePath::VirtualKeyboard)
+        );
+        assert_eq!(
+            typing(with_wtype, InjectBackend::Wtype),
+            Ok(TypePath::Wtype)
+        );
+        assert_eq!(typing(last, InjectBackend::Uinput), Ok(TypePath::Uinput));
+        let only_ydotool = Abilities {
+            ydotool: true,
+            ..Abilities::default()
+        };
+        assert_eq!(
+            typing(only_ydotool, InjectBackend::Auto),
+            Ok(TypePath::Ydotool)
+        );
+        let e = typing(only_ydotool, InjectBackend::Uinput).expect_err("no /dev/uinput");
+        assert!(e.contains("\"uinput\""), "{e}");
     }
 
     #[test]

@@ -120,15 +120,30 @@ pub(crate) fn clipboard_text() -> Option<String> {
     run("wl-paste", &["--no-newline", "--type", "text"], None).ok()
 }
 
+/// Sets the clipboard with `wl-copy` and returns once `wl-paste` reads the text back (at most
+/// [`SELECTION_WAIT`]): wl-copy forks a process that takes the selection a moment later, and
+/// a paste chord sent before that pastes the previous owner's offer (seen on GNOME: 1 of 8
+/// live pastes arrived empty).
 pub(crate) fn set_clipboard(text: &str) -> Result<(), String> {
     run_with(
         "wl-copy",
         &["--type", "text/plain;charset=utf-8"],
         Some(text),
         false,
-    )
-    .map(drop)
+    )?;
+    let deadline = std::time::Instant::now() + SELECTION_WAIT;
+    while std::time::Instant::now() < deadline {
+        if clipboard_text().as_deref() == Some(text) {
+            return Ok(());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    tracing::info!("wl-copy: the new selection was not readable back within {SELECTION_WAIT:?}");
+    Ok(())
 }
+
+/// How long [`set_clipboard`] waits for the compositor to have the new selection.
+const SELECTION_WAIT: std::time::Duration = std::time::Duration::from_millis(1000);
 
 #[cfg(test)]
 mod tests {

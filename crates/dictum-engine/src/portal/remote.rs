@@ -18,6 +18,8 @@ const SETUP_LIMIT: Duration = Duration::from_secs(10);
 /// Start may wait for the user to answer the consent dialog.
 const CONSENT_LIMIT: Duration = Duration::from_secs(180);
 const PERSIST_UNTIL_REVOKED: u32 = 2;
+/// After the priming Shift tap, before the first character (see `prime`).
+const PRIME_SETTLE: Duration = Duration::from_millis(150);
 
 const CONTROL_L: u32 = 0xffe3;
 const SHIFT_L: u32 = 0xffe1;
@@ -94,12 +96,25 @@ impl RemoteKeyboard {
                 tracing::warn!("{e}");
             }
         }
-        Ok(RemoteKeyboard {
+        let mut keyboard = RemoteKeyboard {
             portal,
             session,
             version,
             restored: token.is_some(),
-        })
+        };
+        keyboard.prime();
+        Ok(keyboard)
+    }
+
+    /// GNOME (mutter 43) drops the first key events of a new RemoteDesktop session: measured
+    /// on the real stack, the first 1 to 3 characters typed after Start never reached the
+    /// window. A lone Shift tap (types nothing) goes first, and the first characters wait
+    /// [`PRIME_SETTLE`] (once per session, not per dictation).
+    fn prime(&mut self) {
+        if let Err(e) = self.keys(vec![(SHIFT_L, true), (SHIFT_L, false)], SETUP_LIMIT) {
+            tracing::debug!("portal: priming the keyboard: {e}");
+        }
+        std::thread::sleep(PRIME_SETTLE);
     }
 
     /// The RemoteDesktop interface version (restore tokens need ≥ 2).

@@ -118,6 +118,36 @@ pub fn probe_globals() -> Result<WaylandGlobals, String> {
     Ok(WaylandGlobals::from_wire(&wire))
 }
 
+/// The keymap (XKB text) the compositor sends its clients' keyboards: the layout it applies
+/// to key codes. Errors after about a second, or when the seat has no keyboard yet (a
+/// compositor with no keyboard attached sends none).
+pub fn seat_keymap() -> Result<String, String> {
+    let mut wire = Wire::connect()?;
+    let seat = wire
+        .global(SEAT)
+        .cloned()
+        .ok_or("the Wayland compositor has no seat")?;
+    let seat: wl_seat::WlSeat = wire
+        .registry
+        .bind(seat.name, seat.version.min(7), &wire.qh, ());
+    let keyboard = seat.get_keyboard(&wire.qh, ());
+    // The keymap is sent right after the keyboard is made; a second round trip covers
+    // compositors that send it from an idle callback.
+    for _ in 0..2 {
+        wire.roundtrip()?;
+        if wire.state.keymap.is_some() {
+            break;
+        }
+    }
+    if wayland_client::Proxy::version(&seat) >= 3 {
+        keyboard.release();
+    }
+    wire.state
+        .keymap
+        .take()
+        .unwrap_or_else(|| Err("the compositor sent no keymap (no keyboard on its seat)".into()))
+}
+
 /// A virtual keyboard on the compositor's seat. `Send`: create it anywhere, use it on one
 /// thread.
 pub struct VirtualKeyboard {

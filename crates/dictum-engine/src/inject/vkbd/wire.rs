@@ -6,7 +6,7 @@ use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use wayland_client::backend::WaylandError;
-use wayland_client::protocol::{wl_callback, wl_registry, wl_seat};
+use wayland_client::protocol::{wl_callback, wl_keyboard, wl_registry, wl_seat};
 use wayland_client::{Connection, Dispatch, EventQueue, QueueHandle};
 use wayland_protocols_misc::zwp_virtual_keyboard_v1::client::{
     zwp_virtual_keyboard_manager_v1, zwp_virtual_keyboard_v1,
@@ -28,6 +28,8 @@ pub struct Global {
 pub struct State {
     pub globals: Vec<Global>,
     synced: bool,
+    /// The keymap the seat's `wl_keyboard` announced (text format), or why it is unusable.
+    pub keymap: Option<Result<String, String>>,
 }
 
 impl Dispatch<wl_registry::WlRegistry, ()> for State {
@@ -68,6 +70,55 @@ impl Dispatch<wl_callback::WlCallback, ()> for State {
             state.synced = true;
         }
     }
+}
+
+impl Dispatch<wl_keyboard::WlKeyboard, ()> for State {
+    fn event(
+        state: &mut Self,
+        _: &wl_keyboard::WlKeyboard,
+        event: wl_keyboard::Event,
+        _: &(),
+        _: &Connection,
+        _: &QueueHandle<Self>,
+    ) {
+        if let wl_keyboard::Event::Keymap { format, fd, size } = event {
+            state.keymap = Some(read_keymap(format, fd, size));
+        }
+    }
+}
+
+/// The keymap text from the fd the compositor sent (read at offset 0: the fd may be shared
+/// with other clients, and its file position with them).
+fn read_keymap(
+    format: wayland_client::WEnum<wl_keyboard::KeymapFormat>,
+    fd: std::os::fd::OwnedFd,
+    size: u32,
+) -> Result<String, String> {
+    use std::os::unix::fs::FileExt;
+    if format != wayland_client::WEnum::Value(wl_keyboard::KeymapFormat::XkbV1) {
+        return Err("the compositor's keymap is not in XKB format".into());
+    }
+    if size == 0 || size > 4 << 20 {
+        return Err(format!(
+            "the compositor's keymap has an odd size ({size} bytes)"
+        ));
+    }
+    let file = std::fs::File::from(fd);
+    let mut buf = vec![0u8; size as usize];
+    let mut done = 0;
+    while done < buf.len() {
+        match file.read_at(&mut buf[done..], done as u64) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(format!("cannot read the compositor's keymap: {e}")),
+        }
+    }
+    buf.truncate(done);
+    while buf.last() == Some(&0) {
+        buf.pop();
+    }
+    String::from_utf8(buf).map_err(|_| "the compositor's keymap is not UTF-8".to_string())
 }
 
 // No events we need from these.
