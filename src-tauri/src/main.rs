@@ -11,6 +11,7 @@ mod commands;
 mod controller;
 mod meter;
 mod state;
+mod supervisor;
 mod tray;
 mod windows;
 
