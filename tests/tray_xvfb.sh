@@ -5,9 +5,14 @@
 # receives), screenshots each one, and checks the screenshot is not blank and the UI reported
 # the entries it rendered.
 #
+# Dictation is kept running: the app starts while the sound server is down, says why dictation
+# is off (its status line, `dictum-tray: status: …` in its log, is what the tooltip shows), and
+# becomes ready by itself once the sound server is up, within its retry backoff (1, 2, 4 … s).
+#
 #   tests/tray_xvfb.sh TRAY_BINARY SEED_BINARY [OUT_DIR] [DICTUM_BINARY]
 # With DICTUM_BINARY, a second dictation is driven by `dictum ctl toggle` (the control socket
-# the tray app serves, as a Wayland compositor shortcut would).
+# the tray app serves, as a Wayland compositor shortcut would), and then `dictum ctl quit`, sent
+# while a dictation is recording and the sound server is frozen, must end the app within 5 s.
 set -euo pipefail
 bin="$1"
 seed="$2"
@@ -34,7 +39,11 @@ export DICTUM_EXPORT_DIR="$work"
 assets="${DICTUM_TEST_ASSETS:-$(cd "$(dirname "$0")/.." && pwd)/../shared}"
 mkdir -p "$DICTUM_DATA_DIR/models"
 cp "$assets/models/ggml-tiny.en-q8_0.bin" "$DICTUM_DATA_DIR/models/"
-eval "$(bash "$pulse_script" start "$work/pulse" | sed 's/^/export /')"
+# The sound server's address, but no sound server yet: it comes up after the app has started.
+export PULSE_SERVER="unix:$work/pulse/runtime/pulse/native" XDG_RUNTIME_DIR="$work/pulse/runtime" \
+    PULSE_RUNTIME_PATH="$work/pulse/runtime/pulse" DICTUM_PULSE_DIR="$work/pulse"
+mkdir -p "$XDG_RUNTIME_DIR"
+chmod 700 "$XDG_RUNTIME_DIR"
 "$seed" "$DICTUM_DATA_DIR/history.sqlite3" 2000 30
 
 # A free display number.
@@ -82,6 +91,30 @@ unset WAYLAND_DISPLAY XDG_SESSION_TYPE # an X11 session on the private Xvfb, wha
 bus_env() { tr '\0' '\n' <"/proc/$app_pid/environ" | grep '^DBUS_SESSION_BUS_ADDRESS='; }
 
 wait_for "dictum-tray: ready" 60
+# No sound server: dictation cannot start; the app says why and retries after 1 s, then 2 s…
+wait_for "dictum-tray: dictation could not start (attempt 2): .*; retrying in 2 s" 60
+grep -q "dictum-tray: status: Dictum — not running: dictation could not start: .*input" "$log" || {
+    echo "the tray's status does not say why dictation is off:" >&2
+    cat "$log" >&2
+    exit 1
+}
+grep "dictum-tray: status: Dictum — not running" "$log" | tail -1
+if grep -q "dictum-tray: dictation ready" "$log"; then
+    echo "dictation said ready with no sound server" >&2
+    exit 1
+fi
+# The sound server comes up: the next retry (at most 2 s away) finds it, with no help.
+bash "$pulse_script" start "$work/pulse" >/dev/null
+up_at=$(date +%s.%N)
+wait_for "dictum-tray: dictation ready" 40
+ready_after=$(awk -v a="$up_at" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+tail -n +"$(grep -n "dictum-tray: dictation ready" "$log" | tail -1 | cut -d: -f1)" "$log" |
+    grep -q "dictum-tray: status: Dictum — idle" || {
+    echo "dictation is ready but the tray's status does not say so:" >&2
+    cat "$log" >&2
+    exit 1
+}
+echo "dictation ready by itself ${ready_after} s after the sound server came up ($(grep -c "dictation could not start (attempt" "$log") failed starts before)"
 # It starts hidden in the tray: no window of its own is mapped.
 sleep 2
 if xwininfo -root -tree | grep -q '"Dictum — '; then
@@ -154,6 +187,42 @@ row = sqlite3.connect(sys.argv[1]).execute(
 assert row and "forward" in (row[0] or "").lower(), f"no dictation from `dictum ctl`: {row}"
 print(f"dictation from `dictum ctl toggle` in the tray app: {row[0]!r}")
 PY
+
+    # `dictum ctl quit` quits the app (as it ends `dictum run`), within 5 s even while a
+    # dictation is recording and the sound server does not answer.
+    "$dictum" ctl press
+    sleep 0.5
+    pulse_pid="$(cat "$work/pulse/runtime/pulse/pid")"
+    kill -STOP "$pulse_pid"
+    t0=$(date +%s.%N)
+    "$dictum" ctl quit
+    gone=""
+    for _ in $(seq 100); do
+        kill -0 "$app_pid" 2>/dev/null || { gone=1; break; }
+        sleep 0.1
+    done
+    quit_s=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+    kill -CONT "$pulse_pid"
+    [ -n "$gone" ] || {
+        echo "the app is still running 10 s after \`dictum ctl quit\`:" >&2
+        cat "$log" >&2
+        exit 1
+    }
+    awk -v q="$quit_s" 'BEGIN { exit !(q <= 5.0) }' || {
+        echo "\`dictum ctl quit\` took ${quit_s} s to end the app (limit 5 s):" >&2
+        cat "$log" >&2
+        exit 1
+    }
+    grep -q "dictum-tray: quitting (dictum ctl quit)" "$log" || {
+        echo "the app ended without saying it was quitting:" >&2
+        cat "$log" >&2
+        exit 1
+    }
+    if "$dictum" ctl toggle 2>/dev/null; then
+        echo "the control socket still answers after quit" >&2
+        exit 1
+    fi
+    echo "dictum ctl quit (recording, sound server frozen): app gone in ${quit_s} s; $(grep -o "dictation ended in [0-9]* ms\|dictation did not end within [0-9.]* s" "$log" | tail -1)"
 fi
 
 grep "^ui: " "$log"
