@@ -13,6 +13,8 @@
 # With DICTUM_BINARY, a second dictation is driven by `dictum ctl toggle` (the control socket
 # the tray app serves, as a Wayland compositor shortcut would), and then `dictum ctl quit`, sent
 # while a dictation is recording and the sound server is frozen, must end the app within 5 s.
+# Last, SIGTERM in the middle of an utterance ends the app within 5 s, the utterance's history
+# row written.
 set -euo pipefail
 bin="$1"
 seed="$2"
@@ -25,6 +27,7 @@ app_pid=""
 xvfb_pid=""
 pulse_script="$(cd "$(dirname "$0")" && pwd)/pulse-virtual-mic.sh"
 cleanup() {
+    cp "$work"/app*.log "$out/" 2>/dev/null || true # the app's own logs, with the screenshots
     [ -n "$app_pid" ] && kill "$app_pid" 2>/dev/null || true
     [ -n "$xvfb_pid" ] && kill "$xvfb_pid" 2>/dev/null || true
     bash "$pulse_script" stop "$work/pulse" >/dev/null 2>&1 || true
@@ -80,13 +83,35 @@ shot() { # NAME: screenshot of the screen, must not be blank
     }
 }
 
-dbus-run-session -- bash -c "
-    \"$bin\" >\"$log\" 2>&1 &
-    echo \$! >\"$work/pid\"
-    wait
-" &
-for _ in $(seq 50); do [ -s "$work/pid" ] && break; sleep 0.1; done
-app_pid="$(cat "$work/pid")"
+start_app() { # the app in its own private D-Bus session, its output in $log
+    rm -f "$work/pid"
+    dbus-run-session -- bash -c "
+        \"$bin\" >\"$log\" 2>&1 &
+        echo \$! >\"$work/pid\"
+        wait
+    " &
+    for _ in $(seq 50); do [ -s "$work/pid" ] && break; sleep 0.1; done
+    app_pid="$(cat "$work/pid")"
+}
+wait_gone() { # T0 WHAT: the app must exit within 5 s of T0 (a `date +%s.%N`); sets gone_s
+    local gone=""
+    for _ in $(seq 100); do
+        kill -0 "$app_pid" 2>/dev/null || { gone=1; break; }
+        sleep 0.05
+    done
+    gone_s=$(awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+    [ -n "$gone" ] || {
+        echo "the app is still running 5 s after $2:" >&2
+        cat "$log" >&2
+        return 1
+    }
+    awk -v q="$gone_s" 'BEGIN { exit !(q <= 5.0) }' || {
+        echo "$2 took ${gone_s} s to end the app (limit 5 s):" >&2
+        cat "$log" >&2
+        return 1
+    }
+}
+start_app
 unset WAYLAND_DISPLAY XDG_SESSION_TYPE # an X11 session on the private Xvfb, whatever runs the tests
 bus_env() { tr '\0' '\n' <"/proc/$app_pid/environ" | grep '^DBUS_SESSION_BUS_ADDRESS='; }
 
@@ -196,23 +221,8 @@ PY
     kill -STOP "$pulse_pid"
     t0=$(date +%s.%N)
     "$dictum" ctl quit
-    gone=""
-    for _ in $(seq 100); do
-        kill -0 "$app_pid" 2>/dev/null || { gone=1; break; }
-        sleep 0.1
-    done
-    quit_s=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+    wait_gone "$t0" "\`dictum ctl quit\`" || { kill -CONT "$pulse_pid"; exit 1; }
     kill -CONT "$pulse_pid"
-    [ -n "$gone" ] || {
-        echo "the app is still running 10 s after \`dictum ctl quit\`:" >&2
-        cat "$log" >&2
-        exit 1
-    }
-    awk -v q="$quit_s" 'BEGIN { exit !(q <= 5.0) }' || {
-        echo "\`dictum ctl quit\` took ${quit_s} s to end the app (limit 5 s):" >&2
-        cat "$log" >&2
-        exit 1
-    }
     grep -q "dictum-tray: quitting (dictum ctl quit)" "$log" || {
         echo "the app ended without saying it was quitting:" >&2
         cat "$log" >&2
@@ -222,8 +232,36 @@ PY
         echo "the control socket still answers after quit" >&2
         exit 1
     fi
-    echo "dictum ctl quit (recording, sound server frozen): app gone in ${quit_s} s; $(grep -o "dictation ended in [0-9]* ms\|dictation did not end within [0-9.]* s" "$log" | tail -1)"
+    echo "dictum ctl quit (recording, sound server frozen): app gone in ${gone_s} s; $(grep -o "dictation ended in [0-9]* ms\|dictation did not end within [0-9.]* s" "$log" | tail -1)"
 fi
 
-grep "^ui: " "$log"
-echo "tray app: history, settings and stats windows rendered, live dictation from its hotkey${dictum:+ and from dictum ctl}; screenshots in $out"
+# SIGTERM (a logout) quits the same way, mid-utterance: the app is gone within 5 s and the
+# utterance under way has its history row.
+if ! kill -0 "$app_pid" 2>/dev/null; then # quit by `dictum ctl quit` above: a new one
+    log="$work/app-sigterm.log"
+    start_app
+    wait_for "dictum-tray: dictation ready" 60
+fi
+rows_before=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM dictations WHERE source = ?", ("mic",)).fetchone()[0])' "$DICTUM_DATA_DIR/history.sqlite3")
+xdotool keydown ctrl+alt+space
+sleep 0.1
+paplay --device=dictum_sink "$assets/audio/dev/goforward.wav"
+t0=$(date +%s.%N)
+kill -TERM "$app_pid"
+wait_gone "$t0" "SIGTERM" || exit 1
+xdotool keyup ctrl+alt+space
+grep -q "dictum-tray: quitting (SIGTERM)" "$log" || {
+    echo "the app ended on SIGTERM without quitting as from the menu:" >&2
+    cat "$log" >&2
+    exit 1
+}
+python3 - "$DICTUM_DATA_DIR/history.sqlite3" "$rows_before" "$gone_s" <<'PY'
+import sqlite3, sys
+rows = sqlite3.connect(sys.argv[1]).execute(
+    "SELECT id, outcome, text FROM dictations WHERE source = 'mic' ORDER BY id").fetchall()
+assert len(rows) == int(sys.argv[2]) + 1, f"the utterance under way at SIGTERM has no row: {rows[-3:]}"
+print(f"SIGTERM mid-utterance: app gone in {sys.argv[3]} s; its row: {rows[-1][1]} {rows[-1][2]!r}")
+PY
+
+grep "^ui: " "$work/app.log"
+echo "tray app: history, settings and stats windows rendered, dictation ready by itself once the sound server came up, live dictation from its hotkey${dictum:+ and from dictum ctl}, quit within 5 s${dictum:+ (dictum ctl quit and SIGTERM)}; screenshots in $out"

@@ -15,7 +15,7 @@
 //! dictation runs, and "quit" addressed to it means the same as in `dictum run`: Dictum goes
 //! away, it does not linger in the tray with dictation off) — ends the dictation off the GUI
 //! thread (the utterance under way is still typed) and exits within [`QUIT_DEADLINE`], even
-//! when a stage hangs.
+//! when a stage hangs. SIGTERM and SIGINT quit the same way.
 
 use crate::state::AppState;
 use crate::supervisor::{self, Backoff, Phase, Starter};
@@ -38,9 +38,10 @@ static SUPERVISION: supervisor::Control = supervisor::Control::new();
 static CONFIG_GENERATION: AtomicU64 = AtomicU64::new(0);
 
 /// The whole quit, dictation included, takes at most this long.
-pub const QUIT_DEADLINE: Duration = Duration::from_millis(4500);
-/// How long quit waits for the dictation to finish the utterance under way.
-const DRAIN_DEADLINE: Duration = Duration::from_millis(3500);
+pub const QUIT_DEADLINE: Duration = Duration::from_millis(4800);
+/// How long quit waits for the dictation to end: the engine finishes the utterance under way
+/// within its 4 s grace, then marks what is left `interrupted` with its audio kept.
+const DRAIN_DEADLINE: Duration = Duration::from_millis(4500);
 
 fn with_live<T>(f: impl FnOnce(&Dictation) -> T) -> Option<T> {
     let guard = LIVE.lock().unwrap_or_else(|p| p.into_inner());
@@ -360,6 +361,55 @@ pub fn quit(app: &AppHandle, why: &str) {
         std::process::exit(0);
     }
 }
+
+/// SIGTERM (logout, `systemctl --user stop`, `kill`) and SIGINT quit like the menu's Quit: the
+/// utterance under way is still typed, within [`QUIT_DEADLINE`]. A second signal ends the
+/// process at once.
+#[cfg(unix)]
+pub fn quit_on_signals(app: &AppHandle) {
+    let app = app.clone();
+    let spawned = std::thread::Builder::new()
+        .name("dictum-tray-signals".into())
+        .spawn(move || {
+            let runtime = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("dictum-tray: cannot watch for SIGTERM ({e}); quit from the menu");
+                    return;
+                }
+            };
+            runtime.block_on(async {
+                use tokio::signal::unix::{signal, SignalKind};
+                let (Ok(mut term), Ok(mut int)) = (
+                    signal(SignalKind::terminate()),
+                    signal(SignalKind::interrupt()),
+                ) else {
+                    eprintln!("dictum-tray: cannot watch for SIGTERM; quit from the menu");
+                    return;
+                };
+                let name = tokio::select! {
+                    _ = term.recv() => "SIGTERM",
+                    _ = int.recv() => "SIGINT",
+                };
+                quit(&app, name);
+                tokio::select! {
+                    _ = term.recv() => {},
+                    _ = int.recv() => {},
+                }
+                eprintln!("dictum-tray: second signal; ending now");
+                std::process::exit(1);
+            });
+        });
+    if let Err(e) = spawned {
+        eprintln!("dictum-tray: cannot watch for SIGTERM ({e}); quit from the menu");
+    }
+}
+
+#[cfg(not(unix))]
+pub fn quit_on_signals(_app: &AppHandle) {}
 
 /// Called on every state change of the dictation.
 pub fn set_state(app: &AppHandle, state: &AppState, new: DictationState, message: Option<String>) {
