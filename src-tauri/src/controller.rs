@@ -181,6 +181,10 @@ impl Starter for TrayStarter {
             let config = state.config();
             with_live(|d| d.send(Command::Reconfigure(Box::new(config))));
         }
+        if update(&state, |_| {}).hotkey_paused {
+            // "Pause hotkey" was ticked while dictation was off (or before it restarted).
+            with_live(|d| d.send(Command::PauseHotkey(true)));
+        }
         let mut last_notice = None;
         for ev in events {
             match ev {
