@@ -12,9 +12,9 @@
 #   tests/tray_xvfb.sh TRAY_BINARY SEED_BINARY [OUT_DIR] [DICTUM_BINARY]
 # With DICTUM_BINARY, a second dictation is driven by `dictum ctl toggle` (the control socket
 # the tray app serves, as a Wayland compositor shortcut would), and then `dictum ctl quit`, sent
-# while a dictation is recording and the sound server is frozen, must end the app within 5 s.
-# Last, SIGTERM in the middle of an utterance ends the app within 5 s, the utterance's history
-# row written.
+# while a dictation is recording and the sound server is frozen, must take the tray icon away
+# within 1 s and end the app within 5.5 s. Last, SIGTERM in the middle of an utterance does the
+# same, the utterance's history row written.
 set -euo pipefail
 bin="$1"
 seed="$2"
@@ -93,20 +93,28 @@ start_app() { # the app in its own private D-Bus session, its output in $log
     for _ in $(seq 50); do [ -s "$work/pid" ] && break; sleep 0.1; done
     app_pid="$(cat "$work/pid")"
 }
-wait_gone() { # T0 WHAT: the app must exit within 5 s of T0 (a `date +%s.%N`); sets gone_s
+since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
+# T0 WHAT: after a quit sent at T0 (a `date +%s.%N`), the tray icon must be gone within 1 s
+# (quit never waits on the GUI) and the process within 5.5 s (the engine's own 5 s bound to
+# finish the utterance under way, and a margin); sets icon_s and gone_s.
+wait_gone() {
     local gone=""
-    for _ in $(seq 100); do
+    icon_s=""
+    for _ in $(seq 160); do
+        # (grep -c reads it all: with pipefail, grep -q could fail xwininfo and pass this)
+        [ -z "$icon_s" ] && ! xwininfo -root -tree | grep -c '"tray-icon tray app' >/dev/null &&
+            icon_s=$(since "$1")
         kill -0 "$app_pid" 2>/dev/null || { gone=1; break; }
         sleep 0.05
     done
-    gone_s=$(awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+    gone_s=$(since "$1")
     [ -n "$gone" ] || {
-        echo "the app is still running 5 s after $2:" >&2
+        echo "the app is still running ${gone_s} s after $2:" >&2
         cat "$log" >&2
         return 1
     }
-    awk -v q="$gone_s" 'BEGIN { exit !(q <= 5.0) }' || {
-        echo "$2 took ${gone_s} s to end the app (limit 5 s):" >&2
+    awk -v q="$gone_s" -v i="${icon_s:-99}" 'BEGIN { exit !(q <= 5.5 && i <= 1.0) }' || {
+        echo "$2: tray icon gone after ${icon_s:-?} s (limit 1 s), the app after ${gone_s} s (limit 5.5 s):" >&2
         cat "$log" >&2
         return 1
     }
@@ -213,14 +221,14 @@ assert row and "forward" in (row[0] or "").lower(), f"no dictation from `dictum 
 print(f"dictation from `dictum ctl toggle` in the tray app: {row[0]!r}")
 PY
 
-    # `dictum ctl quit` quits the app (as it ends `dictum run`), within 5 s even while a
+    # `dictum ctl quit` quits the app (as it ends `dictum run`), in time even while a
     # dictation is recording and the sound server does not answer.
     "$dictum" ctl press
     sleep 0.5
     pulse_pid="$(cat "$work/pulse/runtime/pulse/pid")"
     kill -STOP "$pulse_pid"
+    "$dictum" ctl quit # answered once the app has the command
     t0=$(date +%s.%N)
-    "$dictum" ctl quit
     wait_gone "$t0" "\`dictum ctl quit\`" || { kill -CONT "$pulse_pid"; exit 1; }
     kill -CONT "$pulse_pid"
     grep -q "dictum-tray: quitting (dictum ctl quit)" "$log" || {
@@ -232,10 +240,10 @@ PY
         echo "the control socket still answers after quit" >&2
         exit 1
     fi
-    echo "dictum ctl quit (recording, sound server frozen): app gone in ${gone_s} s; $(grep -o "dictation ended in [0-9]* ms\|dictation did not end within [0-9.]* s" "$log" | tail -1)"
+    echo "dictum ctl quit (recording, sound server frozen): icon gone in ${icon_s} s, app in ${gone_s} s; $(grep -o "dictation ended in [0-9]* ms\|dictation did not end within [0-9.]* s" "$log" | tail -1)"
 fi
 
-# SIGTERM (a logout) quits the same way, mid-utterance: the app is gone within 5 s and the
+# SIGTERM (a logout) quits the same way, mid-utterance: the app is gone in time and the
 # utterance under way has its history row.
 if ! kill -0 "$app_pid" 2>/dev/null; then # quit by `dictum ctl quit` above: a new one
     log="$work/app-sigterm.log"
@@ -255,13 +263,13 @@ grep -q "dictum-tray: quitting (SIGTERM)" "$log" || {
     cat "$log" >&2
     exit 1
 }
-python3 - "$DICTUM_DATA_DIR/history.sqlite3" "$rows_before" "$gone_s" <<'PY'
+python3 - "$DICTUM_DATA_DIR/history.sqlite3" "$rows_before" "icon gone in $icon_s s, app in $gone_s s" <<'PY'
 import sqlite3, sys
 rows = sqlite3.connect(sys.argv[1]).execute(
     "SELECT id, outcome, text FROM dictations WHERE source = 'mic' ORDER BY id").fetchall()
 assert len(rows) == int(sys.argv[2]) + 1, f"the utterance under way at SIGTERM has no row: {rows[-3:]}"
-print(f"SIGTERM mid-utterance: app gone in {sys.argv[3]} s; its row: {rows[-1][1]} {rows[-1][2]!r}")
+print(f"SIGTERM mid-utterance: {sys.argv[3]}; its row: {rows[-1][1]} {rows[-1][2]!r}")
 PY
 
 grep "^ui: " "$work/app.log"
-echo "tray app: history, settings and stats windows rendered, dictation ready by itself once the sound server came up, live dictation from its hotkey${dictum:+ and from dictum ctl}, quit within 5 s${dictum:+ (dictum ctl quit and SIGTERM)}; screenshots in $out"
+echo "tray app: history, settings and stats windows rendered, dictation ready by itself once the sound server came up, live dictation from its hotkey${dictum:+ and from dictum ctl}, quit in time${dictum:+ (dictum ctl quit and SIGTERM)}; screenshots in $out"

@@ -14,8 +14,8 @@
 //! Quit — the menu's or `dictum ctl quit` (the control socket belongs to the tray while its
 //! dictation runs, and "quit" addressed to it means the same as in `dictum run`: Dictum goes
 //! away, it does not linger in the tray with dictation off) — ends the dictation off the GUI
-//! thread (the utterance under way is still typed) and exits within [`QUIT_DEADLINE`], even
-//! when a stage hangs. SIGTERM and SIGINT quit the same way.
+//! thread (the utterance under way is still typed), hides the icon at once, and exits within
+//! [`QUIT_DEADLINE`], even when a stage hangs. SIGTERM and SIGINT quit the same way.
 
 use crate::state::AppState;
 use crate::supervisor::{self, Backoff, Phase, Starter};
@@ -37,11 +37,13 @@ static SUPERVISION: supervisor::Control = supervisor::Control::new();
 /// Bumped on each settings save: a dictation that started on older settings gets the new ones.
 static CONFIG_GENERATION: AtomicU64 = AtomicU64::new(0);
 
-/// The whole quit, dictation included, takes at most this long.
-pub const QUIT_DEADLINE: Duration = Duration::from_millis(4800);
-/// How long quit waits for the dictation to end: the engine finishes the utterance under way
-/// within its 4 s grace, then marks what is left `interrupted` with its audio kept.
-const DRAIN_DEADLINE: Duration = Duration::from_millis(4500);
+/// How long quit waits for the dictation to end. The engine bounds its own shutdown (5 s: the
+/// utterance under way is finished within a 4 s grace, then what is left is marked
+/// `interrupted` with its audio kept); this is the tray's safety net on top of it.
+const DRAIN_DEADLINE: Duration = Duration::from_millis(5200);
+/// The process is gone this long after quit at the latest, whatever a stage is doing. (The
+/// icon and windows go at once: quit never waits on the GUI thread.)
+pub const QUIT_DEADLINE: Duration = Duration::from_millis(5500);
 
 fn with_live<T>(f: impl FnOnce(&Dictation) -> T) -> Option<T> {
     let guard = LIVE.lock().unwrap_or_else(|p| p.into_inner());
@@ -316,9 +318,10 @@ fn stop_live() {
     }
 }
 
-/// Quits the app (menu Quit, `dictum ctl quit`): no more restarts, the dictation is ended off
-/// the calling thread, and the app exits once it has, or after [`DRAIN_DEADLINE`] if a stage
-/// hangs; the process is gone within [`QUIT_DEADLINE`] whatever happens. Returns at once.
+/// Quits the app (menu Quit, `dictum ctl quit`, SIGTERM): no more restarts, the icon and
+/// windows hidden at once, the dictation ended off the calling thread, and the app exits once
+/// it has, or after [`DRAIN_DEADLINE`] if a stage hangs; the process is gone within
+/// [`QUIT_DEADLINE`] whatever happens. Returns at once.
 pub fn quit(app: &AppHandle, why: &str) {
     if SUPERVISION.quitting() {
         return;
@@ -332,6 +335,11 @@ pub fn quit(app: &AppHandle, why: &str) {
         s.message = Some("quitting".into());
     });
     publish(app, &status);
+    // Dictum is gone for the user at once; the process stays only to finish the utterance.
+    crate::tray::hide(app);
+    for window in app.webview_windows().values() {
+        let _ = window.hide();
+    }
     let app = app.clone();
     let spawned = std::thread::Builder::new()
         .name("dictum-tray-quit".into())

@@ -143,6 +143,13 @@ pub fn create(app: &AppHandle) -> tauri::Result<()> {
     Ok(())
 }
 
+/// Takes the icon off the tray (quit: the app is gone for the user before its process is).
+pub fn hide(app: &AppHandle) {
+    if let Some(tray) = app.tray_by_id(TRAY_ID) {
+        let _ = tray.set_visible(false);
+    }
+}
+
 /// What the tray says for a status.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Texts {
