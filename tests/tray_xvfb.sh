@@ -13,7 +13,7 @@
 # With DICTUM_BINARY, a second dictation is driven by `dictum ctl toggle` (the control socket
 # the tray app serves, as a Wayland compositor shortcut would), and then `dictum ctl quit`, sent
 # while a dictation is recording and the sound server is frozen, must take the tray icon away
-# within 1 s and end the app within 5.5 s. Last, SIGTERM in the middle of an utterance does the
+# within 1 s and end the app within 6 s. Last, SIGTERM in the middle of an utterance does the
 # same, the utterance's history row written.
 set -euo pipefail
 bin="$1"
@@ -95,8 +95,9 @@ start_app() { # the app in its own private D-Bus session, its output in $log
 }
 since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
 # T0 WHAT: after a quit sent at T0 (a `date +%s.%N`), the tray icon must be gone within 1 s
-# (quit never waits on the GUI) and the process within 5.5 s (the engine's own 5 s bound to
-# finish the utterance under way, and a margin); sets icon_s and gone_s.
+# (quit never waits on the GUI) and the process within 6 s (the app's bound is 5.5 s: the
+# engine's own 5 s to finish the utterance under way, and a margin; + this loop's polling on
+# a loaded machine); sets icon_s and gone_s.
 wait_gone() {
     local gone=""
     icon_s=""
@@ -113,8 +114,8 @@ wait_gone() {
         cat "$log" >&2
         return 1
     }
-    awk -v q="$gone_s" -v i="${icon_s:-99}" 'BEGIN { exit !(q <= 5.5 && i <= 1.0) }' || {
-        echo "$2: tray icon gone after ${icon_s:-?} s (limit 1 s), the app after ${gone_s} s (limit 5.5 s):" >&2
+    awk -v q="$gone_s" -v i="${icon_s:-99}" 'BEGIN { exit !(q <= 6.0 && i <= 1.0) }' || {
+        echo "$2: tray icon gone after ${icon_s:-?} s (limit 1 s), the app after ${gone_s} s (limit 6 s):" >&2
         cat "$log" >&2
         return 1
     }
