@@ -161,6 +161,13 @@ impl Starter for TrayStarter {
     fn run(&mut self, (d, events): Self::Running) -> String {
         let app = &self.app;
         let state = app.state::<AppState>();
+        *LIVE.lock().unwrap_or_else(|p| p.into_inner()) = Some(d);
+        if SUPERVISION.quitting() {
+            // Quit came while it started: it found nothing to stop.
+            stop_live();
+            return "quit".into();
+        }
+        // The control socket once there is a dictation to forward its commands to.
         let (to_forwarder, commands) = mpsc::channel();
         match control::serve(to_forwarder) {
             Ok(server) => {
@@ -171,12 +178,6 @@ impl Starter for TrayStarter {
                     .spawn(move || forward_control(&app, commands));
             }
             Err(e) => eprintln!("dictum-tray: {e}"),
-        }
-        *LIVE.lock().unwrap_or_else(|p| p.into_inner()) = Some(d);
-        if SUPERVISION.quitting() {
-            // Quit came while it started: it found nothing to stop.
-            stop_live();
-            return "quit".into();
         }
         if CONFIG_GENERATION.load(Ordering::SeqCst) != self.generation {
             // Settings saved while it started.
@@ -255,7 +256,7 @@ impl Starter for TrayStarter {
         });
         publish(app, &status);
         match last_notice {
-            Some(n) => format!("the dictation engine ended; its last message: {n}"),
+            Some(n) => format!("the dictation engine ended unexpectedly (its last message: {n})"),
             None => "the dictation engine ended unexpectedly (details in the log)".into(),
         }
     }
