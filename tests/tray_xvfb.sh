@@ -27,7 +27,7 @@ app_pid=""
 xvfb_pid=""
 pulse_script="$(cd "$(dirname "$0")" && pwd)/pulse-virtual-mic.sh"
 cleanup() {
-    cp "$work"/app*.log "$out/" 2>/dev/null || true # the app's own logs, with the screenshots
+    cp "$work"/*.log "$out/" 2>/dev/null || true # the logs (app, second launches, Xvfb), with the screenshots
     [ -n "$app_pid" ] && kill "$app_pid" 2>/dev/null || true
     [ -n "$xvfb_pid" ] && kill "$xvfb_pid" 2>/dev/null || true
     bash "$pulse_script" stop "$work/pulse" >/dev/null 2>&1 || true
