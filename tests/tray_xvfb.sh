@@ -5,9 +5,16 @@
 # receives), screenshots each one, and checks the screenshot is not blank and the UI reported
 # the entries it rendered.
 #
+# Dictation is kept running: the app starts while the sound server is down, says why dictation
+# is off (its status line, `dictum-tray: status: …` in its log, is what the tooltip shows), and
+# becomes ready by itself once the sound server is up, within its retry backoff (1, 2, 4 … s).
+#
 #   tests/tray_xvfb.sh TRAY_BINARY SEED_BINARY [OUT_DIR] [DICTUM_BINARY]
 # With DICTUM_BINARY, a second dictation is driven by `dictum ctl toggle` (the control socket
-# the tray app serves, as a Wayland compositor shortcut would).
+# the tray app serves, as a Wayland compositor shortcut would), and then `dictum ctl quit`, sent
+# while a dictation is recording and the sound server is frozen, must take the tray icon away
+# within 1 s and end the app within 6 s. Last, SIGTERM in the middle of an utterance does the
+# same, the utterance's history row written.
 set -euo pipefail
 bin="$1"
 seed="$2"
@@ -20,6 +27,7 @@ app_pid=""
 xvfb_pid=""
 pulse_script="$(cd "$(dirname "$0")" && pwd)/pulse-virtual-mic.sh"
 cleanup() {
+    cp "$work"/*.log "$out/" 2>/dev/null || true # the logs (app, second launches, Xvfb), with the screenshots
     [ -n "$app_pid" ] && kill "$app_pid" 2>/dev/null || true
     [ -n "$xvfb_pid" ] && kill "$xvfb_pid" 2>/dev/null || true
     bash "$pulse_script" stop "$work/pulse" >/dev/null 2>&1 || true
@@ -34,7 +42,11 @@ export DICTUM_EXPORT_DIR="$work"
 assets="${DICTUM_TEST_ASSETS:-$(cd "$(dirname "$0")/.." && pwd)/../shared}"
 mkdir -p "$DICTUM_DATA_DIR/models"
 cp "$assets/models/ggml-tiny.en-q8_0.bin" "$DICTUM_DATA_DIR/models/"
-eval "$(bash "$pulse_script" start "$work/pulse" | sed 's/^/export /')"
+# The sound server's address, but no sound server yet: it comes up after the app has started.
+export PULSE_SERVER="unix:$work/pulse/runtime/pulse/native" XDG_RUNTIME_DIR="$work/pulse/runtime" \
+    PULSE_RUNTIME_PATH="$work/pulse/runtime/pulse" DICTUM_PULSE_DIR="$work/pulse"
+mkdir -p "$XDG_RUNTIME_DIR"
+chmod 700 "$XDG_RUNTIME_DIR"
 "$seed" "$DICTUM_DATA_DIR/history.sqlite3" 2000 30
 
 # A free display number.
@@ -71,17 +83,72 @@ shot() { # NAME: screenshot of the screen, must not be blank
     }
 }
 
-dbus-run-session -- bash -c "
-    \"$bin\" >\"$log\" 2>&1 &
-    echo \$! >\"$work/pid\"
-    wait
-" &
-for _ in $(seq 50); do [ -s "$work/pid" ] && break; sleep 0.1; done
-app_pid="$(cat "$work/pid")"
+start_app() { # the app in its own private D-Bus session, its output in $log
+    rm -f "$work/pid"
+    dbus-run-session -- bash -c "
+        \"$bin\" >\"$log\" 2>&1 &
+        echo \$! >\"$work/pid\"
+        wait
+    " &
+    for _ in $(seq 50); do [ -s "$work/pid" ] && break; sleep 0.1; done
+    app_pid="$(cat "$work/pid")"
+}
+since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
+# T0 WHAT: after a quit sent at T0 (a `date +%s.%N`), the tray icon must be gone within 1 s
+# (quit never waits on the GUI) and the process within 6 s (the app's bound is 5.5 s: the
+# engine's own 5 s to finish the utterance under way, and a margin; + this loop's polling on
+# a loaded machine); sets icon_s and gone_s.
+wait_gone() {
+    local gone=""
+    icon_s=""
+    for _ in $(seq 160); do
+        # (grep -c reads it all: with pipefail, grep -q could fail xwininfo and pass this)
+        [ -z "$icon_s" ] && ! xwininfo -root -tree | grep -c '"tray-icon tray app' >/dev/null &&
+            icon_s=$(since "$1")
+        kill -0 "$app_pid" 2>/dev/null || { gone=1; break; }
+        sleep 0.05
+    done
+    gone_s=$(since "$1")
+    [ -n "$gone" ] || {
+        echo "the app is still running ${gone_s} s after $2:" >&2
+        cat "$log" >&2
+        return 1
+    }
+    awk -v q="$gone_s" -v i="${icon_s:-99}" 'BEGIN { exit !(q <= 6.0 && i <= 1.0) }' || {
+        echo "$2: tray icon gone after ${icon_s:-?} s (limit 1 s), the app after ${gone_s} s (limit 6 s):" >&2
+        cat "$log" >&2
+        return 1
+    }
+}
+start_app
 unset WAYLAND_DISPLAY XDG_SESSION_TYPE # an X11 session on the private Xvfb, whatever runs the tests
 bus_env() { tr '\0' '\n' <"/proc/$app_pid/environ" | grep '^DBUS_SESSION_BUS_ADDRESS='; }
 
 wait_for "dictum-tray: ready" 60
+# No sound server: dictation cannot start; the app says why and retries after 1 s, then 2 s…
+wait_for "dictum-tray: dictation could not start (attempt 2): .*; retrying in 2 s" 60
+grep -q "dictum-tray: status: Dictum — not running: dictation could not start: .*input" "$log" || {
+    echo "the tray's status does not say why dictation is off:" >&2
+    cat "$log" >&2
+    exit 1
+}
+grep "dictum-tray: status: Dictum — not running" "$log" | tail -1
+if grep -q "dictum-tray: dictation ready" "$log"; then
+    echo "dictation said ready with no sound server" >&2
+    exit 1
+fi
+# The sound server comes up: the next retry (at most 2 s away) finds it, with no help.
+bash "$pulse_script" start "$work/pulse" >/dev/null
+up_at=$(date +%s.%N)
+wait_for "dictum-tray: dictation ready" 40
+ready_after=$(awk -v a="$up_at" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+tail -n +"$(grep -n "dictum-tray: dictation ready" "$log" | tail -1 | cut -d: -f1)" "$log" |
+    grep -q "dictum-tray: status: Dictum — idle" || {
+    echo "dictation is ready but the tray's status does not say so:" >&2
+    cat "$log" >&2
+    exit 1
+}
+echo "dictation ready by itself ${ready_after} s after the sound server came up ($(grep -c "dictation could not start (attempt" "$log") failed starts before)"
 # It starts hidden in the tray: no window of its own is mapped.
 sleep 2
 if xwininfo -root -tree | grep -q '"Dictum — '; then
@@ -154,7 +221,56 @@ row = sqlite3.connect(sys.argv[1]).execute(
 assert row and "forward" in (row[0] or "").lower(), f"no dictation from `dictum ctl`: {row}"
 print(f"dictation from `dictum ctl toggle` in the tray app: {row[0]!r}")
 PY
+
+    # `dictum ctl quit` quits the app (as it ends `dictum run`), in time even while a
+    # dictation is recording and the sound server does not answer.
+    "$dictum" ctl press
+    sleep 0.5
+    pulse_pid="$(cat "$work/pulse/runtime/pulse/pid")"
+    kill -STOP "$pulse_pid"
+    "$dictum" ctl quit # answered once the app has the command
+    t0=$(date +%s.%N)
+    wait_gone "$t0" "\`dictum ctl quit\`" || { kill -CONT "$pulse_pid"; exit 1; }
+    kill -CONT "$pulse_pid"
+    grep -q "dictum-tray: quitting (dictum ctl quit)" "$log" || {
+        echo "the app ended without saying it was quitting:" >&2
+        cat "$log" >&2
+        exit 1
+    }
+    if "$dictum" ctl toggle 2>/dev/null; then
+        echo "the control socket still answers after quit" >&2
+        exit 1
+    fi
+    echo "dictum ctl quit (recording, sound server frozen): icon gone in ${icon_s} s, app in ${gone_s} s; $(grep -o "dictation ended in [0-9]* ms\|dictation did not end within [0-9.]* s" "$log" | tail -1)"
 fi
 
-grep "^ui: " "$log"
-echo "tray app: history, settings and stats windows rendered, live dictation from its hotkey${dictum:+ and from dictum ctl}; screenshots in $out"
+# SIGTERM (a logout) quits the same way, mid-utterance: the app is gone in time and the
+# utterance under way has its history row.
+if ! kill -0 "$app_pid" 2>/dev/null; then # quit by `dictum ctl quit` above: a new one
+    log="$work/app-sigterm.log"
+    start_app
+    wait_for "dictum-tray: dictation ready" 60
+fi
+rows_before=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM dictations WHERE source = ?", ("mic",)).fetchone()[0])' "$DICTUM_DATA_DIR/history.sqlite3")
+xdotool keydown ctrl+alt+space
+sleep 0.1
+paplay --device=dictum_sink "$assets/audio/dev/goforward.wav"
+t0=$(date +%s.%N)
+kill -TERM "$app_pid"
+wait_gone "$t0" "SIGTERM" || exit 1
+xdotool keyup ctrl+alt+space
+grep -q "dictum-tray: quitting (SIGTERM)" "$log" || {
+    echo "the app ended on SIGTERM without quitting as from the menu:" >&2
+    cat "$log" >&2
+    exit 1
+}
+python3 - "$DICTUM_DATA_DIR/history.sqlite3" "$rows_before" "icon gone in $icon_s s, app in $gone_s s" <<'PY'
+import sqlite3, sys
+rows = sqlite3.connect(sys.argv[1]).execute(
+    "SELECT id, outcome, text FROM dictations WHERE source = 'mic' ORDER BY id").fetchall()
+assert len(rows) == int(sys.argv[2]) + 1, f"the utterance under way at SIGTERM has no row: {rows[-3:]}"
+print(f"SIGTERM mid-utterance: {sys.argv[3]}; its row: {rows[-1][1]} {rows[-1][2]!r}")
+PY
+
+grep "^ui: " "$work/app.log"
+echo "tray app: history, settings and stats windows rendered, dictation ready by itself once the sound server came up, live dictation from its hotkey${dictum:+ and from dictum ctl}, quit in time${dictum:+ (dictum ctl quit and SIGTERM)}; screenshots in $out"

@@ -11,6 +11,7 @@ mod commands;
 mod controller;
 mod meter;
 mod state;
+mod supervisor;
 mod tray;
 mod windows;
 
@@ -105,6 +106,7 @@ fn main() {
                     Err(e) => tracing::warn!("{e}"),
                 }
             }
+            controller::quit_on_signals(app.handle());
             controller::attach(app.handle(), &state);
             if let Some(view) = &initial {
                 windows::show(app.handle(), view);

@@ -19,6 +19,8 @@ fn icon(state: DictationState) -> tauri::Result<Image<'static>> {
 }
 
 pub struct TrayItems {
+    /// The first line, disabled: "Ready: …", "Starting…", "Dictation off: why (retrying in …)".
+    pub status: MenuItem<Wry>,
     pub toggle: MenuItem<Wry>,
     pub pause: CheckMenuItem<Wry>,
     /// "Copy last: …": the last dictation stays retrievable when typing could not be
@@ -71,6 +73,7 @@ fn copy_last(app: &AppHandle) -> Result<(), String> {
 }
 
 pub fn create(app: &AppHandle) -> tauri::Result<()> {
+    let status = MenuItem::with_id(app, "status", "Starting…", false, None::<&str>)?;
     let toggle = MenuItem::with_id(app, "toggle", "Start dictation", true, None::<&str>)?;
     let pause = CheckMenuItem::with_id(app, "pause", "Pause hotkey", true, false, None::<&str>)?;
     let last = MenuItem::with_id(
@@ -87,6 +90,7 @@ pub fn create(app: &AppHandle) -> tauri::Result<()> {
     let menu = Menu::with_items(
         app,
         &[
+            &status,
             &toggle,
             &pause,
             &last,
@@ -99,6 +103,7 @@ pub fn create(app: &AppHandle) -> tauri::Result<()> {
         ],
     )?;
     app.manage(TrayItems {
+        status: status.clone(),
         toggle: toggle.clone(),
         pause: pause.clone(),
         last: last.clone(),
@@ -129,10 +134,8 @@ pub fn create(app: &AppHandle) -> tauri::Result<()> {
                     }
                 }
                 "settings" | "history" | "stats" => crate::windows::show(app, event.id().as_ref()),
-                "quit" => {
-                    crate::controller::detach();
-                    app.exit(0)
-                }
+                // Returns at once: the dictation is ended off the GUI thread, within a deadline.
+                "quit" => crate::controller::quit(app, "menu Quit"),
                 _ => {}
             }
         })
@@ -140,11 +143,69 @@ pub fn create(app: &AppHandle) -> tauri::Result<()> {
     Ok(())
 }
 
-/// Icon, tooltip and menu labels for `status`.
-pub fn show_status(app: &AppHandle, status: &TrayStatus) {
-    let Some(tray) = app.tray_by_id(TRAY_ID) else {
-        return;
-    };
+/// Takes the icon off the tray (quit: the app is gone for the user before its process is).
+pub fn hide(app: &AppHandle) {
+    if let Some(tray) = app.tray_by_id(TRAY_ID) {
+        let _ = tray.set_visible(false);
+    }
+}
+
+/// What the tray says for a status.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Texts {
+    pub tooltip: String,
+    /// The menu's first line.
+    pub status_line: String,
+    pub toggle: &'static str,
+}
+
+/// The longest menu status line; the tooltip has the whole message.
+const STATUS_LINE_MAX: usize = 90;
+
+fn shorten(text: &str, max: usize) -> String {
+    let text = text.trim();
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let short: String = text.chars().take(max - 1).collect();
+    format!("{}…", short.trim_end())
+}
+
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(c) => c.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+pub(crate) fn texts(status: &TrayStatus) -> Texts {
+    let message = status.message.as_deref().unwrap_or("").trim();
+    if status.state == DictationState::Error {
+        let why = if message.is_empty() {
+            "dictation is not running"
+        } else {
+            message
+        };
+        return Texts {
+            tooltip: format!("Dictum — not running: {why}"),
+            status_line: shorten(&format!("Dictation off: {why}"), STATUS_LINE_MAX),
+            toggle: "Start dictation now",
+        };
+    }
+    if !status.controller {
+        // Starting (or quitting): nothing to start or stop yet.
+        let what = if message.is_empty() {
+            "starting"
+        } else {
+            message
+        };
+        return Texts {
+            tooltip: format!("Dictum — {what}"),
+            status_line: shorten(&capitalized(what), STATUS_LINE_MAX),
+            toggle: "Start dictation",
+        };
+    }
     let label = match status.state {
         DictationState::Idle if status.hotkey_paused => "idle, hotkey paused",
         DictationState::Idle => "idle",
@@ -152,21 +213,46 @@ pub fn show_status(app: &AppHandle, status: &TrayStatus) {
         DictationState::Processing => "transcribing",
         DictationState::Error => "error",
     };
+    Texts {
+        tooltip: format!("Dictum — {label}"),
+        status_line: if message.is_empty() {
+            "Dictation ready".into()
+        } else {
+            shorten(&capitalized(message), STATUS_LINE_MAX)
+        },
+        toggle: match status.state {
+            DictationState::Recording => "Stop dictation",
+            _ => "Start dictation",
+        },
+    }
+}
+
+/// The last tooltip, so each change is logged once.
+static LAST_TOOLTIP: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
+
+/// Icon, tooltip and menu labels for `status`. Each new tooltip is also logged
+/// (`dictum-tray: status: …`): what the tray shows, readable without a tray host.
+pub fn show_status(app: &AppHandle, status: &TrayStatus) {
+    let texts = texts(status);
+    {
+        let mut last = LAST_TOOLTIP.lock().unwrap_or_else(|p| p.into_inner());
+        if *last != texts.tooltip {
+            eprintln!("dictum-tray: status: {}", texts.tooltip);
+            last.clone_from(&texts.tooltip);
+        }
+    }
+    if let Some(items) = app.try_state::<TrayItems>() {
+        let _ = items.status.set_text(&texts.status_line);
+        let _ = items.toggle.set_text(texts.toggle);
+        let _ = items.pause.set_checked(status.hotkey_paused);
+    }
+    let Some(tray) = app.tray_by_id(TRAY_ID) else {
+        return;
+    };
     if let Ok(img) = icon(status.state) {
         let _ = tray.set_icon(Some(img));
     }
-    let tip = match &status.message {
-        Some(m) if status.state == DictationState::Error => format!("Dictum — {label}: {m}"),
-        _ => format!("Dictum — {label}"),
-    };
-    let _ = tray.set_tooltip(Some(tip));
-    if let Some(items) = app.try_state::<TrayItems>() {
-        let _ = items.toggle.set_text(match status.state {
-            DictationState::Recording => "Stop dictation",
-            _ => "Start dictation",
-        });
-        let _ = items.pause.set_checked(status.hotkey_paused);
-    }
+    let _ = tray.set_tooltip(Some(texts.tooltip));
 }
 
 #[cfg(test)]
@@ -189,6 +275,69 @@ mod tests {
             .chunks_exact(4)
             .filter(|p| p[3] > 128 && p[0] > 180 && p[1] < 90 && p[2] < 90)
             .count()
+    }
+
+    fn status(state: DictationState, controller: bool, message: Option<&str>) -> TrayStatus {
+        TrayStatus {
+            state,
+            hotkey_paused: false,
+            message: message.map(str::to_string),
+            controller,
+        }
+    }
+
+    #[test]
+    fn a_failed_start_says_why_and_offers_to_start_now() {
+        let why = "dictation could not start: cannot open input device default: no usable input configuration (retrying in 4 s; or choose Start dictation now)";
+        let t = texts(&status(DictationState::Error, false, Some(why)));
+        assert_eq!(t.tooltip, format!("Dictum — not running: {why}"));
+        assert!(t
+            .status_line
+            .starts_with("Dictation off: dictation could not start: cannot open input device"));
+        assert!(t.status_line.ends_with('…'), "{}", t.status_line);
+        assert_eq!(t.status_line.chars().count(), STATUS_LINE_MAX);
+        assert_eq!(t.toggle, "Start dictation now");
+    }
+
+    #[test]
+    fn starting_is_not_shown_as_ready() {
+        let t = texts(&status(
+            DictationState::Idle,
+            false,
+            Some("starting: loading and warming up the speech model"),
+        ));
+        assert_eq!(
+            t.tooltip,
+            "Dictum — starting: loading and warming up the speech model"
+        );
+        assert_eq!(
+            t.status_line,
+            "Starting: loading and warming up the speech model"
+        );
+        let t = texts(&status(DictationState::Idle, false, None));
+        assert_eq!(t.tooltip, "Dictum — starting");
+    }
+
+    #[test]
+    fn running_states() {
+        let ready = "ready: ctrl+alt+space (push-to-talk, x11 grab) on CPU; typing: xtest";
+        let t = texts(&status(DictationState::Idle, true, Some(ready)));
+        assert_eq!(t.tooltip, "Dictum — idle");
+        assert_eq!(
+            t.status_line,
+            "Ready: ctrl+alt+space (push-to-talk, x11 grab) on CPU; typing: xtest"
+        );
+        assert_eq!(t.toggle, "Start dictation");
+        let t = texts(&status(DictationState::Recording, true, Some(ready)));
+        assert_eq!(
+            (t.tooltip.as_str(), t.toggle),
+            ("Dictum — recording", "Stop dictation")
+        );
+        let mut paused = status(DictationState::Idle, true, None);
+        paused.hotkey_paused = true;
+        let t = texts(&paused);
+        assert_eq!(t.tooltip, "Dictum — idle, hotkey paused");
+        assert_eq!(t.status_line, "Dictation ready");
     }
 
     #[test]
