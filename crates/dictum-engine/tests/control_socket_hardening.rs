@@ -143,8 +143,26 @@ fn hostile_clients_and_folders() {
         std::thread::sleep(Duration::from_millis(100));
     }
 
+    // Dropping the server ends its accept thread (a tray restarting its dictation used to
+    // leave one thread and one descriptor behind per restart).
+    let accept_threads = || {
+        std::fs::read_dir("/proc/self/task")
+            .expect("tasks")
+            .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+            .filter(|c| c.trim() == "dictum-control")
+            .count()
+    };
+    assert_eq!(accept_threads(), 1, "one accept thread while serving");
     drop(server);
     assert!(!path.exists(), "removed on exit");
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while accept_threads() > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the accept thread outlived its server"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 
     // --- Folders that are not ours to use.
     // Another user's folder: refused, left as it is.

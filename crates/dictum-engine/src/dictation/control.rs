@@ -120,13 +120,19 @@ pub fn socket_path() -> Result<PathBuf> {
     Ok(crate::paths::data_dir()?.join("control.sock"))
 }
 
-/// The listening socket; removed when dropped.
+/// The listening socket; removed when dropped, and its accept thread ended (a tray that
+/// restarts its dictation must not leave a thread and a descriptor behind each time).
 pub struct ControlServer {
     path: PathBuf,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Drop for ControlServer {
     fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        // Wakes the accept loop, which sees `stop` and returns, closing the listener.
+        #[cfg(unix)]
+        let _ = std::os::unix::net::UnixStream::connect(&self.path);
         let _ = std::fs::remove_file(&self.path);
     }
 }
@@ -219,18 +225,25 @@ mod imp {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
             .map_err(|e| io("make it private", e))?;
         let clients = Arc::new(AtomicUsize::new(0));
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopped = stop.clone();
         std::thread::Builder::new()
             .name("dictum-control".into())
-            .spawn(move || accept_loop(listener, commands, clients))
+            .spawn(move || accept_loop(listener, commands, clients, stopped))
             .map_err(|e| io("start its thread", e))?;
-        Ok(ControlServer { path })
+        Ok(ControlServer { path, stop })
     }
 
-    fn accept_loop(listener: UnixListener, commands: Sender<Command>, clients: Arc<AtomicUsize>) {
+    fn accept_loop(
+        listener: UnixListener,
+        commands: Sender<Command>,
+        clients: Arc<AtomicUsize>,
+        stop: Arc<std::sync::atomic::AtomicBool>,
+    ) {
         let alive = Arc::new(std::sync::atomic::AtomicBool::new(true));
         for stream in listener.incoming() {
-            if !alive.load(Ordering::SeqCst) {
-                break; // the dictation is gone
+            if !alive.load(Ordering::SeqCst) || stop.load(Ordering::SeqCst) {
+                break; // the dictation is gone, or the server was dropped
             }
             let Ok(stream) = stream else { continue };
             if clients.fetch_add(1, Ordering::SeqCst) >= MAX_CLIENTS {
