@@ -67,7 +67,17 @@ impl AppState {
             .lock()
             .map_err(|_| "history lock poisoned; restart Dictum".to_string())?;
         if guard.is_none() {
-            *guard = Some(History::open(&self.history_path).map_err(|e| e.to_string())?);
+            // A damaged file is moved aside and a fresh history started; the settings panel
+            // shows why (the dictation engine, which may open it first, says so in the tray).
+            let (history, recovered) =
+                History::open_or_recover(&self.history_path).map_err(|e| e.to_string())?;
+            if let Some(r) = recovered {
+                tracing::warn!("{r}");
+                if let Ok(mut w) = self.warnings.write() {
+                    w.push(r.to_string());
+                }
+            }
+            *guard = Some(history);
         }
         match guard.as_ref() {
             Some(h) => f(h).map_err(|e| e.to_string()),
