@@ -196,9 +196,8 @@ pub(crate) fn checked_model_choice(name: &str, models_dir: &Path) -> Res<String>
         .canonicalize()
         .is_ok_and(|dir| real.starts_with(dir));
     if !inside {
-        dictum_engine::stt::check_model_file(&real).map_err(|e| {
-            format!("{} is not a whisper model file: {e}", real.display())
-        })?;
+        dictum_engine::stt::check_model_file(&real)
+            .map_err(|e| format!("{} is not a whisper model file: {e}", real.display()))?;
     }
     Ok(real.display().to_string())
 }
@@ -448,7 +447,10 @@ mod tests {
         );
         std::fs::write(dir.join("my-finetune.bin"), b"x").expect("write");
         let inside = checked_model_choice("my-finetune.bin", dir).expect("in the folder");
-        assert!(inside.ends_with("/my-finetune.bin") && inside.starts_with('/'), "{inside}");
+        assert!(
+            inside.ends_with("/my-finetune.bin") && inside.starts_with('/'),
+            "{inside}"
+        );
         // Outside the folder: only a real whisper model.
         let fake = elsewhere.path().join("secret.txt");
         std::fs::write(&fake, b"not a model").expect("write");
@@ -469,7 +471,9 @@ mod tests {
         }
         let assets = std::env::var_os("DICTUM_TEST_ASSETS")
             .map(std::path::PathBuf::from)
-            .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"));
+            .unwrap_or_else(|| {
+                std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared")
+            });
         let real = assets.join("models/ggml-tiny.en-q8_0.bin");
         assert!(real.is_file(), "test model {} missing", real.display());
         assert!(checked_model_choice(real.to_str().expect("utf8"), dir).is_ok());
