@@ -476,6 +476,7 @@ mod tests {
             });
         let real = assets.join("models/ggml-tiny.en-q8_0.bin");
         assert!(real.is_file(), "test model {} missing", real.display());
+        let real = real.canonicalize().expect("canonical");
         assert!(checked_model_choice(real.to_str().expect("utf8"), dir).is_ok());
     }
 }
