@@ -29,6 +29,8 @@ trap cleanup EXIT
 
 export DICTUM_DATA_DIR="$work/data" DICTUM_CONFIG="$work/config.toml" XDG_CONFIG_HOME="$work/xdg"
 export DICTUM_EXPORT_DIR="$work"
+# Each window logs whether a history and a settings command are allowed to it (checked below).
+export DICTUM_TRAY_ACL_PROBE=1
 # Live dictation inside the tray app needs a microphone and the speech model: a private
 # PulseAudio daemon with a virtual microphone, and the test model in the data folder.
 assets="${DICTUM_TEST_ASSETS:-$(cd "$(dirname "$0")/.." && pwd)/../shared}"
@@ -156,5 +158,12 @@ print(f"dictation from `dictum ctl toggle` in the tray app: {row[0]!r}")
 PY
 fi
 
+# Per-window capabilities: each window may call its own view's commands, not another's.
+for expect in "acl: history history_count allowed" "acl: history get_config refused" \
+    "acl: settings get_config allowed" "acl: settings history_count refused" \
+    "acl: stats history_count refused" "acl: stats get_config refused"; do
+    grep -q "^ui: $expect" "$log" || { echo "capability check failed: no \"$expect\" in the app log" >&2; grep "^ui: acl" "$log" >&2; exit 1; }
+done
+echo "capabilities: each window allowed only its own view's commands"
 grep "^ui: " "$log"
 echo "tray app: history, settings and stats windows rendered, live dictation from its hotkey${dictum:+ and from dictum ctl}; screenshots in $out"
