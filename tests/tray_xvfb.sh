@@ -37,6 +37,8 @@ trap cleanup EXIT
 
 export DICTUM_DATA_DIR="$work/data" DICTUM_CONFIG="$work/config.toml" XDG_CONFIG_HOME="$work/xdg"
 export DICTUM_EXPORT_DIR="$work"
+# Each window logs whether a history and a settings command are allowed to it (checked below).
+export DICTUM_TRAY_ACL_PROBE=1
 # Live dictation inside the tray app needs a microphone and the speech model: a private
 # PulseAudio daemon with a virtual microphone, and the test model in the data folder.
 assets="${DICTUM_TEST_ASSETS:-$(cd "$(dirname "$0")/.." && pwd)/../shared}"
@@ -244,6 +246,13 @@ PY
     echo "dictum ctl quit (recording, sound server frozen): icon gone in ${icon_s} s, app in ${gone_s} s; $(grep -o "dictation ended in [0-9]* ms\|dictation did not end within [0-9.]* s" "$log" | tail -1)"
 fi
 
+# Per-window capabilities: each window may call its own view's commands, not another's.
+for expect in "acl: history history_count allowed" "acl: history get_config refused" \
+    "acl: settings get_config allowed" "acl: settings history_count refused" \
+    "acl: stats history_count refused" "acl: stats get_config refused"; do
+    grep -q "^ui: $expect" "$work/app.log" || { echo "capability check failed: no \"$expect\" in the app log" >&2; grep "^ui: acl" "$work/app.log" >&2; exit 1; }
+done
+echo "capabilities: each window allowed only its own view's commands"
 # SIGTERM (a logout) quits the same way, mid-utterance: the app is gone in time and the
 # utterance under way has its history row.
 if ! kill -0 "$app_pid" 2>/dev/null; then # quit by `dictum ctl quit` above: a new one
@@ -273,4 +282,4 @@ print(f"SIGTERM mid-utterance: {sys.argv[3]}; its row: {rows[-1][1]} {rows[-1][2
 PY
 
 grep "^ui: " "$work/app.log"
-echo "tray app: history, settings and stats windows rendered, dictation ready by itself once the sound server came up, live dictation from its hotkey${dictum:+ and from dictum ctl}, quit in time${dictum:+ (dictum ctl quit and SIGTERM)}; screenshots in $out"
+echo "tray app: history, settings and stats windows rendered, dictation ready by itself once the sound server came up, live dictation from its hotkey${dictum:+ and from dictum ctl}, quit in time${dictum:+ (dictum ctl quit and SIGTERM)}, each window allowed only its own commands; screenshots in $out"

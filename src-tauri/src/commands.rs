@@ -1,6 +1,13 @@
 //! The IPC commands: each one is an engine call with its error turned into the message the UI
 //! shows. Names and argument names match ui/src/ipc.ts; the types are the engine's (their
 //! TypeScript twins are generated into ui/src/bindings/).
+//!
+//! Attack surface (docs/SECURITY.md): each window may call only the commands its capability
+//! grants (`capabilities/*.json`, the list in `build.rs`); arguments are checked here as if
+//! the page were hostile: a model path must be a file in the models folder or a real whisper
+//! model, a server URL must be http(s) without credentials. Commands that touch the disk or
+//! the network are `async`, so they run on Tauri's async runtime and never on the GUI thread
+//! (a synchronous command runs on the main thread).
 
 use crate::state::AppState;
 use dictum_engine::config::Config;
@@ -12,6 +19,7 @@ use dictum_engine::models::{self, ModelStatus};
 use dictum_engine::store::{
     Entry, ExportFormat, ExportSelection, HistoryFilter, Page, PageRequest, Stats, StatsRequest,
 };
+use std::path::{Component, Path};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tauri::{AppHandle, Emitter, State};
@@ -29,14 +37,25 @@ fn view(state: &AppState) -> Res<ConfigView> {
 }
 
 #[tauri::command]
-pub fn get_config(state: State<'_, AppState>) -> Res<ConfigView> {
+pub async fn get_config(state: State<'_, AppState>) -> Res<ConfigView> {
     view(&state)
 }
 
 /// Saves the file and applies it: every later command reads the new config; retention is
-/// applied at once.
+/// applied at once. A changed `stt.model` is checked like [`set_default_model`]'s.
 #[tauri::command]
-pub fn save_config(app: AppHandle, state: State<'_, AppState>, config: Config) -> Res<ConfigView> {
+pub async fn save_config(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    config: Config,
+) -> Res<ConfigView> {
+    save(&app, &state, config)
+}
+
+fn save(app: &AppHandle, state: &AppState, mut config: Config) -> Res<ConfigView> {
+    if config.stt.model != state.config().stt.model {
+        config.stt.model = checked_model_choice(&config.stt.model, &state.models_dir()?)?;
+    }
     config
         .save_to(&state.config_path)
         .map_err(|e| e.to_string())?;
@@ -51,12 +70,12 @@ pub fn save_config(app: AppHandle, state: State<'_, AppState>, config: Config) -
             tracing::info!("retention: removed {removed} entries older than {days} days");
         }
     }
-    crate::controller::config_changed(&app, &state);
-    view(&state)
+    crate::controller::config_changed(app, state);
+    view(state)
 }
 
 #[tauri::command]
-pub fn set_autostart(enabled: bool) -> Res<bool> {
+pub async fn set_autostart(enabled: bool) -> Res<bool> {
     let exe =
         std::env::current_exe().map_err(|e| format!("cannot find this program's path: {e}"))?;
     dictum_engine::autostart::set_enabled(enabled, &exe).map_err(|e| e.to_string())?;
@@ -64,7 +83,7 @@ pub fn set_autostart(enabled: bool) -> Res<bool> {
 }
 
 #[tauri::command]
-pub fn list_models(state: State<'_, AppState>) -> Res<Vec<ModelStatus>> {
+pub async fn list_models(state: State<'_, AppState>) -> Res<Vec<ModelStatus>> {
     Ok(models::catalog(
         &state.models_dir()?,
         &state.config().stt.model,
@@ -116,7 +135,7 @@ pub fn cancel_download(state: State<'_, AppState>, name: String) -> Res<()> {
 }
 
 #[tauri::command]
-pub fn delete_model(state: State<'_, AppState>, name: String) -> Res<bool> {
+pub async fn delete_model(state: State<'_, AppState>, name: String) -> Res<bool> {
     if state.config().stt.model == name {
         return Err(format!(
             "{name} is the default model; set another one as default first"
@@ -125,19 +144,66 @@ pub fn delete_model(state: State<'_, AppState>, name: String) -> Res<bool> {
     download::delete_model(&state.models_dir()?, &name).map_err(|e| e.to_string())
 }
 
+/// Makes `name` the default model: a catalog name, or a model file (see
+/// [`checked_model_choice`]).
 #[tauri::command]
-pub fn set_default_model(
+pub async fn set_default_model(
     app: AppHandle,
     state: State<'_, AppState>,
     name: String,
 ) -> Res<ConfigView> {
     let mut config = state.config();
-    config.stt.model = name;
-    save_config(app, state, config)
+    config.stt.model = checked_model_choice(&name, &state.models_dir()?)?;
+    save(&app, &state, config)
+}
+
+/// What the UI may set `stt.model` to: a catalog name or catalog file name (resolved in the
+/// models folder only, never the current folder), a file name in the models folder, or an
+/// absolute path (no `..`) to a file that, links resolved, lies in the models folder or passes
+/// the whisper model structure check. Returns the value to store: the name, or the resolved
+/// absolute path.
+pub(crate) fn checked_model_choice(name: &str, models_dir: &Path) -> Res<String> {
+    let name = name.trim();
+    if name.is_empty() || name.len() > 4096 || name.chars().any(char::is_control) {
+        return Err("give a model name from the catalog or the path of a ggml model file".into());
+    }
+    if models::find(name).is_some() {
+        return Ok(name.to_string());
+    }
+    let path = Path::new(name);
+    if path.components().any(|c| matches!(c, Component::ParentDir)) {
+        return Err(format!(
+            "model path {name} contains `..`; give the model file's full path"
+        ));
+    }
+    let candidate = if path.is_absolute() {
+        path.to_path_buf()
+    } else if path.components().count() == 1 {
+        models_dir.join(path)
+    } else {
+        return Err(format!(
+            "model path {name} is relative; give a catalog name, a file name in {}, or a full path",
+            models_dir.display()
+        ));
+    };
+    let real = candidate
+        .canonicalize()
+        .map_err(|e| format!("model file {} cannot be opened: {e}", candidate.display()))?;
+    if !real.is_file() {
+        return Err(format!("{} is not a file", real.display()));
+    }
+    let inside = models_dir
+        .canonicalize()
+        .is_ok_and(|dir| real.starts_with(dir));
+    if !inside {
+        dictum_engine::stt::check_model_file(&real)
+            .map_err(|e| format!("{} is not a whisper model file: {e}", real.display()))?;
+    }
+    Ok(real.display().to_string())
 }
 
 #[tauri::command]
-pub fn list_mics() -> Vec<String> {
+pub async fn list_mics() -> Vec<String> {
     dictum_engine::audio::capture::Capture::input_devices()
 }
 
@@ -168,44 +234,66 @@ pub fn stop_level_meter(state: State<'_, AppState>) -> Res<()> {
     Ok(())
 }
 
+/// The probes reach whatever URL the form holds: http(s) only, no credentials (the engine
+/// checks again), and the rest of the form validated before any request.
+fn checked_probe(llm: &LlmConfig) -> Res<()> {
+    dictum_engine::net::check_url(&llm.url, "llm.url")?;
+    llm.validate()
+        .map_err(|(key, reason)| format!("invalid setting {key}: {reason}"))
+}
+
 #[tauri::command]
 pub async fn llm_models(llm: LlmConfig) -> Res<Vec<String>> {
+    checked_probe(&llm)?;
     probe::list_models(&llm).await.map_err(|e| e.to_string())
 }
 
 #[tauri::command]
-pub async fn llm_test(llm: LlmConfig, vocabulary: Vec<String>, text: String) -> LlmTestResult {
-    probe::test_cleanup(&llm, &vocabulary, &text).await
+pub async fn llm_test(llm: LlmConfig, vocabulary: Vec<String>, text: String) -> Res<LlmTestResult> {
+    checked_probe(&llm)?;
+    if text.len() > 10_000 || vocabulary.len() > 1_000 {
+        return Err("the test text or vocabulary is too long".into());
+    }
+    Ok(probe::test_cleanup(&llm, &vocabulary, &text).await)
 }
 
 #[tauri::command]
-pub fn history_page(state: State<'_, AppState>, req: PageRequest) -> Res<Page> {
+pub async fn history_page(state: State<'_, AppState>, req: PageRequest) -> Res<Page> {
     state.with_history(|h| h.page(&req))
 }
 
 #[tauri::command]
-pub fn history_count(state: State<'_, AppState>, filter: HistoryFilter) -> Res<u64> {
+pub async fn history_count(state: State<'_, AppState>, filter: HistoryFilter) -> Res<u64> {
     state.with_history(|h| h.count(&filter))
 }
 
 #[tauri::command]
-pub fn history_apps(state: State<'_, AppState>) -> Res<Vec<String>> {
+pub async fn history_apps(state: State<'_, AppState>) -> Res<Vec<String>> {
     state.with_history(|h| h.app_classes())
 }
 
 #[tauri::command]
-pub fn history_get(state: State<'_, AppState>, id: i64) -> Res<Option<Entry>> {
+pub async fn history_get(state: State<'_, AppState>, id: i64) -> Res<Option<Entry>> {
     state.with_history(|h| h.get(id))
 }
 
 #[tauri::command]
-pub fn history_delete(state: State<'_, AppState>, ids: Vec<i64>) -> Res<usize> {
+pub async fn history_delete(state: State<'_, AppState>, ids: Vec<i64>) -> Res<usize> {
     state.with_history(|h| h.delete(&ids))
+}
+
+/// Deletes every entry and every kept recording (the history view's "Delete all history",
+/// after its confirmation); returns how many entries went.
+#[tauri::command]
+pub async fn history_delete_all(state: State<'_, AppState>) -> Res<usize> {
+    let n = state.with_history(|h| h.delete_all())?;
+    tracing::info!("history: deleted all {n} entries");
+    Ok(n)
 }
 
 /// Writes the export next to the user's downloads (`$XDG_DOWNLOAD_DIR`, else home).
 #[tauri::command]
-pub fn history_export(
+pub async fn history_export(
     state: State<'_, AppState>,
     selection: ExportSelection,
     format: ExportFormat,
@@ -239,7 +327,7 @@ pub fn history_export(
 /// Types an entry's text again into the window that had the focus before Dictum's: the
 /// calling window is hidden first so the focus goes back there.
 #[tauri::command]
-pub fn history_reinject(
+pub async fn history_reinject(
     window: tauri::WebviewWindow,
     state: State<'_, AppState>,
     id: i64,
@@ -253,7 +341,7 @@ pub fn history_reinject(
     }
     let config = state.config();
     let _ = window.hide();
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     let mut injector =
         dictum_engine::inject::Injector::new(&config.inject).map_err(|e| e.to_string())?;
     let report = injector.inject(&text);
@@ -265,7 +353,7 @@ pub fn history_reinject(
 }
 
 #[tauri::command]
-pub fn stats(state: State<'_, AppState>, req: StatsRequest) -> Res<Stats> {
+pub async fn stats(state: State<'_, AppState>, req: StatsRequest) -> Res<Stats> {
     state.with_history(|h| h.stats(&req))
 }
 
@@ -292,8 +380,78 @@ pub fn set_hotkey_paused(
     crate::controller::set_paused(&app, &state, paused)
 }
 
+/// Opens (or focuses) the window of `view`; the UI's tabs call it, since each view has its
+/// own window and permissions.
+#[tauri::command]
+pub fn show_view(app: AppHandle, view: String) -> Res<()> {
+    match view.as_str() {
+        "settings" | "history" | "stats" => {
+            crate::windows::show(&app, &view);
+            Ok(())
+        }
+        _ => Err(format!("no view named {view:?}")),
+    }
+}
+
 /// A line from the UI on stdout (`ui: ...`): the app test waits for "rendered" lines.
 #[tauri::command]
 pub fn ui_log(message: String) {
-    println!("ui: {}", message.replace('\n', " "));
+    let mut line: String = message
+        .chars()
+        .take(500)
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if message.chars().nth(500).is_some() {
+        line.push('…');
+    }
+    println!("ui: {line}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::checked_model_choice;
+
+    #[test]
+    fn model_choices_are_catalog_names_files_in_the_models_folder_or_real_models() {
+        let models = tempfile::tempdir().expect("tempdir");
+        let elsewhere = tempfile::tempdir().expect("tempdir");
+        let dir = models.path();
+        assert_eq!(
+            checked_model_choice("tiny.en-q8_0", dir).as_deref(),
+            Ok("tiny.en-q8_0")
+        );
+        std::fs::write(dir.join("my-finetune.bin"), b"x").expect("write");
+        let inside = checked_model_choice("my-finetune.bin", dir).expect("in the folder");
+        assert!(
+            inside.ends_with("/my-finetune.bin") && inside.starts_with('/'),
+            "{inside}"
+        );
+        // Outside the folder: only a real whisper model.
+        let fake = elsewhere.path().join("secret.txt");
+        std::fs::write(&fake, b"not a model").expect("write");
+        let e = checked_model_choice(fake.to_str().expect("utf8"), dir).expect_err("not a model");
+        assert!(e.contains("not a whisper model"), "{e}");
+        // A link in the models folder to a file elsewhere is judged by where it points.
+        std::os::unix::fs::symlink(&fake, dir.join("link.bin")).expect("symlink");
+        assert!(checked_model_choice("link.bin", dir).is_err());
+        for bad in [
+            "",
+            "../../etc/passwd",
+            &format!("{}/../x.bin", dir.display()),
+            "sub/x.bin",
+            "/no/such/model.bin",
+            "a\nb",
+        ] {
+            assert!(checked_model_choice(bad, dir).is_err(), "{bad:?} accepted");
+        }
+        let assets = std::env::var_os("DICTUM_TEST_ASSETS")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| {
+                std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared")
+            });
+        let real = assets.join("models/ggml-tiny.en-q8_0.bin");
+        assert!(real.is_file(), "test model {} missing", real.display());
+        let real = real.canonicalize().expect("canonical");
+        assert!(checked_model_choice(real.to_str().expect("utf8"), dir).is_ok());
+    }
 }

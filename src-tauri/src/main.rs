@@ -83,12 +83,14 @@ fn main() {
             commands::history_apps,
             commands::history_get,
             commands::history_delete,
+            commands::history_delete_all,
             commands::history_export,
             commands::history_reinject,
             commands::stats,
             commands::tray_status,
             commands::toggle_dictation,
             commands::set_hotkey_paused,
+            commands::show_view,
             commands::ui_log,
         ])
         .setup(move |app| {

@@ -26,8 +26,12 @@ pub fn show(app: &AppHandle, view: &str) {
         let _ = win.set_focus();
         return;
     }
+    let mut init = format!("if (!location.hash) location.hash = '#{label}';");
+    if std::env::var_os("DICTUM_TRAY_ACL_PROBE").is_some() {
+        init.push_str(&acl_probe(label));
+    }
     let built = WebviewWindowBuilder::new(app, label, WebviewUrl::App("index.html".into()))
-        .initialization_script(format!("if (!location.hash) location.hash = '#{label}';"))
+        .initialization_script(init)
         .title(title)
         .inner_size(w, h)
         .min_inner_size(640.0, 480.0)
@@ -59,4 +63,22 @@ pub fn indicator(app: &AppHandle, visible: bool) {
     if let Err(e) = built {
         tracing::warn!("cannot open the recording indicator: {e}");
     }
+}
+
+/// Test hook (`DICTUM_TRAY_ACL_PROBE=1`, used by tests/tray_xvfb.sh): once loaded, the window
+/// calls a history command and a settings command and logs whether each was allowed, so the
+/// test can check that each window's capability grants its own view's commands and no other.
+fn acl_probe(label: &str) -> String {
+    format!(
+        r#"
+window.addEventListener('DOMContentLoaded', function () {{
+  var t = window.__TAURI_INTERNALS__;
+  var log = function (m) {{ return t.invoke('ui_log', {{ message: 'acl: {label} ' + m }}); }};
+  [['history_count', {{ filter: {{}} }}], ['get_config', {{}}]].forEach(function (c) {{
+    t.invoke(c[0], c[1]).then(function () {{ return log(c[0] + ' allowed'); }},
+      function (e) {{ return log(c[0] + ' refused (' + String(e).slice(0, 80) + ')'); }});
+  }});
+}});
+"#
+    )
 }

@@ -6,6 +6,7 @@ import { Settings } from './views/Settings';
 import { History } from './views/History';
 import { StatsView } from './views/Stats';
 import { Indicator } from './views/Indicator';
+import { ipc } from './ipc';
 
 export type View = 'settings' | 'history' | 'stats' | 'indicator';
 
@@ -31,7 +32,12 @@ export function App() {
       <nav class="tabs">
         <span class="brand">Dictum</span>
         {(['settings', 'history', 'stats'] as const).map((v) => (
-          <a key={v} href={`#${v}`} class={v === view ? 'active' : ''} data-testid={`tab-${v}`}>
+          <a key={v} href={`#${v}`} class={v === view ? 'active' : ''} data-testid={`tab-${v}`} onClick={(e) => {
+            // Each view lives in its own window, which may call only that view's commands
+            // (src-tauri/capabilities/): a tab asks the app for the other window.
+            e.preventDefault();
+            if (v !== view) ipc.showView(v).catch(() => undefined);
+          }}>
             {v[0].toUpperCase() + v.slice(1)}
           </a>
         ))}

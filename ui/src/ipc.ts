@@ -47,6 +47,8 @@ export const ipc = {
   historyApps: () => invoke<string[]>('history_apps'),
   historyGet: (id: number) => invoke<Entry | null>('history_get', { id }),
   historyDelete: (ids: number[]) => invoke<number>('history_delete', { ids }),
+  /** Deletes every entry and kept recording; the number of entries deleted. */
+  historyDeleteAll: () => invoke<number>('history_delete_all'),
   historyExport: (selection: ExportSelection, format: ExportFormat) =>
     invoke<ExportResult>('history_export', { selection, format }),
   historyReinject: (id: number) => invoke<void>('history_reinject', { id }),
@@ -56,6 +58,9 @@ export const ipc = {
   trayStatus: () => invoke<TrayStatus>('tray_status'),
   toggleDictation: () => invoke<TrayStatus>('toggle_dictation'),
   setHotkeyPaused: (paused: boolean) => invoke<TrayStatus>('set_hotkey_paused', { paused }),
+
+  /** Opens (or focuses) the window of a view: each view has its own window and permissions. */
+  showView: (view: 'settings' | 'history' | 'stats') => invoke<void>('show_view', { view }),
 
   /** A line in the app's log (the Xvfb test reads "rendered N rows" from it). */
   log: (message: string) => invoke<void>('ui_log', { message }),

@@ -23,12 +23,22 @@ assert.ok(fs.existsSync(path.join(dist, 'index.html')), 'ui/dist is missing: run
 const mockJs = path.join(out, 'mock-ipc.js');
 await build({ entryPoints: [path.join(here, 'mock-ipc.ts')], bundle: true, format: 'iife', outfile: mockJs, target: 'es2021', logLevel: 'warning' });
 
+// The app's Content-Security-Policy (src-tauri/tauri.conf.json), sent with every page: the UI
+// must work under it (a violation is a console error, which fails the test).
+const tauriConf = JSON.parse(fs.readFileSync(path.join(ui, '../src-tauri/tauri.conf.json'), 'utf8'));
+const cspConf = tauriConf.app.security.csp;
+assert.ok(cspConf && typeof cspConf === 'object', 'tauri.conf.json has no CSP');
+const csp = Object.entries(cspConf).map(([k, v]) => `${k} ${Array.isArray(v) ? v.join(' ') : v}`).join('; ');
+assert.ok(!/unsafe-inline|unsafe-eval/.test(cspConf['script-src'] ?? ''), `script-src too loose: ${csp}`);
+
 const types = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml', '.png': 'image/png' };
 const server = http.createServer((req, res) => {
   const url = new URL(req.url ?? '/', 'http://x');
   const file = path.join(dist, url.pathname === '/' ? 'index.html' : decodeURIComponent(url.pathname));
   if (!file.startsWith(dist) || !fs.existsSync(file)) { res.writeHead(404); res.end(); return; }
-  res.writeHead(200, { 'content-type': types[path.extname(file)] ?? 'application/octet-stream' });
+  const headers = { 'content-type': types[path.extname(file)] ?? 'application/octet-stream' };
+  if (path.extname(file) === '.html') headers['content-security-policy'] = csp;
+  res.writeHead(200, headers);
   fs.createReadStream(file).pipe(res);
 });
 await new Promise((r) => server.listen(0, '127.0.0.1', r));
@@ -264,6 +274,34 @@ await test('history search, filter, detail, export, delete', async (page) => {
   await page.getByTestId('row').first().click();
   await page.getByTestId('reinject').click();
   await page.getByTestId('toast').filter({ hasText: 'injection module' }).waitFor();
+});
+
+await test('delete all history, with confirmation', async (page) => {
+  await page.goto(`${base}?rows=500#history`);
+  await page.getByTestId('count').filter({ hasText: '500 entries' }).waitFor();
+  // Cancel leaves everything.
+  await page.getByTestId('delete-all').click();
+  await page.getByTestId('confirm-delete-all').waitFor();
+  await shot(page, 'history-delete-all-confirm');
+  await page.getByTestId('confirm-cancel').click();
+  await page.getByTestId('confirm-delete-all').waitFor({ state: 'detached' });
+  assert.equal((await mockState(page)).calls.includes('history_delete_all'), false);
+  // Confirmed: every entry goes, whatever the filter.
+  await page.getByTestId('search').fill('quarterly');
+  await page.waitForFunction(() => !/^500 /.test(document.querySelector('[data-testid=count]').textContent));
+  await page.getByTestId('delete-all').click();
+  await page.getByTestId('confirm-delete').click();
+  await page.getByTestId('toast').filter({ hasText: 'Deleted 500 entries' }).waitFor();
+  await page.getByTestId('count').filter({ hasText: '0 entries' }).waitFor();
+  assert.equal(await page.getByTestId('row').count(), 0);
+  assert.equal((await mockState(page)).deleted.length, 500);
+});
+
+await test('tabs ask the app for the view window', async (page) => {
+  await page.goto(`${base}#settings`);
+  await page.getByTestId('tab-stats').click();
+  await eventually(async () => assert.ok((await mockState(page)).calls.includes('show_view')));
+  await page.waitForFunction(() => location.hash === '#stats');
 });
 
 await test('stats rendering', async (page) => {

@@ -25,7 +25,7 @@ const DEFAULT_CONFIG: Config = {
   vad: { threshold: 0.5, min_speech_ms: 200, pad_ms: 250 },
   history: { keep_audio: false, retention_days: 0 },
   llm: {
-    enabled: false, backend: 'ollama', url: 'http://127.0.0.1:11434', model: 'llama3.2:3b', ollama_endpoint: 'chat',
+    enabled: false, backend: 'ollama', url: 'http://127.0.0.1:11434', model: 'llama3.2:3b', api_key_env: '', ollama_endpoint: 'chat',
     timeout_ms: 10000, num_ctx: 2048, keep_alive: '30m', temperature: 0, top_p: 0.9, seed: 42, num_predict: 0,
     reload_threshold_ms: 500, system_prompt: '', user_template: '{text}', examples: true,
   },
@@ -264,6 +264,14 @@ mockIPC(async (cmd, args) => {
     case 'tray_status': return mock.status;
     case 'toggle_dictation': return mock.status;
     case 'set_hotkey_paused': mock.status = { ...mock.status, hotkey_paused: a.paused as boolean }; return mock.status;
+    case 'history_delete_all': {
+      const n = rows.length;
+      mock.deleted.push(...rows.map((e) => e.id ?? 0));
+      rows = [];
+      return n;
+    }
+    // The app opens the view's own window; in the browser the hash stands in for it.
+    case 'show_view': location.hash = `#${a.view as string}`; return null;
     case 'ui_log': return null;
     default: throw `mock: unknown command ${cmd}`;
   }

@@ -1,6 +1,7 @@
 //! `dictum bench llm`: Dictum's LLM stage (client-side wall time of `Cleaner::clean`: prompt,
 //! request, parse, guard) against the same JSON body POSTed by a separate plain
-//! `reqwest::Client` to the same server, interleaved (order alternating) after warm-up; plus
+//! `reqwest::Client` to the same server (built by the same `dictum_engine::net` policy: no
+//! proxy for loopback, same-origin redirects, 1 MiB answers), interleaved (order alternating) after warm-up; plus
 //! the guard's verdicts on every sentence.
 
 use dictum_engine::config::Config;
@@ -27,7 +28,12 @@ async fn direct(
     let t = Instant::now();
     let resp = client.post(url).json(body).send().await?;
     let status = resp.status();
-    let bytes = resp.bytes().await?;
+    let bytes = dictum_engine::net::read_capped(resp, dictum_engine::net::MAX_BODY)
+        .await
+        .map_err(|e| match e {
+            Ok(e) => anyhow::Error::from(e),
+            Err(e) => anyhow::Error::from(e),
+        })?;
     let _: serde_json::Value = serde_json::from_slice(&bytes)?;
     anyhow::ensure!(status.is_success(), "direct request: HTTP {status}");
     Ok(t.elapsed().as_secs_f64() * 1000.0)
@@ -39,7 +45,7 @@ pub fn run(config: &Config, sentences: &[String], rounds: usize) -> anyhow::Resu
         .enable_all()
         .build()?;
     let cleaner = Cleaner::new(&config.llm, &config.stt.vocabulary)?;
-    let plain = reqwest::Client::new();
+    let plain = dictum_engine::llm::client_for(&config.llm, std::time::Duration::from_secs(300))?;
     rt.block_on(async {
         let warm = cleaner.warm_up().await;
         anyhow::ensure!(warm.ok, "warm-up failed: {:?}", warm.warnings);

@@ -173,6 +173,10 @@ backend = "ollama"
 url = "http://127.0.0.1:11434"
 # Model name as the server knows it.
 model = "llama3.2:3b"
+# Name of the environment variable holding the server's API key (sent as "Authorization:
+# Bearer ..."), e.g. "OPENAI_API_KEY"; empty = none. Never put the key (or user:password@)
+# in the URL: such URLs are refused.
+api_key_env = ""
 # Ollama only: "chat" (/api/chat) or "generate" (/api/generate).
 ollama_endpoint = "chat"
 # Whole-request timeout in ms (1-600000); on expiry the raw transcript is typed.
@@ -397,6 +401,9 @@ impl Config {
         }
         if let Err((key, reason)) = self.llm.validate() {
             return bad(key, &reason);
+        }
+        if let Err(reason) = crate::models::download::check_base_url(&self.models.base_url) {
+            return bad("models.base_url", &reason);
         }
         let lang = self.stt.language.as_str();
         if lang != "auto" && whisper_rs::get_lang_id(lang).is_none() {

@@ -18,6 +18,7 @@ pub mod inject;
 pub mod ipc;
 pub mod llm;
 pub mod models;
+pub mod net;
 pub mod paths;
 pub mod pipeline;
 pub mod portal;

@@ -177,6 +177,7 @@ fn asset_spec(file: &str) -> DownloadSpec {
         ),
         expected_sha256: Some(sha.into()),
         expected_sha1: None,
+        deadline: None,
     }
 }
 
@@ -374,6 +375,7 @@ async fn wrong_checksum_deletes_the_file_and_says_so() {
         expected_sha256: Some("00".repeat(32)),
         expected_bytes: Some(43_550_778),
         expected_sha1: None,
+        deadline: None,
     };
     let (seen, mut cb) = collect();
     let err = download(
@@ -419,6 +421,7 @@ async fn without_a_checksum_length_and_structure_are_verified() {
         expected_bytes: None,
         expected_sha256: None,
         expected_sha1: None,
+        deadline: None,
     };
     let (_, mut cb) = collect();
     let out = fetch(
@@ -452,4 +455,48 @@ async fn without_a_checksum_length_and_structure_are_verified() {
         .await
         .expect_err("404");
     assert!(err.to_string().contains("HTTP 404"), "{err}");
+}
+
+#[tokio::test]
+async fn a_download_past_its_deadline_stops_keeps_the_part_and_resumes() {
+    // A slow link (64 KiB every 50 ms ≈ 1.3 MB/s: 33 s for the file) against a 1 s deadline.
+    let server = serve(models_dir()).await;
+    server.chunk_delay_ms.store(50, Ordering::SeqCst);
+    let dest = tempfile::tempdir().expect("tempdir");
+    let cancel = AtomicBool::new(false);
+    let mut spec = asset_spec(TINY);
+    spec.deadline = Some(std::time::Duration::from_secs(1));
+    let started = std::time::Instant::now();
+    let (_, mut cb) = collect();
+    let err = fetch(&server.base, &spec, dest.path(), &cancel, &mut cb)
+        .await
+        .expect_err("deadline")
+        .to_string();
+    let took = started.elapsed().as_secs_f64();
+    assert!(
+        err.contains("deadline of 1 s") && err.contains("resume"),
+        "{err}"
+    );
+    assert!(took < 3.0, "stopped after {took:.1} s");
+    let part = dest.path().join(format!("{TINY}.part"));
+    let kept = std::fs::metadata(&part).expect("part kept").len();
+    assert!(kept > 0 && kept < 43_550_778, "{kept}");
+
+    // Later, on a fast link and the size-derived deadline: resumed where it stopped.
+    server.chunk_delay_ms.store(0, Ordering::SeqCst);
+    spec.deadline = None;
+    assert_eq!(
+        spec.deadline(),
+        dictum_engine::models::download::deadline_for(Some(43_550_778))
+    );
+    let (seen, mut cb) = collect();
+    let out = fetch(&server.base, &spec, dest.path(), &cancel, &mut cb)
+        .await
+        .expect("resumed");
+    assert!(matches!(out, DownloadOutcome::Completed { .. }), "{out:?}");
+    assert_eq!(seen.lock().expect("lock")[0].resumed_from, kept);
+    assert_eq!(
+        sha256_of(&dest.path().join(TINY)),
+        sha256_of(&models_dir().join(TINY))
+    );
 }

@@ -20,6 +20,12 @@ url: string,
  */
 model: string, 
 /**
+ * Name of the environment variable holding the server's API key, sent as
+ * `Authorization: Bearer …`; empty = no key. The key itself is never stored in the config
+ * (and a URL with `user:password@` is refused).
+ */
+api_key_env: string, 
+/**
  * Ollama only: "chat" (`/api/chat`) or "generate" (`/api/generate`).
  */
 ollama_endpoint: OllamaEndpoint, 

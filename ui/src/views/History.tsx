@@ -27,6 +27,7 @@ export function History() {
   const [scroll, setScroll] = useState({ top: 0, height: 600 });
   const [toast, setToast] = useState<string | null>(null);
   const [format, setFormat] = useState<ExportFormat>('csv');
+  const [confirmAll, setConfirmAll] = useState(false);
   const loading = useRef(false);
   const generation = useRef(0);
   const listRef = useRef<HTMLDivElement>(null);
@@ -91,6 +92,22 @@ export function History() {
     return () => clearTimeout(t);
   }, [toast]);
 
+  const deleteAll = async () => {
+    setConfirmAll(false);
+    try {
+      const n = await ipc.historyDeleteAll();
+      setRows([]);
+      setNext(null);
+      setSelected(new Set());
+      setCurrent(null);
+      setCount(0);
+      setApps([]);
+      setToast(`Deleted ${n.toLocaleString('en-US')} entries and their recordings`);
+    } catch (e) {
+      setToast(errorText(e));
+    }
+  };
+
   const removeRows = (ids: number[]) => {
     const gone = new Set(ids);
     setRows((r) => r.filter((e) => !gone.has(e.id)));
@@ -126,6 +143,7 @@ export function History() {
           const ids = [...selected];
           try { await ipc.historyDelete(ids); removeRows(ids); } catch (e) { setToast(errorText(e)); }
         }}>Delete selected</button>
+        <button class="danger" data-testid="delete-all" onClick={() => setConfirmAll(true)}>Delete all history…</button>
       </div>
       <div class="history">
         <div class="list" ref={listRef} data-testid="list" onScroll={(e) => {
@@ -154,6 +172,18 @@ export function History() {
         </div>
         <Detail id={current} onDeleted={(id) => removeRows([id])} toast={setToast} />
       </div>
+      {confirmAll && (
+        <div class="modal-backdrop" data-testid="confirm-delete-all">
+          <div class="modal" role="alertdialog" aria-modal="true" aria-labelledby="confirm-delete-all-title">
+            <h3 id="confirm-delete-all-title">Delete all history?</h3>
+            <p>Every dictation in the history, not only those the filter shows, and every kept recording will be deleted. This cannot be undone.</p>
+            <div class="modal-actions">
+              <button data-testid="confirm-cancel" onClick={() => setConfirmAll(false)}>Cancel</button>
+              <button class="danger" data-testid="confirm-delete" onClick={deleteAll}>Delete all</button>
+            </div>
+          </div>
+        </div>
+      )}
       {toast && <div class="toast" data-testid="toast">{toast}</div>}
     </div>
   );

@@ -337,6 +337,10 @@ function Llm({ cfg, up }: { cfg: Config; up: <K extends keyof Config>(s: K, p: P
         <input type="text" style="width:260px" value={llm.url} onChange={(e) => set({ url: val(e) })} data-testid="llm-url" />
       </div>
       <div class="row">
+        <label title="The name of an environment variable holding the API key (sent as a bearer token); never the key itself, and never user:password@ in the URL">API key variable</label>
+        <input type="text" style="width:200px" placeholder="e.g. OPENAI_API_KEY (optional)" value={llm.api_key_env} onChange={(e) => set({ api_key_env: val(e) })} data-testid="llm-api-key-env" />
+      </div>
+      <div class="row">
         <label>Model</label>
         <input type="text" list="llm-models" value={llm.model} onChange={(e) => set({ model: val(e) })} data-testid="llm-model" />
         <datalist id="llm-models">{(models ?? []).map((m) => <option key={m} value={m} />)}</datalist>
@@ -369,7 +373,11 @@ function Llm({ cfg, up }: { cfg: Config; up: <K extends keyof Config>(s: K, p: P
         <input type="text" style="flex:1" placeholder="um so i think we should uh send the report to maria by friday" value={sample} onChange={(e) => setSample(val(e))} data-testid="llm-sample" />
         <button disabled={testing} data-testid="llm-test" onClick={async () => {
           setTesting(true);
-          try { setResult(await ipc.llmTest(llm, cfg.stt.vocabulary, sample)); } finally { setTesting(false); }
+          try {
+            setResult(await ipc.llmTest(llm, cfg.stt.vocabulary, sample));
+          } catch (e) {
+            setResult({ outcome: 'failed', input: sample, output: null, text: sample, reject_reason: null, error: errorText(e), latency_ms: 0, tokens_per_sec: null, load_ms: null, model_loaded: false });
+          } finally { setTesting(false); }
         }}>{testing ? 'Testing…' : 'Test'}</button>
       </div>
       {result && (

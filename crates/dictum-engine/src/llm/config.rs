@@ -54,6 +54,10 @@ pub struct LlmConfig {
     pub url: String,
     /// Model name as the server knows it.
     pub model: String,
+    /// Name of the environment variable holding the server's API key, sent as
+    /// `Authorization: Bearer …`; empty = no key. The key itself is never stored in the config
+    /// (and a URL with `user:password@` is refused).
+    pub api_key_env: String,
     /// Ollama only: "chat" (`/api/chat`) or "generate" (`/api/generate`).
     pub ollama_endpoint: OllamaEndpoint,
     /// Whole-request timeout; on expiry the raw transcript is typed.
@@ -89,6 +93,7 @@ impl Default for LlmConfig {
             backend: BackendKind::Ollama,
             url: "http://127.0.0.1:11434".into(),
             model: "llama3.2:3b".into(),
+            api_key_env: String::new(),
             ollama_endpoint: OllamaEndpoint::Chat,
             timeout_ms: 10_000,
             num_ctx: 2048,
@@ -173,13 +178,20 @@ impl LlmConfig {
                 format!("must be -1 (server's choice) or between 0 and {}", u32::MAX),
             ));
         }
-        if !(self.url.starts_with("http://") || self.url.starts_with("https://")) {
+        if let Err(reason) = crate::net::check_url(&self.url, "llm.url") {
+            return Err(("llm.url", reason));
+        }
+        let name = self.api_key_env.trim();
+        let valid_name = name.chars().enumerate().all(|(i, c)| {
+            c == '_'
+                || c.is_ascii_uppercase()
+                || c.is_ascii_lowercase()
+                || (i > 0 && c.is_ascii_digit())
+        });
+        if !valid_name || name.len() > 128 {
             return Err((
-                "llm.url",
-                format!(
-                    "`{}` is not an http(s) URL; e.g. \"http://127.0.0.1:11434\"",
-                    self.url
-                ),
+                "llm.api_key_env",
+                "must be the name of an environment variable (letters, digits, _), e.g. \"OPENAI_API_KEY\", or empty; not the key itself".into(),
             ));
         }
         if self.model.trim().is_empty() {
@@ -211,6 +223,21 @@ impl LlmConfig {
             ));
         }
         Ok(())
+    }
+
+    /// The API key from the variable `api_key_env` names: None when no variable is named; Err
+    /// (the message to show) when it is named but unset or empty.
+    pub fn api_key(&self) -> Result<Option<String>, String> {
+        let name = self.api_key_env.trim();
+        if name.is_empty() {
+            return Ok(None);
+        }
+        match std::env::var(name) {
+            Ok(v) if !v.trim().is_empty() => Ok(Some(v.trim().to_string())),
+            _ => Err(format!(
+                "llm.api_key_env names {name}, but {name} is not set in Dictum's environment; export it where Dictum starts (e.g. ~/.config/environment.d/) or empty llm.api_key_env"
+            )),
+        }
     }
 
     /// keep_alive as Ollama's JSON: a number for plain seconds, else the duration string.
@@ -336,6 +363,26 @@ mod tests {
             }),
             "llm.url"
         );
+        assert_eq!(
+            bad(LlmConfig {
+                url: "http://me:hunter2@127.0.0.1:11434".into(),
+                ..LlmConfig::default()
+            }),
+            "llm.url"
+        );
+        assert_eq!(
+            bad(LlmConfig {
+                api_key_env: "sk-123 secret".into(),
+                ..LlmConfig::default()
+            }),
+            "llm.api_key_env"
+        );
+        assert!(LlmConfig {
+            api_key_env: "OPENAI_API_KEY".into(),
+            ..LlmConfig::default()
+        }
+        .validate()
+        .is_ok());
         assert_eq!(
             bad(LlmConfig {
                 keep_alive: "forever".into(),

@@ -1,6 +1,7 @@
 //! The LLM cleanup stage: turns whisper's raw words into punctuated, capitalized text without
 //! fillers — and only ever that. The [`Cleaner`] facade owns one `reqwest::Client` (one
-//! connection pool reused across dictations), the backend chosen in config (Ollama native or
+//! connection pool reused across dictations, built by [`crate::net`]: no proxy for a loopback
+//! server, no redirect to another host, answers capped at 1 MiB), the backend chosen in config (Ollama native or
 //! OpenAI-compatible), the warm-up, reload detection and the guard. It never fails: a timeout,
 //! a refused connection, an HTTP error or malformed JSON gives the raw transcript back with
 //! the reason in the report (and so in history).
@@ -78,6 +79,14 @@ impl LlmError {
         }
     }
 
+    /// An answer that could not be read whole: a reqwest error, or past the size cap.
+    fn from_read(url: &str, e: Result<reqwest::Error, crate::net::NetError>) -> LlmError {
+        match e {
+            Ok(e) => LlmError::from_reqwest(url, e),
+            Err(e) => LlmError::Malformed(format!("{url} should send: {e}")),
+        }
+    }
+
     fn from_reqwest(url: &str, e: reqwest::Error) -> LlmError {
         use std::error::Error as _;
         // The innermost cause says most ("connection refused", "connection closed").
@@ -92,6 +101,8 @@ impl LlmError {
                 url: url.into(),
                 ms: 0,
             }
+        } else if e.is_redirect() {
+            LlmError::Other(format!("{url}: {}", crate::net::snippet(&reason, 300)))
         } else if e.is_connect() {
             LlmError::Connect {
                 url: url.into(),
@@ -105,19 +116,44 @@ impl LlmError {
     }
 }
 
+/// An HTTP error status; the body is quoted (its `error` message when it is JSON), cut to
+/// [`crate::net::SNIPPET_CHARS`] characters.
 pub(crate) fn http_error(url: &str, status: reqwest::StatusCode, body: &str) -> LlmError {
-    let mut body = body.trim().to_string();
-    if let Ok(v) = serde_json::from_str::<Value>(&body) {
-        if let Some(msg) = v["error"].as_str().or(v["error"]["message"].as_str()) {
-            body = msg.to_string();
-        }
+    let mut body = body.trim();
+    let parsed = serde_json::from_str::<Value>(body).ok();
+    if let Some(msg) = parsed
+        .as_ref()
+        .and_then(|v| v["error"].as_str().or(v["error"]["message"].as_str()))
+    {
+        body = msg;
     }
-    body.truncate(300);
     LlmError::Http {
         url: url.into(),
         status: status.as_u16(),
-        body,
+        body: crate::net::snippet(body, crate::net::SNIPPET_CHARS),
     }
+}
+
+/// A JSON value quoted in an error: at most [`crate::net::SNIPPET_CHARS`] characters.
+pub(crate) fn json_snippet(v: &Value) -> String {
+    crate::net::snippet(&v.to_string(), crate::net::SNIPPET_CHARS)
+}
+
+/// GETs `url` and returns the status and the body (at most [`crate::net::MAX_BODY`] bytes).
+pub(crate) async fn get_capped(
+    client: &reqwest::Client,
+    url: &str,
+) -> Result<(reqwest::StatusCode, String), LlmError> {
+    let resp = client
+        .get(url)
+        .send()
+        .await
+        .map_err(|e| LlmError::from_reqwest(url, e))?;
+    let status = resp.status();
+    let bytes = crate::net::read_capped(resp, crate::net::MAX_BODY)
+        .await
+        .map_err(|e| LlmError::from_read(url, e))?;
+    Ok((status, String::from_utf8_lossy(&bytes).into_owned()))
 }
 
 /// POSTs JSON and parses a JSON answer; every failure becomes an [`LlmError`].
@@ -133,16 +169,14 @@ pub(crate) async fn post_json(
         .await
         .map_err(|e| LlmError::from_reqwest(url, e))?;
     let status = resp.status();
-    let bytes = resp
-        .bytes()
+    let bytes = crate::net::read_capped(resp, crate::net::MAX_BODY)
         .await
-        .map_err(|e| LlmError::from_reqwest(url, e))?;
+        .map_err(|e| LlmError::from_read(url, e))?;
     if !status.is_success() {
         return Err(http_error(url, status, &String::from_utf8_lossy(&bytes)));
     }
     serde_json::from_slice(&bytes).map_err(|e| {
-        let mut head = String::from_utf8_lossy(&bytes).into_owned();
-        head.truncate(200);
+        let head = crate::net::snippet(&String::from_utf8_lossy(&bytes), crate::net::SNIPPET_CHARS);
         LlmError::Malformed(format!("{url} should send: invalid JSON ({e}): {head:?}"))
     })
 }
@@ -167,6 +201,16 @@ pub trait Backend {
     }
     /// What the server has loaded (`/api/ps`); None where the API has no such thing.
     fn residency(&self) -> impl Future<Output = Result<Option<Residency>, LlmError>> + Send;
+}
+
+/// The HTTP client of every request to the LLM server `config` names ([`crate::net`]'s
+/// policy: API timeouts, same-origin redirects, no proxy for loopback, the API key from
+/// `llm.api_key_env`).
+pub fn client_for(config: &LlmConfig, pool_idle: Duration) -> Result<reqwest::Client, LlmError> {
+    let mut policy = crate::net::Policy::api(Duration::from_millis(config.timeout_ms.max(1)));
+    policy.pool_idle = Some(pool_idle);
+    policy.bearer = config.api_key().map_err(LlmError::Other)?;
+    crate::net::client_for(&config.url, &policy).map_err(|e| LlmError::Other(e.to_string()))
 }
 
 enum AnyBackend {
@@ -296,14 +340,7 @@ pub struct Cleaner {
 impl Cleaner {
     /// Builds the client and backend; no request is sent.
     pub fn new(config: &LlmConfig, vocabulary: &[String]) -> Result<Cleaner, LlmError> {
-        let timeout = Duration::from_millis(config.timeout_ms.max(1));
-        let client = reqwest::Client::builder()
-            .timeout(timeout)
-            .connect_timeout(timeout.min(Duration::from_secs(3)))
-            .tcp_nodelay(true)
-            .pool_idle_timeout(Duration::from_secs(300))
-            .build()
-            .map_err(|e| LlmError::Other(format!("cannot build the HTTP client: {e}")))?;
+        let client = client_for(config, Duration::from_secs(300))?;
         let backend = match config.backend {
             BackendKind::Ollama => AnyBackend::Ollama(ollama::Ollama::new(client.clone(), config)),
             BackendKind::Openai => AnyBackend::OpenAi(openai::OpenAi::new(client.clone(), config)),
@@ -503,8 +540,9 @@ impl Cleaner {
                 r.text = text;
             }
             Err(rejection) => {
-                tracing::info!("LLM output rejected ({rejection}); typing the raw transcript");
-                r.reject_reason = Some(rejection.to_string());
+                let reason = crate::net::snippet(&rejection.to_string(), 300);
+                tracing::info!("LLM output rejected ({reason}); typing the raw transcript");
+                r.reject_reason = Some(reason);
             }
         }
         r

@@ -3,7 +3,9 @@
 
 use super::config::{LlmConfig, OllamaEndpoint, RequestOptions};
 use super::prompt::Message;
-use super::{http_error, post_json, Backend, Completion, LlmError, Residency};
+use super::{
+    get_capped, http_error, json_snippet, post_json, Backend, Completion, LlmError, Residency,
+};
 use serde_json::{json, Value};
 
 pub struct Ollama {
@@ -108,7 +110,9 @@ impl Backend for Ollama {
             OllamaEndpoint::Chat => v["message"]["content"].as_str(),
             OllamaEndpoint::Generate => v["response"].as_str(),
         }
-        .ok_or_else(|| LlmError::Malformed(format!("{url}: answer has no text: {v}")))?;
+        .ok_or_else(|| {
+            LlmError::Malformed(format!("{url}: answer has no text: {}", json_snippet(&v)))
+        })?;
         let eval_ms = ns_to_ms(&v["eval_duration"]);
         let eval_count = v["eval_count"].as_u64();
         let tokens_per_sec = match (eval_count, eval_ms) {
@@ -128,25 +132,15 @@ impl Backend for Ollama {
 
     async fn residency(&self) -> Result<Option<Residency>, LlmError> {
         let url = format!("{}/api/ps", self.base);
-        let resp = self
-            .client
-            .get(&url)
-            .send()
-            .await
-            .map_err(|e| LlmError::from_reqwest(&url, e))?;
-        let status = resp.status();
-        let text = resp
-            .text()
-            .await
-            .map_err(|e| LlmError::from_reqwest(&url, e))?;
+        let (status, text) = get_capped(&self.client, &url).await?;
         if !status.is_success() {
             return Err(http_error(&url, status, &text));
         }
         let v: Value =
             serde_json::from_str(&text).map_err(|e| LlmError::Malformed(format!("{url}: {e}")))?;
-        let models = v["models"]
-            .as_array()
-            .ok_or_else(|| LlmError::Malformed(format!("{url}: no `models` list in {v}")))?;
+        let models = v["models"].as_array().ok_or_else(|| {
+            LlmError::Malformed(format!("{url}: no `models` list in {}", json_snippet(&v)))
+        })?;
         Ok(models
             .iter()
             .find(|m| {

@@ -4,7 +4,7 @@
 
 use super::config::{LlmConfig, RequestOptions};
 use super::prompt::Message;
-use super::{post_json, Backend, Completion, LlmError, Residency};
+use super::{json_snippet, post_json, Backend, Completion, LlmError, Residency};
 use serde_json::{json, Value};
 use std::time::Instant;
 
@@ -61,7 +61,8 @@ impl Backend for OpenAi {
             .as_str()
             .ok_or_else(|| {
                 LlmError::Malformed(format!(
-                    "{url}: answer has no choices[0].message.content: {v}"
+                    "{url}: answer has no choices[0].message.content: {}",
+                    json_snippet(&v)
                 ))
             })?;
         let t = &v["timings"];

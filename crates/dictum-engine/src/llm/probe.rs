@@ -30,21 +30,14 @@ pub fn models_url(config: &LlmConfig) -> String {
 
 /// Model names the server offers, sorted.
 pub async fn list_models(config: &LlmConfig) -> Result<Vec<String>, LlmError> {
+    crate::net::check_url(&config.url, "llm.url").map_err(LlmError::Other)?;
     let url = models_url(config);
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_millis(config.timeout_ms.clamp(1, 10_000)))
-        .build()
-        .map_err(|e| LlmError::Other(format!("cannot build the HTTP client: {e}")))?;
-    let resp = client
-        .get(&url)
-        .send()
-        .await
-        .map_err(|e| LlmError::from_reqwest(&url, e))?;
-    let status = resp.status();
-    let body = resp
-        .text()
-        .await
-        .map_err(|e| LlmError::from_reqwest(&url, e))?;
+    let probe = LlmConfig {
+        timeout_ms: config.timeout_ms.clamp(1, 10_000),
+        ..config.clone()
+    };
+    let client = super::client_for(&probe, Duration::from_secs(10))?;
+    let (status, body) = super::get_capped(&client, &url).await?;
     if !status.is_success() {
         return Err(super::http_error(&url, status, &body));
     }

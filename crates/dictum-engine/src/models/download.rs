@@ -5,6 +5,13 @@
 //! SHA-1 as the catalog records them (computed in one pass while the bytes arrive); a spec with
 //! no checksum gets the server's length and the ggml structure check — and only then renamed
 //! into place, atomically. A file that fails verification is deleted, never kept.
+//!
+//! Bounds: a download stops as soon as more bytes arrive than the catalog size (or, for a
+//! file the catalog does not list, [`MAX_UNLISTED_BYTES`]), and it has an overall deadline
+//! ([`deadline_for`]: 2 minutes plus the size at [`MIN_RATE_BYTES_PER_S`], or the spec's own);
+//! past it the partial file is kept for a resume. The HTTP client is [`crate::net`]'s:
+//! redirects to other hosts are followed (the public home redirects to its CDN; every byte is
+//! checked against the catalog's checksums) but never from https down to http.
 
 use super::catalog;
 use crate::{Error, Result};
@@ -16,6 +23,36 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
 use ts_rs::TS;
+
+/// Largest file downloaded when the spec gives no size (the largest catalog model is ~3.1 GB).
+pub const MAX_UNLISTED_BYTES: u64 = 4 << 30;
+/// The slowest transfer rate the derived deadline allows for: 50 kB/s.
+pub const MIN_RATE_BYTES_PER_S: u64 = 50_000;
+
+/// The overall deadline of a download of `bytes` (unknown: [`MAX_UNLISTED_BYTES`]): 2 minutes
+/// plus the time to fetch it at [`MIN_RATE_BYTES_PER_S`].
+pub fn deadline_for(bytes: Option<u64>) -> Duration {
+    let bytes = bytes.unwrap_or(MAX_UNLISTED_BYTES);
+    Duration::from_secs(120 + bytes / MIN_RATE_BYTES_PER_S)
+}
+
+/// Checks a models base URL as a setting (`models.base_url`): an http(s) URL without
+/// credentials, or a folder (`/path`, `file:///path`; not checked for existence here).
+pub fn check_base_url(base: &str) -> std::result::Result<(), String> {
+    let base = base.trim();
+    let lower = base.to_ascii_lowercase();
+    if lower.starts_with("http://") || lower.starts_with("https://") {
+        return crate::net::check_url(base, "the model base URL")
+            .map(|_| ())
+            .map_err(|e| e.replace("llm.api_key_env", "a public or local mirror instead"));
+    }
+    if base.is_empty() || (lower.contains("://") && !lower.starts_with("file://")) {
+        return Err(
+            "must be an http(s) URL, file:///folder or a folder path, e.g. https://huggingface.co/ggerganov/whisper.cpp/resolve/main/".into(),
+        );
+    }
+    Ok(())
+}
 
 /// Where model files come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,6 +74,7 @@ impl ModelSource {
         }
         let lower = base.to_ascii_lowercase();
         if lower.starts_with("http://") || lower.starts_with("https://") {
+            check_base_url(base).map_err(Error::Download)?;
             let mut url = base.to_string();
             if !url.ends_with('/') {
                 url.push('/');
@@ -70,6 +108,21 @@ pub struct DownloadSpec {
     pub expected_sha256: Option<String>,
     /// whisper.cpp publishes SHA-1s for its models; checked too when known.
     pub expected_sha1: Option<String>,
+    /// Overall deadline; None = [`deadline_for`] the expected size.
+    pub deadline: Option<Duration>,
+}
+
+impl DownloadSpec {
+    /// The most bytes this download may bring: the expected size, else [`MAX_UNLISTED_BYTES`].
+    pub fn max_bytes(&self) -> u64 {
+        self.expected_bytes.unwrap_or(MAX_UNLISTED_BYTES)
+    }
+
+    /// When the download must be over, from its start.
+    pub fn deadline(&self) -> Duration {
+        self.deadline
+            .unwrap_or_else(|| deadline_for(self.expected_bytes))
+    }
 }
 
 impl DownloadSpec {
@@ -86,6 +139,7 @@ impl DownloadSpec {
             expected_bytes: Some(p.bytes),
             expected_sha256: Some(p.sha256.to_string()),
             expected_sha1: Some(p.sha1.to_string()),
+            deadline: None,
         })
     }
 }
@@ -391,20 +445,32 @@ async fn fetch_http(
     reporter: &mut Reporter<'_>,
 ) -> Result<Fetched> {
     let url = format!("{base}{}", spec.file);
-    let client = reqwest::Client::builder()
-        .connect_timeout(Duration::from_secs(15))
-        .read_timeout(Duration::from_secs(60))
-        .build()
-        .map_err(|e| Error::Download(format!("cannot create the HTTP client: {e}")))?;
+    let began = Instant::now();
+    let deadline = spec.deadline();
+    let limit = spec.max_bytes();
+    let client = crate::net::client_for(&url, &crate::net::Policy::download())
+        .map_err(|e| Error::Download(e.to_string()))?;
     let mut req = client.get(&url);
     if start > 0 {
         req = req.header(reqwest::header::RANGE, format!("bytes={start}-"));
     }
-    let mut resp = req.send().await.map_err(|e| {
+    let late = |written: u64| {
         Error::Download(format!(
-            "cannot reach {url}: {e}; check the network or point the base URL at a mirror or local folder"
+            "download of {} did not finish within its deadline of {} s ({} bytes so far, the partial file is kept); start it again to resume, or use a faster mirror",
+            spec.file,
+            deadline.as_secs(),
+            written
         ))
-    })?;
+    };
+    let mut resp = match tokio::time::timeout(deadline, req.send()).await {
+        Err(_) => return Err(late(start)),
+        Ok(r) => r.map_err(|e| {
+            Error::Download(format!(
+                "cannot reach {url}: {}; check the network or point the base URL at a mirror or local folder",
+                reqwest_reason(&e)
+            ))
+        })?,
+    };
     let status = resp.status();
     let total = match status.as_u16() {
         206 => {
@@ -451,6 +517,9 @@ async fn fetch_http(
             )))
         }
     };
+    if let Some(t) = total.filter(|t| *t > limit) {
+        return Err(too_big(spec, t, limit));
+    }
     if reporter.state.total.is_none() {
         reporter.state.total = total;
     }
@@ -459,6 +528,10 @@ async fn fetch_http(
     loop {
         if cancel.load(Ordering::Relaxed) {
             return Ok(Fetched::Cancelled(written));
+        }
+        if began.elapsed() > deadline {
+            let _ = part.flush().await;
+            return Err(late(written));
         }
         let chunk = match tokio::time::timeout(Duration::from_millis(200), resp.chunk()).await {
             Err(_) => continue, // no bytes yet: look at the cancel flag again
@@ -472,6 +545,9 @@ async fn fetch_http(
                 )));
             }
         };
+        if written + chunk.len() as u64 > limit {
+            return Err(Fetched::oversized(part, spec, limit).await);
+        }
         part.write_all(&chunk)
             .await
             .map_err(|e| Error::Download(format!("cannot write {}.part: {e}", spec.file)))?;
@@ -480,6 +556,37 @@ async fn fetch_http(
         reporter.report(written, false);
     }
     Ok(Fetched::Done { written, total })
+}
+
+fn too_big(spec: &DownloadSpec, bytes: u64, limit: u64) -> Error {
+    Error::Download(format!(
+        "{} would be {bytes} bytes, more than the {limit} bytes it should have; nothing more was downloaded. Check the base URL (it must serve whisper.cpp's ggml files by name)",
+        spec.file
+    ))
+}
+
+impl Fetched {
+    /// More bytes came than the file may have: the partial file is no prefix of the real one
+    /// (emptied; the caller deletes it on error), and the error says so.
+    async fn oversized(part: &mut tokio::fs::File, spec: &DownloadSpec, limit: u64) -> Error {
+        let _ = part.set_len(0).await;
+        Error::Download(format!(
+            "the server sent more than the {limit} bytes {} should have; Dictum stopped and discarded the partial file. Check the base URL (it must serve whisper.cpp's ggml files by name)",
+            spec.file
+        ))
+    }
+}
+
+/// The innermost cause of a reqwest error (the redirect refusal, "connection refused").
+fn reqwest_reason(e: &reqwest::Error) -> String {
+    use std::error::Error as _;
+    let mut reason = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        reason = s.to_string();
+        source = s.source();
+    }
+    crate::net::snippet(&reason, crate::net::SNIPPET_CHARS)
 }
 
 async fn fetch_dir(
@@ -499,6 +606,9 @@ async fn fetch_dir(
         ))
     })?;
     let total = src.metadata().await.map(|m| m.len()).ok();
+    if let Some(t) = total.filter(|t| *t > spec.max_bytes()) {
+        return Err(too_big(spec, t, spec.max_bytes()));
+    }
     if reporter.state.total.is_none() {
         reporter.state.total = total;
     }
@@ -586,6 +696,21 @@ mod tests {
         assert!(ModelSource::parse("ftp://x/").is_err());
         assert!(ModelSource::parse("/no/such/folder").is_err());
         assert!(ModelSource::parse(" ").is_err());
+    }
+
+    #[test]
+    fn deadlines_and_base_urls() {
+        // 2 min + size at 50 kB/s: 43.5 MB → 991 s; unknown size → the 4 GiB bound's time.
+        assert_eq!(deadline_for(Some(43_550_795)).as_secs(), 120 + 871);
+        assert_eq!(deadline_for(Some(0)).as_secs(), 120);
+        assert!(deadline_for(None) > deadline_for(Some(3_100_000_000)));
+        assert!(check_base_url("https://huggingface.co/x/").is_ok());
+        assert!(check_base_url("/srv/models").is_ok());
+        assert!(check_base_url("file:///srv/models").is_ok());
+        assert!(check_base_url("ftp://x/").is_err());
+        assert!(check_base_url("").is_err());
+        let e = check_base_url("https://u:p@mirror/").expect_err("creds");
+        assert!(e.contains("password") && !e.contains("api_key_env"), "{e}");
     }
 
     #[test]
