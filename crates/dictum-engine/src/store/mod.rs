@@ -6,6 +6,7 @@ mod browse;
 pub mod demo;
 mod entry;
 mod migrations;
+pub mod recovery;
 
 pub use browse::{
     render_export, Bucketing, Cursor, EntrySummary, ExportFormat, ExportSelection, HistoryFilter,
