@@ -12,6 +12,9 @@
 //! (`tests/stt_worker_standin.py`). Panics and hung stages use the engine's debug-only test
 //! hook `DICTUM_FAULT` (compiled out of release builds; see `dictation/mod.rs`).
 //!
+//! `DICTUM_BIN` runs another `dictum` binary than the one Cargo built for this test (a copy,
+//! when several worktrees share one target directory and may overwrite it meanwhile).
+//!
 //! Skipped only when the tools are missing and `DICTUM_REQUIRE_E2E` is unset (`scripts/test`
 //! sets it and installs them). The tests run one at a time (one sound server, one display).
 
@@ -32,6 +35,12 @@ use std::sync::{mpsc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 static MATRIX: Mutex<()> = Mutex::new(());
+
+fn dictum_bin() -> PathBuf {
+    std::env::var_os("DICTUM_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_dictum")))
+}
 
 /// One test's world: sound server, display, data folder.
 struct Rig {
@@ -85,7 +94,7 @@ impl Rig {
     }
 
     fn command(&self, args: &[&str], env: &[(&str, &str)]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_dictum"));
+        let mut c = Command::new(dictum_bin());
         c.args(args)
             .env("DISPLAY", &self.x.display)
             .env_remove("WAYLAND_DISPLAY")
@@ -579,7 +588,9 @@ fn gpu_worker_stall() {
         &[
             ("DICTUM_STT_ISOLATE", "1"),
             ("DICTUM_STT_WORKER_PROGRAM", &standin),
-            ("DICTUM_STT_WORKER_TIMEOUT_MS", "3000"),
+            // Above the warm-up's time on a loaded 2-core machine; the stall is
+            // detected after this.
+            ("DICTUM_STT_WORKER_TIMEOUT_MS", "20000"),
             ("DICTUM_STANDIN_STALL_AT", "2"),
             ("DICTUM_STANDIN_STATE", &state),
         ],
@@ -618,10 +629,17 @@ fn quit_is_bounded_when_a_stage_hangs() {
     std::thread::sleep(Duration::from_millis(1500));
     let t0 = Instant::now();
     d.send("quit");
-    let code = d.wait_exit(Duration::from_secs(8));
+    d.next("stopped", Duration::from_secs(10));
+    let stopped = t0.elapsed();
+    let code = d.wait_exit(Duration::from_secs(10));
     let took = t0.elapsed();
-    eprintln!("quit with a hung stage took {took:?}");
-    assert!(took < Duration::from_secs(6), "quit took {took:?}");
+    eprintln!("quit with a hung stage: stopped after {stopped:?}, exited after {took:?}");
+    // The engine's bound (dictation::SHUTDOWN_BOUND, 5 s), with slack for a loaded machine.
+    assert!(
+        stopped < Duration::from_millis(5500),
+        "quit took {stopped:?}"
+    );
+    assert!(took < Duration::from_secs(8), "exit took {took:?}");
     assert_eq!(code, Some(0));
     let rows = rig.rows();
     assert_eq!(rows.len(), 1, "{rows:?}");
@@ -925,23 +943,53 @@ fn sigterm_mid_utterance() {
     common::pulse::play_and_wait("goforward.wav");
     let t0 = Instant::now();
     kill(d.pid(), "TERM");
-    let ev = d.next("dictation", Duration::from_secs(10));
+    // Until `stopped`: the dictation's event when it was finished within the grace.
+    let mut finished = None;
+    loop {
+        let left = Duration::from_secs(10).saturating_sub(t0.elapsed());
+        let ev = d
+            .events
+            .recv_timeout(left)
+            .unwrap_or_else(|e| panic!("no `stopped` within 10 s: {e}; notices {:?}", d.notices));
+        match ev["event"].as_str() {
+            Some("dictation") => finished = Some(ev),
+            Some("notice") => d
+                .notices
+                .push(ev["message"].as_str().unwrap_or_default().to_string()),
+            Some("stopped") => break,
+            _ => {}
+        }
+    }
+    let stopped = t0.elapsed();
     let code = d.wait_exit(Duration::from_secs(8));
-    eprintln!("SIGTERM: {ev} exit {code:?} after {:?}", t0.elapsed());
+    eprintln!("SIGTERM: {finished:?}, stopped after {stopped:?}, exit {code:?}");
     assert_eq!(code, Some(0));
-    assert!(t0.elapsed() < Duration::from_secs(6));
-    assert_eq!(ev["outcome"], "ok", "{ev}");
-    assert!(text(&ev).contains("forward"), "{ev}");
+    assert!(stopped < Duration::from_millis(5500), "{stopped:?}");
     assert!(d.stderr().contains("SIGTERM"), "told: {}", d.stderr());
-    let typed = term.line(&rig.x);
-    assert!(
-        typed.to_lowercase().contains("forward"),
-        "pasted: {typed:?}"
-    );
-    assert!(ev["inject_error"].is_null(), "pasted and restored: {ev}");
-    let row = rig.row(ev["id"].as_i64().expect("id"));
-    assert_eq!(row.outcome.as_str(), "ok");
-    assert_eq!(row.inject_method.as_deref(), Some("x11_paste"));
+    let rows = rig.rows();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let row = &rows[0];
+    match finished {
+        // Finished within the grace (the usual case): pasted, clipboard restored.
+        Some(ev) => {
+            assert_eq!(ev["outcome"], "ok", "{ev}");
+            assert!(text(&ev).contains("forward"), "{ev}");
+            assert!(ev["inject_error"].is_null(), "pasted and restored: {ev}");
+            let typed = term.line(&rig.x);
+            assert!(
+                typed.to_lowercase().contains("forward"),
+                "pasted: {typed:?}"
+            );
+            assert_eq!(row.outcome.as_str(), "ok");
+            assert_eq!(row.inject_method.as_deref(), Some("x11_paste"));
+        }
+        // A machine too slow to transcribe within the grace: kept, not lost.
+        None => {
+            assert_eq!(row.outcome.as_str(), "interrupted", "{row:?}");
+            let audio = row.audio_path.clone().expect("audio kept");
+            assert!(Path::new(&audio).is_file());
+        }
+    }
     let mut d = rig.daemon(&[], &[]);
     keeps_working(&mut d);
 }
