@@ -64,6 +64,10 @@ struct Controller {
     window_probe: Option<crate::dictation::WindowProbe>,
     /// The last re-open failure (told once, not every retry).
     last_open_error: Option<String>,
+    /// A stream with the current settings is wanted though one works (settings changed).
+    capture_wanted: bool,
+    /// The re-open under way uses settings from before the last change.
+    reopen_stale: bool,
     overrides: Option<crate::dictation::ConfigOverrides>,
     audio_dir: Option<PathBuf>,
     last_housekeeping: Instant,
@@ -332,6 +336,8 @@ fn start(
             state: State::Idle,
             window_probe: opts.window_probe,
             last_open_error: None,
+            capture_wanted: false,
+            reopen_stale: false,
             overrides: opts.overrides,
             audio_dir: opts.audio_dir.clone(),
             last_housekeeping: Instant::now(),
@@ -734,22 +740,55 @@ impl Controller {
     }
 
     /// Takes the background re-open's result, if it has one.
+    /// Takes the background re-open's result, if it has one. Called only while nothing is
+    /// being recorded (the stream is never swapped under an utterance).
     fn poll_reopen(&mut self) {
+        let working = self.capture.as_ref().is_some_and(|c| !c.has_failed());
         match self.reopener.poll() {
             Some(Ok(c)) => {
                 self.last_open_error = None;
-                if self.capture.as_ref().is_some_and(|c| !c.has_failed()) {
+                if std::mem::take(&mut self.reopen_stale) {
+                    // Opened with the settings from before the last change: again.
+                    drop_in_background(c);
+                    self.reopener.request(capture_options(&self.config));
+                    return;
+                }
+                if working && !self.capture_wanted {
                     drop_in_background(c);
                     return;
                 }
+                let message = if working {
+                    format!(
+                        "microphone {} opened with the new settings",
+                        c.info().device
+                    )
+                } else {
+                    format!("microphone {} is back", c.info().device)
+                };
+                self.capture_wanted = false;
                 if let Some(old) = self.capture.take() {
                     drop_in_background(old);
                 }
-                self.notice(format!("microphone {} is back", c.info().device));
+                self.notice(message);
                 self.capture = Some(c);
             }
             Some(Err(e)) => {
+                if std::mem::take(&mut self.reopen_stale) {
+                    self.reopener.request(capture_options(&self.config));
+                    return;
+                }
                 let message = e.to_string();
+                if working && std::mem::take(&mut self.capture_wanted) {
+                    // The old stream goes on; the new settings could not be had.
+                    self.notice(format!(
+                        "the new microphone settings could not be applied ({message}); \
+                         recording goes on with {}",
+                        self.capture
+                            .as_ref()
+                            .map_or(String::new(), |c| c.info().device.clone())
+                    ));
+                    return;
+                }
                 if self.last_open_error.as_deref() != Some(message.as_str()) {
                     self.notice(format!("no microphone: {message}"));
                 }
@@ -978,7 +1017,9 @@ impl Controller {
         // A device that failed comes back by itself when it returns: re-opened in the
         // background, one attempt at a time (a frozen sound server costs one waiting
         // thread, and the hotkey is still answered meanwhile).
-        self.poll_reopen();
+        if self.live.is_none() {
+            self.poll_reopen();
+        }
         if self.live.is_none() && self.capture.as_ref().is_none_or(|c| c.has_failed()) {
             if let Some(c) = self.capture.take() {
                 drop_in_background(c);
@@ -1045,10 +1086,11 @@ impl Controller {
             .to_injector
             .send(InjectorMsg::Reconfigure(Box::new(config.clone())));
         self.config = config;
-        if reopen && self.live.is_none() {
-            if let Some(c) = self.capture.take() {
-                drop_in_background(c);
-            }
+        if reopen {
+            // The stream in use stays until the new one delivers: a press meanwhile is
+            // recorded (with the old settings), never refused.
+            self.reopen_stale = self.reopener.waiting_for().is_some();
+            self.capture_wanted = true;
             self.reopener.request(capture_options(&self.config));
         }
         let message = format!(
