@@ -1,6 +1,10 @@
 //! `dictum run`: the headless dictation daemon. Registers the hotkey, keeps the microphone
 //! open and the models warm, and types what you say into the focused window. The config file
 //! is watched: hotkey, mode, device, model and LLM changes apply without a restart.
+//!
+//! SIGINT and SIGTERM quit cleanly: the utterance under way is finished (transcribed, typed,
+//! the clipboard restored in paste mode, its row written) within the engine's shutdown grace,
+//! then the process exits 0. A second signal, or one before dictation is ready, exits at once.
 
 use crate::context::load_config;
 use crate::llm_args::LlmArgs;
@@ -14,7 +18,7 @@ use dictum_engine::inject::InjectMethod;
 use dictum_engine::paths;
 use std::io::BufRead;
 use std::process::ExitCode;
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, Mutex};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -101,6 +105,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     let config_path = paths::config_file().ok();
+    // Signals are taken before start-up: until dictation is ready one ends the process at
+    // once (nothing is under way), afterwards it asks for a clean quit.
+    let quit_target: Arc<Mutex<Option<mpsc::Sender<Command>>>> = Arc::new(Mutex::new(None));
+    watch_signals(quit_target.clone())?;
     let (events_tx, events_rx) = mpsc::channel();
     let opts = StartOptions {
         config: config.clone(),
@@ -118,6 +126,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         config.stt.model
     );
     let dictation = Dictation::start(opts, events_tx).map_err(|e| anyhow::anyhow!(e))?;
+    *quit_target.lock().unwrap_or_else(|e| e.into_inner()) = Some(dictation.command_sender());
 
     // `dictum ctl press|release|toggle|...` from a compositor shortcut or a script.
     let _control = match control::serve(dictation.command_sender()) {
@@ -166,6 +175,53 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         d.shutdown();
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// SIGINT/SIGTERM: the first asks the dictation to quit cleanly (when it is running), a
+/// second one (or one during start-up) ends the process at once.
+fn watch_signals(target: Arc<Mutex<Option<mpsc::Sender<Command>>>>) -> anyhow::Result<()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .map_err(|e| anyhow::anyhow!("cannot watch for SIGINT/SIGTERM: {e}"))?;
+    let (mut int, mut term) = {
+        let _in_rt = rt.enter();
+        (
+            signal(SignalKind::interrupt())
+                .map_err(|e| anyhow::anyhow!("cannot watch for SIGINT: {e}"))?,
+            signal(SignalKind::terminate())
+                .map_err(|e| anyhow::anyhow!("cannot watch for SIGTERM: {e}"))?,
+        )
+    };
+    std::thread::Builder::new()
+        .name("dictum-signals".into())
+        .spawn(move || {
+            rt.block_on(async move {
+                let mut asked = false;
+                loop {
+                    let (name, code) = tokio::select! {
+                        _ = int.recv() => ("SIGINT", 130),
+                        _ = term.recv() => ("SIGTERM", 143),
+                    };
+                    let sender = target.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                    match sender {
+                        Some(tx) if !asked && tx.send(Command::Shutdown).is_ok() => {
+                            asked = true;
+                            eprintln!(
+                                "dictum: {name}: finishing the dictation under way, then quitting                                  ({name} again quits at once)"
+                            );
+                        }
+                        _ => {
+                            eprintln!("dictum: {name}: quitting now");
+                            std::process::exit(code);
+                        }
+                    }
+                }
+            })
+        })
+        .map_err(|e| anyhow::anyhow!("cannot watch for SIGINT/SIGTERM: {e}"))?;
+    Ok(())
 }
 
 fn print_human(ev: &Event) {

@@ -260,6 +260,8 @@ fn live_dictation_through_a_real_sound_server() {
     // Without streaming the whole of jfk is left for after the release (~0.6-1 s here), so
     // the second utterance is released while the first still waits.
     capped.dictation.streaming = false;
+    // The overflow's audio is kept only for a user who keeps audio.
+    capped.history.keep_audio = true;
     h.dictation.send(Command::Reconfigure(Box::new(capped)));
     h.wait_notice("config applied", Duration::from_secs(5));
     h.dictation.send(Command::Toggle);

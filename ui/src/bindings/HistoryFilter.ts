@@ -21,7 +21,7 @@ to_ms?: number,
  */
 app_class?: string, 
 /**
- * `ok`, `no_speech`, `error`, `pending` (the dictation's outcome) or `llm_cleaned`,
+ * `ok`, `no_speech`, `error`, `interrupted`, `pending` (the dictation's outcome) or `llm_cleaned`,
  * `llm_rejected`, `llm_failed` (the LLM stage's).
  */
 outcome?: string, };

@@ -54,6 +54,7 @@ export const OUTCOMES: [string, string][] = [
   ['ok', 'OK'],
   ['no_speech', 'No speech'],
   ['error', 'Error'],
+  ['interrupted', 'Interrupted'],
   ['llm_cleaned', 'LLM cleaned'],
   ['llm_rejected', 'LLM rejected'],
   ['llm_failed', 'LLM failed'],

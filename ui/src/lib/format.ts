@@ -48,6 +48,7 @@ export function outcomeLabel(outcome: string, llm?: string | null): string {
     no_speech: 'No speech',
     error: 'Error',
     pending: 'Pending',
+    interrupted: 'Interrupted',
   };
   const label = base[outcome] ?? outcome;
   if (llm === 'rejected') return `${label} · LLM rejected`;

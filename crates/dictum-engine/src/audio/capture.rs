@@ -47,6 +47,10 @@ const PULSE_FRAMES: u32 = 320;
 const RESAMPLE_CHUNK: usize = 1024;
 /// What the callback can hold back while the control side holds the lock (16 kHz samples).
 const PENDING_CAP: usize = SAMPLE_RATE as usize;
+/// How long a question to the audio server (is the source still there?) may take.
+const SERVER_QUERY_TIMEOUT: Duration = Duration::from_millis(1000);
+/// Time between two re-open attempts that failed at once (no server, no device).
+const REOPEN_RETRY: Duration = Duration::from_secs(2);
 
 #[derive(Debug, thiserror::Error)]
 pub enum CaptureError {
@@ -629,24 +633,54 @@ impl Capture {
     /// PulseAudio does not fail a record stream whose source disappears: it moves the stream
     /// to another source (or, with none left, kills it) and cpal's PulseAudio client reports
     /// neither. So ask the server whether the source is still there (~ms).
+    ///
+    /// A server that hangs (frozen, overloaded) must not hang the release: the question is
+    /// asked on a helper thread and given up after [`SERVER_QUERY_TIMEOUT`]; while one such
+    /// question is still stuck, no other is asked (one thread at most, not one per release).
     fn source_gone(&self) -> Option<String> {
         if self.info.backend != Backend::PulseAudio {
             return None;
         }
-        let host = match pick_host(Backend::PulseAudio) {
-            Ok(h) => h,
-            Err(e) => return Some(format!("the audio server went away: {e}")),
-        };
-        let present = host
-            .input_devices()
-            .map(|mut devices| devices.any(|d| device_name(&d) == self.info.device))
-            .unwrap_or(true);
-        (!present).then(|| {
-            format!(
-                "input device {} disappeared during the utterance; audio after that is missing or came from another source",
-                self.info.device
-            )
-        })
+        static ASKING: AtomicBool = AtomicBool::new(false);
+        if ASKING.swap(true, Ordering::SeqCst) {
+            return Some(
+                "the audio server does not answer (an earlier question to it is still waiting)"
+                    .into(),
+            );
+        }
+        let device = self.info.device.clone();
+        let (tx, rx) = mpsc::channel();
+        let spawned = std::thread::Builder::new()
+            .name("dictum-pulse-query".into())
+            .spawn(move || {
+                let gone = match pick_host(Backend::PulseAudio) {
+                    Ok(host) => {
+                        let present = host
+                            .input_devices()
+                            .map(|mut devices| devices.any(|d| device_name(&d) == device))
+                            .unwrap_or(true);
+                        (!present).then(|| {
+                            format!(
+                                "input device {device} disappeared during the utterance; audio after that is missing or came from another source"
+                            )
+                        })
+                    }
+                    Err(e) => Some(format!("the audio server went away: {e}")),
+                };
+                ASKING.store(false, Ordering::SeqCst);
+                let _ = tx.send(gone);
+            });
+        if spawned.is_err() {
+            ASKING.store(false, Ordering::SeqCst);
+            return None;
+        }
+        match rx.recv_timeout(SERVER_QUERY_TIMEOUT) {
+            Ok(gone) => gone,
+            Err(_) => Some(format!(
+                "the audio server did not answer within {} ms; is it frozen or overloaded?",
+                SERVER_QUERY_TIMEOUT.as_millis()
+            )),
+        }
     }
 
     fn device_failed(&self) -> CaptureError {
@@ -675,6 +709,88 @@ impl Drop for Capture {
                 }
             }
         }
+    }
+}
+
+/// Re-opens the microphone in the background, one attempt at a time, so a sound server that
+/// hangs costs one waiting thread (and one connection), not a new one every few seconds, and
+/// the caller (the controller, which also answers the hotkey) never waits.
+///
+/// An attempt waits as long as the server takes (no timeout to leave a thread behind on):
+/// while it waits, [`Reopener::request`] starts nothing new. An attempt that fails at once
+/// (no server, no such device) is retried after [`REOPEN_RETRY`].
+#[derive(Default)]
+pub struct Reopener {
+    pending: Option<(mpsc::Receiver<Result<Capture, CaptureError>>, Instant)>,
+    last_failure: Option<Instant>,
+}
+
+impl Reopener {
+    /// Starts an attempt with `opts` unless one is under way or the last failed just now.
+    pub fn request(&mut self, opts: CaptureOptions) {
+        if self.pending.is_some()
+            || self
+                .last_failure
+                .is_some_and(|at| at.elapsed() < REOPEN_RETRY)
+        {
+            return;
+        }
+        let (tx, rx) = mpsc::channel();
+        let opts = CaptureOptions {
+            // The attempt's own thread waits for the server; nobody else does.
+            open_timeout: Duration::from_secs(24 * 3600),
+            ..opts
+        };
+        let spawned = std::thread::Builder::new()
+            .name("dictum-mic-reopen".into())
+            .spawn(move || {
+                let opened = Capture::open_with(opts);
+                if let Ok(c) = &opened {
+                    let _ = c.wait_first_frames(Duration::from_secs(2));
+                }
+                let _ = tx.send(opened);
+            });
+        match spawned {
+            Ok(_) => self.pending = Some((rx, Instant::now())),
+            Err(e) => {
+                tracing::warn!("cannot start a microphone re-open attempt: {e}");
+                self.last_failure = Some(Instant::now());
+            }
+        }
+    }
+
+    /// The attempt's result, once it has one (then a new attempt may be requested).
+    pub fn poll(&mut self) -> Option<Result<Capture, CaptureError>> {
+        let (rx, _) = self.pending.as_ref()?;
+        let result = match rx.try_recv() {
+            Ok(r) => r,
+            Err(mpsc::TryRecvError::Empty) => return None,
+            Err(mpsc::TryRecvError::Disconnected) => Err(CaptureError::Open {
+                device: "(re-open)".into(),
+                reason: "the re-open attempt ended unexpectedly".into(),
+            }),
+        };
+        self.pending = None;
+        if result.is_err() {
+            self.last_failure = Some(Instant::now());
+        }
+        Some(result)
+    }
+
+    /// How long the attempt under way has been waiting, if one is.
+    pub fn waiting_for(&self) -> Option<Duration> {
+        self.pending.as_ref().map(|(_, since)| since.elapsed())
+    }
+}
+
+/// Drops a capture on a thread of its own: closing a stream whose server hangs blocks (up to
+/// 2 s, then its keeper is left behind), and the caller must not wait for that.
+pub fn drop_in_background(capture: Capture) {
+    let spawned = std::thread::Builder::new()
+        .name("dictum-mic-close".into())
+        .spawn(move || drop(capture));
+    if let Err(e) = spawned {
+        tracing::warn!("cannot close the old microphone stream in the background: {e}");
     }
 }
 

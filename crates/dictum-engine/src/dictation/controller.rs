@@ -1,21 +1,27 @@
 //! The controller thread: the one owner of the dictation state. It turns key events into
 //! recordings, feeds the streaming segmenter while the key is held, hands finished
-//! utterances to the worker, and publishes state and results.
+//! utterances to the worker, and publishes state and results. It also supervises: every
+//! utterance in flight has a deadline, quit has one, and the microphone is re-opened in the
+//! background (see `dictation/mod.rs`, Supervision).
 
-use crate::audio::capture::{Capture, CaptureOptions};
+use crate::audio::capture::{drop_in_background, Capture, CaptureOptions, Reopener};
 use crate::config::Config;
 use crate::dictation::config::Mode;
 use crate::dictation::injector::{self, InjectorMsg};
 use crate::dictation::segmenter::{Decision, Segmenter};
 use crate::dictation::state::{on_key, Action, State};
 use crate::dictation::worker::{Finish, Job, Queue, Worker};
-use crate::dictation::{Command, Event, Input, ReadyInfo, Shared, StartOptions};
+use crate::dictation::{
+    fault, save_audio, Command, Event, Input, ReadyInfo, Shared, StartOptions, SHUTDOWN_GRACE,
+};
 use crate::hotkey::{Hotkeys, KeyEvent};
 use crate::inject::session::{hotkey_path, Abilities, HotkeyPath, Session, SessionKind};
 use crate::pipeline::Engine;
+use crate::store::recovery::{self, InstanceLock};
 use crate::store::{Entry, History, Outcome, Source};
 use crate::timing::{ms_since, StageTimings};
 use crate::SAMPLE_RATE;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc};
@@ -23,6 +29,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 /// The utterance being recorded.
 struct Live {
+    /// Sequence number in this process (the row id may be missing: database locked).
+    seq: u64,
     entry: Entry,
     /// Samples copied from the capture so far (index 0 = first pre-roll sample).
     buf: Vec<f32>,
@@ -42,12 +50,48 @@ struct Controller {
     to_injector: mpsc::Sender<InjectorMsg>,
     events: mpsc::Sender<Event>,
     live: Option<Live>,
-    in_flight: usize,
+    /// Utterances handed to the worker and not done yet, oldest first.
+    flights: BTreeMap<u64, Flight>,
+    /// Since when the oldest flight has been the oldest (its deadline counts from there).
+    oldest_since: Instant,
+    next_seq: u64,
+    reopener: Reopener,
+    /// When quit was asked for.
+    shutdown_at: Option<Instant>,
+    /// One dictation process per history database.
+    _lock: InstanceLock,
     state: State,
     window_probe: Option<crate::dictation::WindowProbe>,
+    /// The last re-open failure (told once, not every retry).
+    last_open_error: Option<String>,
+    /// A stream with the current settings is wanted though one works (settings changed).
+    capture_wanted: bool,
+    /// The re-open under way uses settings from before the last change.
+    reopen_stale: bool,
     overrides: Option<crate::dictation::ConfigOverrides>,
     audio_dir: Option<PathBuf>,
     last_housekeeping: Instant,
+}
+
+/// An utterance the worker and injector have not finished.
+struct Flight {
+    id: Option<i64>,
+    samples: Arc<Vec<f32>>,
+    /// How long it may take once it is the oldest.
+    budget: Duration,
+}
+
+/// How long an utterance may take, from the moment it is the oldest in flight: whisper at
+/// worst a few times real time on a slow CPU, the LLM's own timeout, and typing.
+fn budget(audio_samples: usize, config: &Config) -> Duration {
+    let audio = Duration::from_secs_f64(audio_samples as f64 / SAMPLE_RATE as f64);
+    let min = fault::min_deadline().unwrap_or(Duration::from_secs(60));
+    let llm = if config.llm.enabled {
+        Duration::from_millis(config.llm.timeout_ms) * 2
+    } else {
+        Duration::ZERO
+    };
+    min.max(audio * 4) + llm
 }
 
 fn capture_options(config: &Config) -> CaptureOptions {
@@ -116,6 +160,10 @@ fn start(
     started: Instant,
 ) -> Result<(Controller, ReadyInfo), String> {
     let config = opts.config.clone();
+    let process_started_ms = crate::store::now_ms();
+    // One dictation process per history: a second one is refused here, before it touches
+    // the microphone or the hotkey.
+    let lock = InstanceLock::acquire(&opts.history_path)?;
     let open_history = || History::open(&opts.history_path).map_err(|e| e.to_string());
     // A damaged database is moved aside and a fresh one started (the user is told); a locked
     // one is an error.
@@ -125,6 +173,19 @@ fn start(
         let _ = events.send(Event::Notice {
             message: r.to_string(),
         });
+    }
+    // Rows a crashed Dictum left `pending`: theirs, not ours (we hold the lock now).
+    match recovery::mark_interrupted(&history, process_started_ms, opts.audio_dir.as_deref()) {
+        Ok(done) => {
+            if let Some(message) = done.message() {
+                let _ = events.send(Event::Notice { message });
+            }
+        }
+        Err(e) => {
+            let _ = events.send(Event::Notice {
+                message: format!("could not check the history for unfinished dictations: {e}"),
+            });
+        }
     }
 
     // The microphone: opened now and kept, so a key press never waits for the stream.
@@ -152,6 +213,7 @@ fn start(
     let worker_shared = shared.clone();
     let worker_queue = queue.clone();
     let worker_tx = inputs_tx.clone();
+    let worker_audio_dir = opts.audio_dir.clone();
     // Queued before the worker starts, so its first job is the start-up load.
     queue.push(Job::Prepare);
     std::thread::Builder::new()
@@ -173,6 +235,7 @@ fn start(
                 to_controller: worker_tx,
                 shared: worker_shared,
                 pending_load: None,
+                audio_dir: worker_audio_dir,
             }
             .run_warm()
         })
@@ -189,7 +252,7 @@ fn start(
     std::thread::Builder::new()
         .name("dictum-injector".into())
         .spawn(move || {
-            let sink = match sink_factory(&sink_config) {
+            let sink = match catch_start(|| sink_factory(&sink_config)) {
                 Ok(mut sink) => {
                     let _ = sink_ready_tx.send(Ok(sink.route()));
                     sink
@@ -202,6 +265,7 @@ fn start(
             injector::run(
                 sink,
                 sink_factory,
+                sink_config,
                 injector_history,
                 injector_rx,
                 injector_tx,
@@ -277,15 +341,29 @@ fn start(
             to_injector,
             events: events.clone(),
             live: None,
-            in_flight: 0,
+            flights: BTreeMap::new(),
+            oldest_since: Instant::now(),
+            next_seq: 1,
+            reopener: Reopener::default(),
+            shutdown_at: None,
+            _lock: lock,
             state: State::Idle,
             window_probe: opts.window_probe,
+            last_open_error: None,
+            capture_wanted: false,
+            reopen_stale: false,
             overrides: opts.overrides,
             audio_dir: opts.audio_dir.clone(),
             last_housekeeping: Instant::now(),
         },
         info,
     ))
+}
+
+/// The sink factory may panic (a toolkit's assertion); start-up then fails with the reason.
+fn catch_start<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    crate::dictation::catch(f)
+        .unwrap_or_else(|msg| Err(format!("the text output could not start: {msg}")))
 }
 
 /// Where hotkey events come from.
@@ -327,7 +405,9 @@ fn start_hotkey(
             "toggle: this desktop's shortcuts report no key release"
         };
         format!(
-            "hotkey: {} has no GlobalShortcuts portal, so your compositor's shortcut drives              Dictum ({how}); `dictum shortcut install` sets it up for {}, `dictum shortcut              print` shows the lines",
+            "hotkey: {} has no GlobalShortcuts portal, so your compositor's shortcut drives \
+             Dictum ({how}); `dictum shortcut install` sets it up for {}, `dictum shortcut \
+             print` shows the lines",
             session.describe(),
             config.dictation.hotkey
         )
@@ -393,7 +473,7 @@ fn start_hotkey(
 }
 
 /// Sends the segmenter's decisions to the worker; `samples` is the utterance so far.
-fn queue_chunks(queue: &Queue, utt: i64, decisions: Vec<Decision>, samples: &[f32]) {
+fn queue_chunks(queue: &Queue, utt: u64, decisions: Vec<Decision>, samples: &[f32]) {
     for d in decisions {
         let (start, end, commit) = match d {
             Decision::Commit { start, end } => (start, end, true),
@@ -415,9 +495,8 @@ fn mtime(path: &std::path::Path) -> Option<SystemTime> {
 
 impl Controller {
     fn run(&mut self, inputs: mpsc::Receiver<Input>) {
-        let mut shutting_down = false;
         loop {
-            let timeout = if self.live.is_some() {
+            let timeout = if self.live.is_some() || self.shutdown_at.is_some() {
                 Duration::from_millis(40)
             } else {
                 Duration::from_millis(250)
@@ -443,7 +522,7 @@ impl Controller {
                                 },
                                 at,
                             ),
-                            ("cancel", true) if self.live.is_some() || self.in_flight > 0 => {
+                            ("cancel", true) if self.live.is_some() || !self.flights.is_empty() => {
                                 self.cancel()
                             }
                             _ => {}
@@ -475,28 +554,147 @@ impl Controller {
                         if self.live.is_some() {
                             self.stop(at);
                         }
-                        shutting_down = true;
+                        self.shutdown_at.get_or_insert(at);
                     }
                 },
                 Ok(Input::ModelLoaded { .. }) => {}
                 Ok(Input::Problem(message)) | Ok(Input::Notice(message)) => self.notice(message),
                 Ok(Input::StateChanged) => {}
-                Ok(Input::Done(report)) => {
-                    self.in_flight = self.in_flight.saturating_sub(1);
+                Ok(Input::Done { seq, report }) => {
+                    self.land(seq);
                     let _ = self.events.send(Event::Dictation(*report));
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
             self.pump();
+            self.supervise();
             self.housekeeping();
             self.publish_state();
-            if shutting_down && self.in_flight == 0 && self.live.is_none() {
-                break;
+            if let Some(at) = self.shutdown_at {
+                if self.flights.is_empty() && self.live.is_none() {
+                    break;
+                }
+                if at.elapsed() >= SHUTDOWN_GRACE {
+                    self.interrupt_flights();
+                    break;
+                }
             }
         }
         self.shared.shutdown.store(true, Ordering::SeqCst);
         let _ = self.to_injector.send(InjectorMsg::Stop);
+        if let Some(c) = self.capture.take() {
+            drop_in_background(c);
+        }
+    }
+
+    /// Utterance `seq` is finished with.
+    fn land(&mut self, seq: u64) {
+        if self
+            .flights
+            .first_key_value()
+            .is_some_and(|(&s, _)| s == seq)
+        {
+            self.oldest_since = Instant::now();
+        }
+        self.flights.remove(&seq);
+    }
+
+    /// Gives up on the oldest utterance once it is past its deadline: its audio is kept, its
+    /// row failed (unless a result got there first), and it no longer counts, so a stuck
+    /// stage cannot fill the queue. A result that still comes is stored, never typed.
+    fn supervise(&mut self) {
+        let Some((&seq, flight)) = self.flights.first_key_value() else {
+            return;
+        };
+        let waited = self.oldest_since.elapsed();
+        if waited < flight.budget {
+            return;
+        }
+        let Some(flight) = self.flights.remove(&seq) else {
+            return;
+        };
+        self.oldest_since = Instant::now();
+        self.shared.abandon(seq);
+        let what = format!(
+            "dictation {} got no result within {} s (a stage is stuck; see the log)",
+            flight
+                .id
+                .map_or("(unsaved)".to_string(), |id| format!("#{id}")),
+            waited.as_secs()
+        );
+        let kept = self.give_up(seq, &flight, Outcome::Error, "timeout", &what);
+        self.notice(format!("{what}; {kept}; new dictations go on"));
+    }
+
+    /// Quit's grace is over: what is still in flight is marked `interrupted`, audio kept.
+    fn interrupt_flights(&mut self) {
+        for (seq, flight) in std::mem::take(&mut self.flights) {
+            self.shared.abandon(seq);
+            let what = "Dictum quit before this dictation was finished";
+            let kept = self.give_up(seq, &flight, Outcome::Interrupted, "interrupted", what);
+            self.notice(format!(
+                "{what} ({}); {kept}",
+                flight
+                    .id
+                    .map_or("unsaved".to_string(), |id| format!("#{id}"))
+            ));
+        }
+    }
+
+    /// Keeps a flight's audio and fails its row if it is still `pending`. Returns what to
+    /// tell the user about the audio.
+    fn give_up(
+        &mut self,
+        seq: u64,
+        flight: &Flight,
+        outcome: Outcome,
+        kind: &str,
+        what: &str,
+    ) -> String {
+        let pending = match flight.id {
+            Some(id) => self
+                .history
+                .get(id)
+                .ok()
+                .flatten()
+                .is_none_or(|e| e.outcome == Outcome::Pending),
+            None => true,
+        };
+        if !pending {
+            return "its text is in history (`dictum history`)".into();
+        }
+        let (kept, path) = match &self.audio_dir {
+            Some(dir) => match save_audio(dir, flight.id, seq, &flight.samples) {
+                Ok(file) => (
+                    format!(
+                        "its audio is kept at {} (`dictum transcribe {}` redoes it)",
+                        file.display(),
+                        file.display()
+                    ),
+                    Some(file.display().to_string()),
+                ),
+                Err(e) => (format!("its audio could not be kept: {e}"), None),
+            },
+            None => (
+                "no audio folder is configured to keep its audio".into(),
+                None,
+            ),
+        };
+        if let Some(id) = flight.id {
+            let message = format!("{what}; {kept}");
+            if let Err(e) = recovery::fail_if_pending(
+                &self.history,
+                id,
+                outcome,
+                kind,
+                &message,
+                path.as_deref(),
+            ) {
+                tracing::warn!("could not mark dictation #{id}: {e}");
+            }
+        }
+        kept
     }
 
     fn notice(&self, message: String) {
@@ -505,13 +703,17 @@ impl Controller {
     }
 
     fn publish_state(&mut self) {
-        let state = State::derive(self.live.is_some(), self.shared.injecting(), self.in_flight);
+        let state = State::derive(
+            self.live.is_some(),
+            self.shared.injecting(),
+            self.flights.len(),
+        );
         if state != self.state {
             self.state = state;
             let _ = self.events.send(Event::State { state });
         }
         if let HotkeySource::X11(h) = &mut self.hotkeys {
-            h.arm_cancel(self.live.is_some() || self.in_flight > 0);
+            h.arm_cancel(self.live.is_some() || !self.flights.is_empty());
         }
     }
 
@@ -524,22 +726,91 @@ impl Controller {
         }
     }
 
+    /// True when a working microphone stream is there. Never waits: without one, a re-open
+    /// is started in the background (one at a time) and this press is not recorded.
     fn ensure_capture(&mut self) -> bool {
+        self.poll_reopen();
         if self.capture.as_ref().is_some_and(|c| !c.has_failed()) {
             return true;
         }
-        self.capture = None;
-        match Capture::open_with(capture_options(&self.config)) {
-            Ok(c) => {
-                let _ = c.wait_first_frames(Duration::from_secs(2));
-                self.notice(format!("microphone {} re-opened", c.info().device));
+        if let Some(c) = self.capture.take() {
+            drop_in_background(c);
+        }
+        self.reopener.request(capture_options(&self.config));
+        let why = match self.reopener.waiting_for() {
+            Some(waited) if waited >= Duration::from_secs(2) => format!(
+                "the audio server has not answered for {} s (is PulseAudio/PipeWire frozen? \
+                 `pactl info` tells)",
+                waited.as_secs()
+            ),
+            Some(_) => "it is being re-opened".to_string(),
+            None => self
+                .last_open_error
+                .clone()
+                .unwrap_or_else(|| "it is being re-opened".into()),
+        };
+        self.notice(format!(
+            "no microphone: {why}; this press was not recorded, try again once it is back"
+        ));
+        false
+    }
+
+    /// Takes the background re-open's result, if it has one.
+    /// Takes the background re-open's result, if it has one. Called only while nothing is
+    /// being recorded (the stream is never swapped under an utterance).
+    fn poll_reopen(&mut self) {
+        let working = self.capture.as_ref().is_some_and(|c| !c.has_failed());
+        match self.reopener.poll() {
+            Some(Ok(c)) => {
+                self.last_open_error = None;
+                if std::mem::take(&mut self.reopen_stale) {
+                    // Opened with the settings from before the last change: again.
+                    drop_in_background(c);
+                    self.reopener.request(capture_options(&self.config));
+                    return;
+                }
+                if working && !self.capture_wanted {
+                    drop_in_background(c);
+                    return;
+                }
+                let message = if working {
+                    format!(
+                        "microphone {} opened with the new settings",
+                        c.info().device
+                    )
+                } else {
+                    format!("microphone {} is back", c.info().device)
+                };
+                self.capture_wanted = false;
+                if let Some(old) = self.capture.take() {
+                    drop_in_background(old);
+                }
+                self.notice(message);
                 self.capture = Some(c);
-                true
             }
-            Err(e) => {
-                self.notice(format!("no microphone: {e}"));
-                false
+            Some(Err(e)) => {
+                if std::mem::take(&mut self.reopen_stale) {
+                    self.reopener.request(capture_options(&self.config));
+                    return;
+                }
+                let message = e.to_string();
+                if working && std::mem::take(&mut self.capture_wanted) {
+                    // The old stream goes on; the new settings could not be had.
+                    self.notice(format!(
+                        "the new microphone settings could not be applied ({message}); \
+                         recording goes on with {}",
+                        self.capture
+                            .as_ref()
+                            .map_or(String::new(), |c| c.info().device.clone())
+                    ));
+                    return;
+                }
+                if self.last_open_error.as_deref() != Some(message.as_str()) {
+                    self.notice(format!("no microphone: {message}"));
+                }
+                self.last_open_error = Some(message);
             }
+            None => {}
         }
     }
 
@@ -574,7 +845,10 @@ impl Controller {
         self.shared
             .set_key_held(self.config.dictation.mode == Mode::PushToTalk);
         let seg = Segmenter::new(&self.config.dictation, self.config.vad.threshold);
+        let seq = self.next_seq;
+        self.next_seq += 1;
         self.live = Some(Live {
+            seq,
             entry,
             buf: Vec::with_capacity(SAMPLE_RATE as usize * 30),
             seg,
@@ -595,12 +869,7 @@ impl Controller {
         }
         let decisions = live.seg.push(&live.buf[fresh]);
         if self.config.dictation.streaming {
-            queue_chunks(
-                &self.queue,
-                live.entry.id.unwrap_or(0),
-                decisions,
-                &live.buf,
-            );
+            queue_chunks(&self.queue, live.seq, decisions, &live.buf);
         }
         let max = self.config.dictation.max_utterance_s as usize * SAMPLE_RATE as usize;
         if live.buf.len() >= max && !live.limit_told {
@@ -651,14 +920,16 @@ impl Controller {
             live.entry.error = Some(err.clone());
             // PulseAudio may have moved the stream to another source: drop it, so that
             // housekeeping re-opens the configured device once it is there again.
-            self.capture = None;
+            if let Some(c) = self.capture.take() {
+                drop_in_background(c);
+            }
         }
         let samples = captured.pcm.samples;
         // The last bit of audio (post-roll) through the segmenter too.
         if samples.len() > live.buf.len() {
             let decisions = live.seg.push(&samples[live.buf.len()..]);
             if self.config.dictation.streaming {
-                queue_chunks(&self.queue, live.entry.id.unwrap_or(0), decisions, &samples);
+                queue_chunks(&self.queue, live.seq, decisions, &samples);
             }
         }
         let (committed, speculation_end) = if self.config.dictation.streaming {
@@ -667,12 +938,24 @@ impl Controller {
             (0, None)
         };
         live.entry.audio_ms = Some((samples.len() as u64 * 1000 / SAMPLE_RATE as u64) as i64);
-        if self.in_flight >= self.config.dictation.queue_max as usize {
-            self.overflow(live.entry, samples);
+        if self.flights.len() >= self.config.dictation.queue_max as usize {
+            self.overflow(live.seq, live.entry, samples);
             return;
         }
-        self.in_flight += 1;
+        let samples = Arc::new(samples);
+        if self.flights.is_empty() {
+            self.oldest_since = Instant::now();
+        }
+        self.flights.insert(
+            live.seq,
+            Flight {
+                id: live.entry.id,
+                samples: samples.clone(),
+                budget: budget(samples.len(), &self.config),
+            },
+        );
         self.queue.push(Job::Finish(Box::new(Finish {
+            seq: live.seq,
             entry: live.entry,
             samples,
             committed,
@@ -683,10 +966,15 @@ impl Controller {
     }
 
     /// Too many utterances waiting: store this one's audio and row instead of queueing it.
-    fn overflow(&mut self, mut entry: Entry, samples: Vec<f32>) {
+    fn overflow(&mut self, seq: u64, mut entry: Entry, samples: Vec<f32>) {
         let id = entry.id.unwrap_or(0);
-        self.queue.push(Job::Forget(id));
-        let kept = self.audio_dir.as_ref().map(|dir| {
+        self.queue.push(Job::Forget(seq));
+        // The audio is written only when the user keeps audio (history.keep_audio).
+        let audio_dir = self
+            .audio_dir
+            .as_ref()
+            .filter(|_| self.config.history.keep_audio);
+        let kept = audio_dir.map(|dir| {
             let file = dir.join(format!("{id}.wav"));
             crate::paths::create_private_dir_all(dir)
                 .and_then(|_| crate::audio::write_wav_16k(&file, &samples))
@@ -702,13 +990,15 @@ impl Controller {
                 )
             }
             Some(Err(e)) => format!("its audio could not be kept: {e}"),
-            None => "no audio folder is configured to keep its audio".into(),
+            None => "its audio was not kept (history.keep_audio is off; turn it on to keep \
+                     such audio, or raise [dictation] queue_max)"
+                .into(),
         };
         entry.outcome = Outcome::Error;
         entry.error_kind = Some("queue_full".into());
         let message = format!(
             "{} dictations are already waiting ([dictation] queue_max); this one was not transcribed: {where_}",
-            self.in_flight
+            self.flights.len()
         );
         entry.error = Some(message.clone());
         let _ = self.history.update(&entry);
@@ -723,21 +1013,21 @@ impl Controller {
                 .as_mut()
                 .and_then(|c| c.stop(0).ok())
                 .map_or(0, |c| c.pcm.samples.len());
-            self.queue.push(Job::Forget(live.entry.id.unwrap_or(0)));
+            self.queue.push(Job::Forget(live.seq));
             live.entry.outcome = Outcome::Error;
             live.entry.error_kind = Some("cancelled".into());
             live.entry.error = Some("cancelled with the cancel key; nothing was typed".into());
             live.entry.audio_ms = Some((audio as u64 * 1000 / SAMPLE_RATE as u64) as i64);
             let _ = self.history.update(&live.entry);
             self.notice("dictation cancelled".into());
-        } else if self.in_flight > 0 {
+        } else if !self.flights.is_empty() {
             // Everything recorded so far is still transcribed and stored, just not typed.
             if let Ok(Some(last)) = self.history.last_id() {
                 self.shared.cancel_upto.store(last, Ordering::SeqCst);
             }
             self.notice(format!(
                 "{} pending dictation(s) will not be typed (they stay in history)",
-                self.in_flight
+                self.flights.len()
             ));
         }
     }
@@ -747,13 +1037,17 @@ impl Controller {
             return;
         }
         self.last_housekeeping = Instant::now();
-        // A device that failed comes back by itself when it returns.
+        // A device that failed comes back by itself when it returns: re-opened in the
+        // background, one attempt at a time (a frozen sound server costs one waiting
+        // thread, and the hotkey is still answered meanwhile).
+        if self.live.is_none() {
+            self.poll_reopen();
+        }
         if self.live.is_none() && self.capture.as_ref().is_none_or(|c| c.has_failed()) {
-            self.capture = None;
-            if let Ok(c) = Capture::open_with(capture_options(&self.config)) {
-                self.notice(format!("microphone {} is back", c.info().device));
-                self.capture = Some(c);
+            if let Some(c) = self.capture.take() {
+                drop_in_background(c);
             }
+            self.reopener.request(capture_options(&self.config));
         }
         // Config changes apply without a restart.
         let Some(path) = self.config_path.clone() else {
@@ -815,9 +1109,12 @@ impl Controller {
             .to_injector
             .send(InjectorMsg::Reconfigure(Box::new(config.clone())));
         self.config = config;
-        if reopen && self.live.is_none() {
-            self.capture = None;
-            self.ensure_capture();
+        if reopen {
+            // The stream in use stays until the new one delivers: a press meanwhile is
+            // recorded (with the old settings), never refused.
+            self.reopen_stale = self.reopener.waiting_for().is_some();
+            self.capture_wanted = true;
+            self.reopener.request(capture_options(&self.config));
         }
         let message = format!(
             "config applied (hotkey {}, {})",

@@ -1,14 +1,16 @@
 //! The injector thread: types (or pastes) each finished dictation into the focused window,
 //! strictly in the order the utterances were spoken, and completes their history rows.
+//! A panic while typing is caught (the row keeps the text and says so; a fresh sink is
+//! built); a row the database refuses (locked, disk full) is held and written later.
 
 use crate::config::Config;
 use crate::dictation::worker::{report, Typed};
-use crate::dictation::{Input, Shared};
+use crate::dictation::{catch, fault, Input, Shared};
 use crate::inject::{InjectMethod, Injector};
 use crate::store::{History, Outcome};
 use crate::timing::ms_since;
 use std::sync::{mpsc, Arc};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Where text goes. The daemon's sink is [`crate::inject::Injector`]; `dictum run --output
 /// stdout` prints instead.
@@ -130,74 +132,198 @@ impl Sink for StdoutSink {
     }
 }
 
+/// Rows that could not be written yet (database locked, disk full): kept in memory and
+/// written when the database takes them again, so no dictation is lost to a busy database.
+struct Backlog {
+    rows: Vec<crate::store::Entry>,
+    told: bool,
+}
+
+/// At most this many unwritten rows are held (the oldest are dropped, with a warning).
+const BACKLOG_MAX: usize = 256;
+
+impl Backlog {
+    /// Writes `entry` (inserting it when the press could not), or keeps it for later.
+    fn store(&mut self, history: &History, entry: &mut crate::store::Entry) -> Option<String> {
+        let written = if entry.id.is_some() {
+            history.update(entry)
+        } else {
+            history.insert(entry).map(|_| ())
+        };
+        let e = written.err()?;
+        if self.rows.len() >= BACKLOG_MAX {
+            let lost = self.rows.remove(0);
+            tracing::error!("dictation {:?} dropped from the unwritten backlog", lost.id);
+        }
+        self.rows.push(entry.clone());
+        let first = !self.told;
+        self.told = true;
+        first.then(|| {
+            format!(
+                "could not store the dictation ({e}); it is kept in memory and written once the \
+                 history database accepts it (is another program holding it, or the disk full?)"
+            )
+        })
+    }
+
+    /// Retries the rows held back; returns a message once they are all written.
+    fn retry(&mut self, history: &History) -> Option<String> {
+        if self.rows.is_empty() {
+            return None;
+        }
+        let mut left = Vec::new();
+        for mut entry in std::mem::take(&mut self.rows) {
+            let written = if entry.id.is_some() {
+                history.update(&entry)
+            } else {
+                history.insert(&mut entry).map(|_| ())
+            };
+            if written.is_err() {
+                left.push(entry);
+            }
+        }
+        self.rows = left;
+        (self.rows.is_empty() && std::mem::take(&mut self.told))
+            .then(|| "the history database accepts writes again; held dictations stored".into())
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn run(
     mut sink: Box<dyn Sink>,
     factory: SinkFactory,
+    mut config: Config,
     history: History,
     jobs: mpsc::Receiver<InjectorMsg>,
     to_controller: mpsc::Sender<Input>,
     shared: Arc<Shared>,
 ) {
-    while let Ok(msg) = jobs.recv() {
-        let Typed {
-            mut entry,
-            release_at,
-        } = match msg {
-            InjectorMsg::Type(t) => *t,
-            InjectorMsg::Reconfigure(config) => {
-                match factory(&config) {
-                    Ok(new) => sink = new,
-                    Err(e) => {
-                        let _ = to_controller.send(Input::Notice(format!(
-                            "injection settings not applied: {e}"
-                        )));
-                    }
+    let mut backlog = Backlog {
+        rows: Vec::new(),
+        told: false,
+    };
+    let notice = |m: String| {
+        let _ = to_controller.send(Input::Notice(m));
+    };
+    loop {
+        let msg = match jobs.recv_timeout(Duration::from_secs(1)) {
+            Ok(msg) => msg,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if let Some(m) = backlog.retry(&history) {
+                    notice(m);
                 }
+                continue;
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        };
+        let typed = match msg {
+            InjectorMsg::Type(t) => *t,
+            InjectorMsg::Reconfigure(new) => {
+                match factory(&new) {
+                    Ok(new) => sink = new,
+                    Err(e) => notice(format!("injection settings not applied: {e}")),
+                }
+                config = *new;
                 continue;
             }
             InjectorMsg::Stop => break,
         };
-        let id = entry.id.unwrap_or(0);
-        let text = entry.text.clone().unwrap_or_default();
-        if shared.cancelled(id) {
-            entry.inject_method = Some("cancelled".into());
-        } else if entry.outcome != Outcome::Ok || text.trim().is_empty() {
-            // Silence, noise, errors: nothing is typed.
-            entry.inject_method = Some("none".into());
-        } else {
-            // A result that is ready while the push-to-talk key is held for the next
-            // utterance waits for the release (order is kept: later ones queue behind it).
-            while shared.key_held() && !shared.shutting_down() {
-                std::thread::sleep(std::time::Duration::from_millis(10));
+        if let Some(m) = backlog.retry(&history) {
+            notice(m);
+        }
+        let seq = typed.seq;
+        let release_at = typed.release_at;
+        let mut entry = typed.entry.clone();
+        match catch(|| deliver(sink.as_mut(), typed, &shared, &to_controller)) {
+            Ok(delivered) => entry = delivered,
+            Err(msg) => {
+                shared.set_injecting(false);
+                let what =
+                    format!("typing crashed ({msg}); the text is in history (`dictum history`)");
+                entry.inject_method = Some("none".into());
+                entry.inject_error = Some(what.clone());
+                notice(what);
+                // The sink may be left in any state: start a fresh one.
+                match factory(&config) {
+                    Ok(new) => sink = new,
+                    Err(e) => notice(format!("typing could not be restarted: {e}")),
+                }
             }
-            let ready_at = release_at + sink.release_grace();
-            let now = Instant::now();
-            if ready_at > now {
-                std::thread::sleep(ready_at - now);
-            }
-            shared.set_injecting(true);
-            let _ = to_controller.send(Input::StateChanged);
-            let t0 = Instant::now();
-            let delivery = sink.deliver(&text);
-            let handed_over = delivery.handed_over_ms.unwrap_or_else(|| ms_since(t0));
-            entry.inject_ms = Some(handed_over);
-            entry.release_to_typed_ms =
-                Some(t0.saturating_duration_since(release_at).as_secs_f64() * 1000.0 + handed_over);
-            entry.inject_method = Some(delivery.method);
-            entry.inject_error = delivery.error;
-            if entry.app_class.is_none() {
-                entry.app_class = delivery.app_class;
-                entry.window_title = delivery.window_title;
-            }
-            shared.set_injecting(false);
         }
         entry
             .release_to_typed_ms
             .get_or_insert(ms_since(release_at));
-        if let Err(e) = history.update(&entry) {
-            let _ =
-                to_controller.send(Input::Notice(format!("could not store the dictation: {e}")));
+        if let Some(m) = backlog.store(&history, &mut entry) {
+            notice(m);
         }
-        let _ = to_controller.send(Input::Done(Box::new(report(&entry))));
+        let _ = to_controller.send(Input::Done {
+            seq,
+            report: Box::new(report(&entry)),
+        });
     }
+    if let Some(m) = backlog.retry(&history) {
+        notice(m);
+    }
+    if !backlog.rows.is_empty() {
+        tracing::error!(
+            "{} dictation(s) could not be written to the history database before quitting",
+            backlog.rows.len()
+        );
+    }
+}
+
+/// Types one dictation (unless it is cancelled, given up on, or has nothing to type) and
+/// returns its row with how it went.
+fn deliver(
+    sink: &mut dyn Sink,
+    typed: Typed,
+    shared: &Shared,
+    to_controller: &mpsc::Sender<Input>,
+) -> crate::store::Entry {
+    let Typed {
+        seq,
+        mut entry,
+        release_at,
+    } = typed;
+    let id = entry.id.unwrap_or(0);
+    let text = entry.text.clone().unwrap_or_default();
+    if entry.id.is_some() && shared.cancelled(id) {
+        entry.inject_method = Some("cancelled".into());
+    } else if shared.abandoned(seq) {
+        // The controller gave up waiting: typing it now would surprise the user.
+        entry.inject_method = Some("none".into());
+        entry.inject_error = Some("ready too late to be typed; the text is in history".into());
+    } else if entry.outcome != Outcome::Ok || text.trim().is_empty() {
+        // Silence, noise, errors: nothing is typed.
+        entry.inject_method = Some("none".into());
+    } else {
+        // A result that is ready while the push-to-talk key is held for the next
+        // utterance waits for the release (order is kept: later ones queue behind it).
+        while shared.key_held() && !shared.shutting_down() {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let ready_at = release_at + sink.release_grace();
+        let now = Instant::now();
+        if ready_at > now {
+            std::thread::sleep(ready_at - now);
+        }
+        shared.set_injecting(true);
+        let _ = to_controller.send(Input::StateChanged);
+        let t0 = Instant::now();
+        fault::point("inject_panic");
+        fault::point("inject_hang");
+        let delivery = sink.deliver(&text);
+        let handed_over = delivery.handed_over_ms.unwrap_or_else(|| ms_since(t0));
+        entry.inject_ms = Some(handed_over);
+        entry.release_to_typed_ms =
+            Some(t0.saturating_duration_since(release_at).as_secs_f64() * 1000.0 + handed_over);
+        entry.inject_method = Some(delivery.method);
+        entry.inject_error = delivery.error;
+        if entry.app_class.is_none() {
+            entry.app_class = delivery.app_class;
+            entry.window_title = delivery.window_title;
+        }
+        shared.set_injecting(false);
+    }
+    entry
 }

@@ -13,6 +13,19 @@
 //!
 //! Starting returns only once everything is warm: stream delivering, model loaded and warmed,
 //! LLM warmed (when on), injector and hotkey ready.
+//!
+//! Supervision (nothing one utterance does can stop the next):
+//! - a panic in the worker (speech or LLM stage) or the injector is caught per job: the
+//!   utterance's row keeps the raw transcript (LLM) or its audio (speech) with the error, and
+//!   the thread goes on with the next job;
+//! - every utterance in flight has a deadline (from its audio length and the LLM timeout): past
+//!   it the controller stops waiting, keeps its audio and counts it out, so a stuck stage can
+//!   neither block new dictations (`queue_max`) nor quit;
+//! - quit finishes the utterance under way within [`SHUTDOWN_GRACE`], then marks what is left
+//!   `interrupted` with its audio kept, and returns; [`Dictation::shutdown`] never waits longer
+//!   than [`SHUTDOWN_BOUND`];
+//! - at start the history's `pending` rows left by a crash are marked `interrupted`
+//!   (`store::recovery`), under a lock that lets one dictation process run per history.
 
 pub mod config;
 pub mod control;
@@ -28,11 +41,18 @@ pub use state::State;
 use crate::config::Config;
 use crate::store::Outcome;
 use serde::Serialize;
-use std::path::PathBuf;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::sync::mpsc;
+use std::sync::{mpsc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// How long quit waits for the utterance under way (transcribed, cleaned, typed) before it
+/// marks what is left `interrupted` (audio kept) and stops.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(4);
+/// The longest [`Dictation::shutdown`] takes, whatever a stage is doing.
+pub const SHUTDOWN_BOUND: Duration = Duration::from_secs(5);
 
 /// What a face (CLI, tray) can ask of a running dictation.
 #[derive(Debug, Clone)]
@@ -153,7 +173,11 @@ pub(crate) enum Input {
     Problem(String),
     Notice(String),
     StateChanged,
-    Done(Box<Report>),
+    /// Utterance `seq` is finished with (typed, stored, or given up on by the injector).
+    Done {
+        seq: u64,
+        report: Box<Report>,
+    },
 }
 
 /// Facts shared between the threads (each a single atomic, nothing to leave stale).
@@ -166,6 +190,8 @@ pub(crate) struct Shared {
     /// The push-to-talk key is held for the next utterance: typing now would combine the
     /// text with its modifiers, so earlier results wait for the release.
     key_held: AtomicBool,
+    /// Utterances (by sequence number) the controller stopped waiting for: never typed late.
+    abandoned: Mutex<HashSet<u64>>,
 }
 
 impl Shared {
@@ -187,12 +213,116 @@ impl Shared {
     fn cancelled(&self, id: i64) -> bool {
         id <= self.cancel_upto.load(Ordering::SeqCst)
     }
+    fn abandon(&self, seq: u64) {
+        self.abandoned
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(seq);
+    }
+    fn abandoned(&self, seq: u64) -> bool {
+        self.abandoned
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(&seq)
+    }
+}
+
+/// Runs `f`; a panic becomes its message (one job's panic must not end a thread).
+pub(crate) fn catch<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| {
+        p.downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "panic with no message".into())
+    })
+}
+
+/// Writes an utterance's audio to `dir` as `{id}.wav` (or `unsaved-{seq}.wav` when the row
+/// could not be stored), so a dictation that failed can still be transcribed by hand.
+pub(crate) fn save_audio(
+    dir: &Path,
+    id: Option<i64>,
+    seq: u64,
+    samples: &[f32],
+) -> std::io::Result<PathBuf> {
+    let name = match id {
+        Some(id) => format!("{id}.wav"),
+        None => format!("unsaved-{}-{seq}.wav", crate::store::now_ms()),
+    };
+    let file = dir.join(name);
+    crate::paths::create_private_dir_all(dir)?;
+    crate::audio::write_wav_16k(&file, samples)?;
+    Ok(file)
+}
+
+/// Test hooks, compiled into debug builds only (release builds have none of this):
+/// `DICTUM_FAULT=point[@n],...` makes `point` fail its n-th time (default 1; `@*` every time).
+/// Points: `stt_panic`, `llm_panic`, `inject_panic` (panic in that stage), `stt_hang`,
+/// `inject_hang` (the stage never returns). `DICTUM_FAULT_DEADLINE_MS` replaces the minimum
+/// time an utterance may take before the controller gives up on it (60 s).
+#[cfg(debug_assertions)]
+pub(crate) mod fault {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    static SEEN: Mutex<Option<HashMap<String, u32>>> = Mutex::new(None);
+
+    /// True when `point` should fail now.
+    fn due(point: &str) -> bool {
+        let Ok(spec) = std::env::var("DICTUM_FAULT") else {
+            return false;
+        };
+        let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+        let count = seen.get_or_insert_with(HashMap::new);
+        for item in spec.split(',') {
+            let (name, at) = item.split_once('@').unwrap_or((item, "1"));
+            if name.trim() != point {
+                continue;
+            }
+            let n = count.entry(point.to_string()).or_insert(0);
+            *n += 1;
+            return at == "*" || at.parse::<u32>().is_ok_and(|at| at == *n);
+        }
+        false
+    }
+
+    pub fn point(point: &str) {
+        if due(point) {
+            if point.ends_with("_hang") {
+                tracing::warn!("test hook DICTUM_FAULT: {point}");
+                std::thread::sleep(Duration::from_secs(3600));
+            } else {
+                panic!("test hook DICTUM_FAULT: {point}");
+            }
+        }
+    }
+
+    pub fn min_deadline() -> Option<Duration> {
+        std::env::var("DICTUM_FAULT_DEADLINE_MS")
+            .ok()?
+            .parse()
+            .ok()
+            .map(Duration::from_millis)
+    }
+}
+
+#[cfg(not(debug_assertions))]
+pub(crate) mod fault {
+    #[inline(always)]
+    pub fn point(_: &str) {}
+    #[inline(always)]
+    pub fn min_deadline() -> Option<std::time::Duration> {
+        None
+    }
 }
 
 /// A running dictation engine.
 pub struct Dictation {
     inputs: mpsc::Sender<Input>,
     thread: Option<JoinHandle<()>>,
+    /// Closed when the controller thread ends.
+    ended: mpsc::Receiver<()>,
 }
 
 impl Dictation {
@@ -201,15 +331,20 @@ impl Dictation {
     pub fn start(opts: StartOptions, events: mpsc::Sender<Event>) -> Result<Dictation, String> {
         let (inputs_tx, inputs_rx) = mpsc::channel();
         let (ready_tx, ready_rx) = mpsc::channel();
+        let (ended_tx, ended_rx) = mpsc::channel::<()>();
         let tx = inputs_tx.clone();
         let thread = std::thread::Builder::new()
             .name("dictum-controller".into())
-            .spawn(move || controller::run(opts, tx, inputs_rx, events, ready_tx))
+            .spawn(move || {
+                controller::run(opts, tx, inputs_rx, events, ready_tx);
+                drop(ended_tx);
+            })
             .map_err(|e| format!("cannot start the dictation thread: {e}"))?;
         match ready_rx.recv() {
             Ok(Ok(())) => Ok(Dictation {
                 inputs: inputs_tx,
                 thread: Some(thread),
+                ended: ended_rx,
             }),
             Ok(Err(e)) => {
                 let _ = thread.join();
@@ -240,23 +375,41 @@ impl Dictation {
         tx
     }
 
-    /// Stops recording (the utterance under way is still transcribed and typed), waits for
-    /// the queue to drain, and ends every thread.
+    /// Stops recording (the utterance under way is still transcribed and typed, within
+    /// [`SHUTDOWN_GRACE`]) and ends the dictation; returns within [`SHUTDOWN_BOUND`] even
+    /// when a stage hangs (a thread stuck in a stage is left behind).
     pub fn shutdown(mut self) {
-        self.send(Command::Shutdown);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
+        self.stop_within(SHUTDOWN_BOUND);
+    }
+
+    /// True once the dictation has ended (quit from `dictum ctl`, or a failure).
+    pub fn has_ended(&self) -> bool {
+        matches!(self.ended.try_recv(), Err(mpsc::TryRecvError::Disconnected))
+    }
+
+    fn stop_within(&mut self, bound: Duration) {
+        let Some(t) = self.thread.take() else {
+            return;
+        };
+        let _ = self
+            .inputs
+            .send(Input::Command(Command::Shutdown, Instant::now()));
+        match self.ended.recv_timeout(bound) {
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                tracing::warn!(
+                    "dictation did not stop within {} s; leaving its threads behind",
+                    bound.as_secs()
+                );
+            }
+            _ => {
+                let _ = t.join();
+            }
         }
     }
 }
 
 impl Drop for Dictation {
     fn drop(&mut self) {
-        if let Some(t) = self.thread.take() {
-            let _ = self
-                .inputs
-                .send(Input::Command(Command::Shutdown, Instant::now()));
-            let _ = t.join();
-        }
+        self.stop_within(SHUTDOWN_BOUND);
     }
 }

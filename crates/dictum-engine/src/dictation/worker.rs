@@ -1,41 +1,51 @@
 //! The transcription worker: one thread that owns the speech model (through [`Engine`]) and
 //! does every piece of whisper and LLM work, in order. Jobs wait in a queue the worker can
 //! look into, so a speculation that a later job has made useless is skipped, not run.
+//!
+//! A panic in a job is caught (see `dictation/mod.rs`, Supervision): a crashed speech stage
+//! leaves the utterance's audio kept and its row failed with the reason, a crashed LLM stage
+//! leaves the raw transcript, and the worker goes on with the next job.
 
 use crate::config::Config;
 use crate::dictation::injector::InjectorMsg;
-use crate::dictation::{Input, Report, Shared};
+use crate::dictation::{catch, fault, save_audio, Input, Report, Shared};
 use crate::gpu::monitor::{Verdict, VramMonitor};
 use crate::gpu::NvmlProbe;
 use crate::pipeline::{Engine, Segment};
 use crate::store::{Entry, History, Outcome};
 use crate::timing::{ms_since, StageTimings};
+use crate::Error;
 use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
 use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 pub(crate) enum Job {
     /// Load and warm the model if it is not loaded (start-up, key press after idle unload).
     Prepare,
-    /// Transcribe samples `start..end` of utterance `utt` ahead of the release.
+    /// Transcribe samples `start..end` of utterance `utt` (its sequence number) ahead of
+    /// the release.
     Chunk {
-        utt: i64,
+        utt: u64,
         start: usize,
         end: usize,
         samples: Vec<f32>,
         commit: bool,
     },
     Finish(Box<Finish>),
-    /// The utterance was cancelled: forget its chunks.
-    Forget(i64),
+    /// The utterance (sequence number) was cancelled: forget its chunks.
+    Forget(u64),
     Reconfigure(Box<Config>),
 }
 
 /// Everything the worker needs to end an utterance.
 pub(crate) struct Finish {
+    /// The utterance's sequence number in this process (rows may have no id: DB locked).
+    pub seq: u64,
     pub entry: Entry,
-    /// The whole utterance (pre-roll first), as captured.
-    pub samples: Vec<f32>,
+    /// The whole utterance (pre-roll first), as captured; the controller keeps a handle to
+    /// save it if the utterance is given up on.
+    pub samples: Arc<Vec<f32>>,
     /// Where the not-yet-final part starts.
     pub committed: usize,
     /// End of a still-valid speculation over `committed..`, if any.
@@ -46,6 +56,7 @@ pub(crate) struct Finish {
 
 /// What goes to the injector.
 pub(crate) struct Typed {
+    pub seq: u64,
     pub entry: Entry,
     pub release_at: Instant,
 }
@@ -76,11 +87,11 @@ impl Queue {
     }
 
     /// True when a later job makes a speculation over `utt` ending at `end` useless.
-    fn supersedes(&self, utt: i64, end: usize) -> bool {
+    fn supersedes(&self, utt: u64, end: usize) -> bool {
         let q = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
         q.iter().any(|j| match j {
             Job::Chunk { utt: u, .. } => *u == utt,
-            Job::Finish(f) => f.entry.id == Some(utt) && f.speculation_end != Some(end),
+            Job::Finish(f) => f.seq == utt && f.speculation_end != Some(end),
             Job::Forget(u) => *u == utt,
             _ => false,
         })
@@ -109,6 +120,8 @@ pub(crate) struct Worker {
     /// A model (re)load done for the utterance being recorded (idle unload, model change):
     /// recorded in its row.
     pub pending_load: Option<(f64, f64)>,
+    /// Where the audio of an utterance whose speech stage failed is kept.
+    pub audio_dir: Option<PathBuf>,
 }
 
 impl Worker {
@@ -122,7 +135,7 @@ impl Worker {
     }
 
     pub fn run(mut self) {
-        let mut progress: HashMap<i64, Progress> = HashMap::new();
+        let mut progress: HashMap<u64, Progress> = HashMap::new();
         let mut last_work = Instant::now();
         let mut monitor = VramMonitor::default();
         let mut last_vram_check = Instant::now();
@@ -130,64 +143,138 @@ impl Worker {
             if self.shared.shutting_down() {
                 break;
             }
-            self.watch_vram(&mut monitor, &mut last_vram_check);
+            if let Err(msg) = catch(|| self.watch_vram(&mut monitor, &mut last_vram_check)) {
+                tracing::error!("VRAM check crashed: {msg}");
+            }
             let Some(job) = self.queue.pop(Duration::from_millis(500)) else {
-                self.maybe_unload(&mut last_work);
+                if let Err(msg) = catch(|| self.maybe_unload(&mut last_work)) {
+                    tracing::error!("idle unload crashed: {msg}");
+                }
                 continue;
             };
             last_work = Instant::now();
-            match job {
-                Job::Prepare => self.prepare(),
-                Job::Chunk {
-                    utt,
-                    start,
-                    end,
-                    samples,
-                    commit,
-                } => {
-                    if !commit && self.queue.supersedes(utt, end) {
-                        tracing::debug!(utt, start, end, "speculation skipped: superseded");
-                        continue;
+            // What is needed to fail the utterance if the job panics outside the stages
+            // that catch their own panics.
+            let rescue = match &job {
+                Job::Finish(f) => Some((f.seq, f.entry.clone(), f.samples.clone(), f.release_at)),
+                _ => None,
+            };
+            if let Err(msg) = catch(|| self.handle(job, &mut progress)) {
+                tracing::error!("transcription job crashed: {msg}");
+                match rescue {
+                    Some((seq, entry, samples, release_at)) => {
+                        self.fail(seq, entry, &samples, release_at, &msg)
                     }
-                    let t0 = Instant::now();
-                    let p = progress.entry(utt).or_default();
-                    let context = p.texts.join(" ");
-                    match self.engine.transcribe_segment(&samples, &context) {
-                        Ok(seg) => {
-                            p.chunks += 1;
-                            if commit {
-                                if !seg.text.is_empty() {
-                                    p.texts.push(seg.text.clone());
-                                }
-                                p.raws.push(seg.raw.clone());
-                                p.segments.push(seg);
-                                p.speculation = None;
-                            } else {
-                                p.speculation = Some((start, end, seg));
-                            }
-                        }
-                        // The release will redo this stretch as part of the tail.
-                        Err(e) => tracing::warn!("streamed chunk failed: {e}"),
+                    None => {
+                        let _ = self.to_controller.send(Input::Notice(format!(
+                            "a background transcription job crashed ({msg}); dictation goes on"
+                        )));
                     }
-                    tracing::debug!(utt, start, end, commit, ms = ms_since(t0), "chunk");
                 }
-                Job::Finish(finish) => {
-                    let id = finish.entry.id.unwrap_or(0);
-                    tracing::debug!(
-                        utt = id,
-                        waited_ms = ms_since(finish.release_at),
-                        committed = finish.committed,
-                        speculation_end = ?finish.speculation_end,
-                        "finish"
-                    );
-                    let p = progress.remove(&id).unwrap_or_default();
-                    self.finish(*finish, p);
-                }
-                Job::Forget(utt) => {
-                    progress.remove(&utt);
-                }
-                Job::Reconfigure(config) => self.reconfigure(*config),
             }
+        }
+    }
+
+    fn handle(&mut self, job: Job, progress: &mut HashMap<u64, Progress>) {
+        match job {
+            Job::Prepare => self.prepare(),
+            Job::Chunk {
+                utt,
+                start,
+                end,
+                samples,
+                commit,
+            } => {
+                if !commit && self.queue.supersedes(utt, end) {
+                    tracing::debug!(utt, start, end, "speculation skipped: superseded");
+                    return;
+                }
+                let t0 = Instant::now();
+                let p = progress.entry(utt).or_default();
+                let context = p.texts.join(" ");
+                let result = catch(|| self.engine.transcribe_segment(&samples, &context))
+                    .unwrap_or_else(|msg| Err(Error::Transcribe(format!("crashed: {msg}"))));
+                match result {
+                    Ok(seg) => {
+                        p.chunks += 1;
+                        if commit {
+                            if !seg.text.is_empty() {
+                                p.texts.push(seg.text.clone());
+                            }
+                            p.raws.push(seg.raw.clone());
+                            p.segments.push(seg);
+                            p.speculation = None;
+                        } else {
+                            p.speculation = Some((start, end, seg));
+                        }
+                    }
+                    // The release will redo this stretch as part of the tail (a committed
+                    // chunk that failed is not recorded, so the tail starts before it).
+                    Err(e) => tracing::warn!("streamed chunk failed: {e}"),
+                }
+                tracing::debug!(utt, start, end, commit, ms = ms_since(t0), "chunk");
+            }
+            Job::Finish(finish) => {
+                tracing::debug!(
+                    utt = finish.seq,
+                    waited_ms = ms_since(finish.release_at),
+                    committed = finish.committed,
+                    speculation_end = ?finish.speculation_end,
+                    "finish"
+                );
+                let p = progress.remove(&finish.seq).unwrap_or_default();
+                self.finish(*finish, p);
+            }
+            Job::Forget(utt) => {
+                progress.remove(&utt);
+            }
+            Job::Reconfigure(config) => self.reconfigure(*config),
+        }
+    }
+
+    /// The utterance's job crashed: keep its audio, fail its row with the reason, and let
+    /// the injector complete it (nothing is typed).
+    fn fail(
+        &mut self,
+        seq: u64,
+        mut entry: Entry,
+        samples: &[f32],
+        release_at: Instant,
+        msg: &str,
+    ) {
+        let kept = self.keep_failed_audio(seq, &mut entry, samples);
+        let message = format!("transcription crashed ({msg}); {kept}");
+        entry.outcome = Outcome::Error;
+        entry.error_kind = Some("panic".into());
+        entry.error = Some(message.clone());
+        entry.release_to_text_ms = Some(ms_since(release_at));
+        let _ = self.to_controller.send(Input::Notice(message));
+        let _ = self.to_injector.send(InjectorMsg::Type(Box::new(Typed {
+            seq,
+            entry,
+            release_at,
+        })));
+    }
+
+    /// Keeps the audio of an utterance that produced no text (whatever `keep_audio` says: it
+    /// is the only copy of the dictation). Returns what to tell the user.
+    fn keep_failed_audio(&self, seq: u64, entry: &mut Entry, samples: &[f32]) -> String {
+        if let Some(path) = &entry.audio_path {
+            return format!("its audio is kept at {path}");
+        }
+        let Some(dir) = &self.audio_dir else {
+            return "no audio folder is configured, so its audio could not be kept".into();
+        };
+        match save_audio(dir, entry.id, seq, samples) {
+            Ok(file) => {
+                entry.audio_path = Some(file.display().to_string());
+                format!(
+                    "its audio is kept at {} (`dictum transcribe {}` retries it)",
+                    file.display(),
+                    file.display()
+                )
+            }
+            Err(e) => format!("its audio could not be kept: {e}"),
         }
     }
 
@@ -287,6 +374,7 @@ impl Worker {
 
     fn finish(&mut self, f: Finish, mut p: Progress) {
         let Finish {
+            seq,
             mut entry,
             samples,
             committed,
@@ -301,9 +389,12 @@ impl Worker {
             entry.model_load_ms = Some(load);
             entry.warmup_ms = Some(warm);
         }
-        let audio = crate::audio::Pcm16k { samples };
-        self.engine.keep_audio(&audio, &mut entry);
-        let samples = audio.samples;
+        if self.engine.config.history.keep_audio {
+            let audio = crate::audio::Pcm16k {
+                samples: samples.to_vec(),
+            };
+            self.engine.keep_audio(&audio, &mut entry);
+        }
 
         // The tail: reuse the speculation when it still covers everything, else transcribe.
         let reuse = match (p.speculation.take(), speculation_end) {
@@ -321,9 +412,17 @@ impl Worker {
             }
             None => {
                 let t0 = Instant::now();
-                let r = self
-                    .engine
-                    .transcribe_segment(&samples[tail_start..], &context);
+                let r = catch(|| {
+                    fault::point("stt_panic");
+                    fault::point("stt_hang");
+                    self.engine
+                        .transcribe_segment(&samples[tail_start..], &context)
+                })
+                .unwrap_or_else(|msg| {
+                    Err(Error::Transcribe(format!(
+                        "the speech stage crashed ({msg})"
+                    )))
+                });
                 entry.tail_stt_ms = Some(ms_since(t0));
                 if r.is_ok() {
                     p.chunks += 1;
@@ -356,18 +455,20 @@ impl Worker {
                 .join(" "),
         );
         match error {
-            // Whatever the committed chunks hold is still delivered.
+            // Whatever the committed chunks hold is still delivered; with nothing, the audio
+            // is kept so the dictation is not lost.
             Some(e) => {
+                let mut message = format!("transcription failed: {e}");
                 entry.outcome = if text.is_empty() {
+                    let kept = self.keep_failed_audio(seq, &mut entry, &samples);
+                    message = format!("{message}; {kept}");
                     Outcome::Error
                 } else {
                     Outcome::Ok
                 };
                 entry.error_kind = Some(e.kind().to_string());
-                entry.error = Some(e.to_string());
-                let _ = self
-                    .to_controller
-                    .send(Input::Notice(format!("transcription failed: {e}")));
+                entry.error = Some(message.clone());
+                let _ = self.to_controller.send(Input::Notice(message));
             }
             None => {
                 entry.outcome = if text.is_empty() {
@@ -377,18 +478,32 @@ impl Worker {
                 };
             }
         }
-        entry.text = Some(text);
-        // Cannot fail: any LLM problem is recorded and the raw text kept.
-        self.engine.clean_entry(&mut entry, &mut timings);
+        entry.text = Some(text.clone());
+        // Any LLM problem is recorded and the raw text kept; a crash too.
+        let cleaned = catch(|| {
+            if entry.outcome == Outcome::Ok && self.engine.cleaner().is_some() {
+                fault::point("llm_panic");
+            }
+            self.engine.clean_entry(&mut entry, &mut timings);
+        });
+        if let Err(msg) = cleaned {
+            entry.text = Some(text);
+            entry.llm_outcome = Some("failed".into());
+            let message = format!("the LLM stage crashed ({msg}); the raw transcript was kept");
+            entry.llm_error = Some(message.clone());
+            let _ = self.to_controller.send(Input::Notice(message));
+        }
         entry.release_to_text_ms = Some(ms_since(release_at));
         if let Err(e) = self.history.update(&entry) {
             let _ = self
                 .to_controller
                 .send(Input::Notice(format!("could not store the dictation: {e}")));
         }
-        let _ = self
-            .to_injector
-            .send(InjectorMsg::Type(Box::new(Typed { entry, release_at })));
+        let _ = self.to_injector.send(InjectorMsg::Type(Box::new(Typed {
+            seq,
+            entry,
+            release_at,
+        })));
     }
 }
 

@@ -24,7 +24,7 @@ pub struct HistoryFilter {
     pub to_ms: Option<i64>,
     /// Focused window class, exact.
     pub app_class: Option<String>,
-    /// `ok`, `no_speech`, `error`, `pending` (the dictation's outcome) or `llm_cleaned`,
+    /// `ok`, `no_speech`, `error`, `interrupted`, `pending` (the dictation's outcome) or `llm_cleaned`,
     /// `llm_rejected`, `llm_failed` (the LLM stage's).
     pub outcome: Option<String>,
 }

@@ -14,6 +14,9 @@ pub enum Outcome {
     Ok,
     NoSpeech,
     Error,
+    /// Left `pending` by a Dictum that crashed or was killed; marked by the next one at
+    /// start (`store::recovery`), its audio kept when it exists.
+    Interrupted,
 }
 
 impl Outcome {
@@ -23,6 +26,7 @@ impl Outcome {
             Outcome::Ok => "ok",
             Outcome::NoSpeech => "no_speech",
             Outcome::Error => "error",
+            Outcome::Interrupted => "interrupted",
         }
     }
 
@@ -31,6 +35,7 @@ impl Outcome {
             "ok" => Outcome::Ok,
             "no_speech" => Outcome::NoSpeech,
             "error" => Outcome::Error,
+            "interrupted" => Outcome::Interrupted,
             _ => Outcome::Pending,
         }
     }

@@ -32,6 +32,10 @@ pub const MIGRATION_FILES: &[(&str, &str)] = &[
         "0005_history_browse.sql",
         include_str!("../../../../migrations/0005_history_browse.sql"),
     ),
+    (
+        "0006_interrupted.sql",
+        include_str!("../../../../migrations/0006_interrupted.sql"),
+    ),
 ];
 
 pub fn migrations() -> Migrations<'static> {

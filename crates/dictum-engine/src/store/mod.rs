@@ -8,6 +8,7 @@ pub mod demo;
 mod entry;
 mod migrations;
 mod open;
+pub mod recovery;
 pub mod retention;
 
 pub use browse::{

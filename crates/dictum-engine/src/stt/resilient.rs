@@ -1,6 +1,9 @@
 //! Never lose an utterance to the GPU: a transcription that fails on the GPU (out of memory,
 //! launch failure) is redone on the CPU and delivered. After `MAX_GPU_FAILURES` failures speech
 //! stays on the CPU until restart and the user is told once. One retry per utterance, no storms.
+//! A GPU worker that stalled (killed after its deadline, `worker_process.rs`) is replaced by a
+//! fresh one before the next utterance; one that crashed means the card is contested, and
+//! speech stays on the CPU.
 
 use super::whisper::{SttOptions, SttOutput, Transcriber};
 use crate::{Error, Result};
@@ -17,6 +20,8 @@ pub struct ResilientTranscriber {
     simulated_gpu_faults: u32,
     /// Whether `primary` should be treated as a GPU (true for a CUDA device, or in tests).
     primary_is_gpu: bool,
+    /// The primary's worker stalled and was killed: start a fresh one before the next decode.
+    respawn: bool,
 }
 
 /// What happened, for the history row.
@@ -39,6 +44,7 @@ impl ResilientTranscriber {
             cpu_only: false,
             simulated_gpu_faults: 0,
             primary_is_gpu,
+            respawn: false,
         }
     }
 
@@ -94,6 +100,25 @@ impl ResilientTranscriber {
             .ok_or_else(|| Error::Transcribe("CPU transcriber missing".into()))
     }
 
+    /// Replaces a stalled worker with a fresh one (same model, same device); speech stays on
+    /// the CPU when that fails.
+    fn respawn_primary(&mut self) {
+        let gpu = self.primary.device == "cuda";
+        match Transcriber::load(&self.primary.model_path, gpu) {
+            Ok(mut fresh) => {
+                fresh.device = self.primary.device.clone();
+                tracing::info!("a fresh speech worker replaced the one that stalled");
+                self.primary = fresh;
+            }
+            Err(e) => {
+                self.cpu_only = true;
+                tracing::warn!(
+                    "could not start a fresh speech worker ({e}); speech runs on the CPU until Dictum restarts"
+                );
+            }
+        }
+    }
+
     pub fn transcribe(&mut self, pcm: &[f32], opts: &SttOptions) -> Result<Delivered> {
         if !self.primary_is_gpu {
             let output = self.primary.transcribe(pcm, opts)?;
@@ -102,6 +127,10 @@ impl ResilientTranscriber {
                 device: self.primary.device.clone(),
                 fallback: None,
             });
+        }
+        if self.respawn && !self.cpu_only {
+            self.respawn = false;
+            self.respawn_primary();
         }
         if !self.cpu_only {
             let attempt = if self.simulated_gpu_faults > 0 {
@@ -122,7 +151,12 @@ impl ResilientTranscriber {
                 }
                 Err(e) => {
                     self.gpu_failures += 1;
-                    if let Some(why) = self.primary.worker_stopped() {
+                    if self.primary.worker_stalled() && self.gpu_failures < MAX_GPU_FAILURES {
+                        // Stalled, not crashed: a fresh worker may well do; this utterance
+                        // is redone on the CPU meanwhile.
+                        self.respawn = true;
+                        tracing::warn!("{e}; this dictation is redone on the CPU");
+                    } else if let Some(why) = self.primary.worker_stopped() {
                         // The GPU worker crashed (whisper.cpp aborts when VRAM runs out):
                         // the card is contested, so speech stays on the CPU from now on.
                         self.cpu_only = true;

@@ -240,6 +240,11 @@ impl Transcriber {
         }
     }
 
+    /// True when the worker process was stopped for not answering in time (not a crash).
+    pub fn worker_stalled(&self) -> bool {
+        matches!(&self.backend, Backend::Worker(w) if w.stalled())
+    }
+
     /// One decode with the given window (no degenerate-output redo); also the worker's unit
     /// of work.
     pub(super) fn decode(

@@ -11,13 +11,22 @@
 //! `{"err":...}`); then per request the parent writes one JSON line (options and the sample
 //! count) followed by the samples as f32 little-endian, and the child answers one JSON line
 //! `{"ok":{...}}` or `{"err":"..."}`. The child's logs go to stderr, shared with the parent.
+//!
+//! A worker that stops answering (a driver hang, a stuck kernel) must not hang dictation: every
+//! read from it has a deadline (loading: [`LOAD_TIMEOUT`]; a request: the larger of
+//! [`MIN_REQUEST_TIMEOUT`] and [`AUDIO_FACTOR`] × the audio's length), and writes go through a
+//! thread of their own so a worker that stops reading cannot block either. Past the deadline
+//! the worker is killed and reported stalled ([`WorkerProcess::stalled`]): the utterance is
+//! redone on the CPU and a fresh worker is started for the next one (`resilient.rs`).
 
 use super::whisper::{SttOptions, SttOutput, Transcriber, Window};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, ExitCode, Stdio};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
 
 /// Set in the child: what to load (JSON [`WorkerSpec`]).
 const WORKER_ENV: &str = "DICTUM_STT_WORKER";
@@ -25,6 +34,33 @@ const WORKER_ENV: &str = "DICTUM_STT_WORKER";
 const ISOLATE_ENV: &str = "DICTUM_STT_ISOLATE";
 /// Test seam, in the child: abort (as ggml does) when request N arrives; 0 = while loading.
 const ABORT_ENV: &str = "DICTUM_STT_WORKER_ABORT_AT";
+/// Test seam (debug builds only): start this program as the worker instead of this
+/// executable (a stand-in that stalls, `tests/stt_worker_standin.py`). The child gets this
+/// executable's path in [`SELF_ENV`], to run the real worker behind it.
+#[cfg(debug_assertions)]
+const PROGRAM_ENV: &str = "DICTUM_STT_WORKER_PROGRAM";
+/// Set in the child: the path of the executable that serves as a worker.
+const SELF_ENV: &str = "DICTUM_STT_WORKER_EXE";
+/// Test seam: the minimum per-request deadline in milliseconds (default 30 s).
+const TIMEOUT_ENV: &str = "DICTUM_STT_WORKER_TIMEOUT_MS";
+
+/// How long the worker may take to load the model and say it is ready.
+pub const LOAD_TIMEOUT: Duration = Duration::from_secs(120);
+/// The least time a request is given, however short its audio.
+pub const MIN_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// A request is given this many times its audio's length when that is more.
+pub const AUDIO_FACTOR: u32 = 3;
+
+/// The deadline for a request over `samples` of 16 kHz audio.
+pub fn request_timeout(samples: usize) -> Duration {
+    let min = std::env::var(TIMEOUT_ENV)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map(Duration::from_millis)
+        .unwrap_or(MIN_REQUEST_TIMEOUT);
+    let audio = Duration::from_secs_f64(samples as f64 / crate::SAMPLE_RATE as f64);
+    min.max(audio * AUDIO_FACTOR)
+}
 
 #[derive(Serialize, Deserialize)]
 struct WorkerSpec {
@@ -57,10 +93,14 @@ pub fn wanted(gpu: bool) -> bool {
 /// The parent's handle on a worker.
 pub struct WorkerProcess {
     child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+    /// Requests, written to the child's stdin by a thread of its own.
+    requests: Option<mpsc::Sender<Vec<u8>>>,
+    /// Lines from the child's stdout, read by a thread of its own (closed at its end).
+    lines: mpsc::Receiver<std::io::Result<String>>,
     /// Why it stopped, once it has.
     stopped: Option<String>,
+    /// It stopped because it did not answer in time (and was killed).
+    stalled: bool,
 }
 
 impl WorkerProcess {
@@ -77,24 +117,75 @@ impl WorkerProcess {
             gpu,
         })
         .map_err(|e| fail(e.to_string()))?;
-        let mut child = Command::new(exe)
+        #[cfg(debug_assertions)]
+        let program = std::env::var_os(PROGRAM_ENV)
+            .map(PathBuf::from)
+            .unwrap_or_else(|| exe.clone());
+        #[cfg(not(debug_assertions))]
+        let program = exe.clone();
+        let mut child = Command::new(program)
             .env(WORKER_ENV, spec)
+            .env(SELF_ENV, &exe)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
             .map_err(|e| fail(format!("cannot start the speech worker: {e}")))?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             let _ = child.kill();
+            let _ = child.wait();
             return Err(fail("the speech worker has no pipes".into()));
         };
+        let (requests_tx, requests_rx) = mpsc::channel::<Vec<u8>>();
+        let (lines_tx, lines_rx) = mpsc::channel();
+        let threads = std::thread::Builder::new()
+            .name("dictum-stt-write".into())
+            .spawn(move || {
+                for bytes in requests_rx {
+                    if stdin
+                        .write_all(&bytes)
+                        .and_then(|()| stdin.flush())
+                        .is_err()
+                    {
+                        break; // the child is gone: the reader reports it
+                    }
+                }
+            })
+            .and_then(|_| {
+                std::thread::Builder::new()
+                    .name("dictum-stt-read".into())
+                    .spawn(move || {
+                        let mut out = BufReader::new(stdout);
+                        loop {
+                            let mut line = String::new();
+                            match out.read_line(&mut line) {
+                                Ok(0) => break, // closed: the channel closes with it
+                                Ok(_) => {
+                                    if lines_tx.send(Ok(line)).is_err() {
+                                        break;
+                                    }
+                                }
+                                Err(e) => {
+                                    let _ = lines_tx.send(Err(e));
+                                    break;
+                                }
+                            }
+                        }
+                    })
+            });
+        if let Err(e) = threads {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(fail(format!("cannot start the worker's pipe threads: {e}")));
+        }
         let mut worker = WorkerProcess {
             child,
-            stdin,
-            stdout: BufReader::new(stdout),
+            requests: Some(requests_tx),
+            lines: lines_rx,
             stopped: None,
+            stalled: false,
         };
-        match worker.read_message() {
+        match worker.read_message(LOAD_TIMEOUT) {
             Ok(Message::Ready) => Ok(worker),
             Ok(Message::Err(e)) => Err(fail(e)),
             Ok(_) => Err(fail("the speech worker answered out of turn".into())),
@@ -105,6 +196,12 @@ impl WorkerProcess {
     /// Whether the worker has stopped (crashed or was killed).
     pub fn stopped(&self) -> Option<&str> {
         self.stopped.as_deref()
+    }
+
+    /// True when it was killed for not answering in time (a fresh one may do better), as
+    /// opposed to crashing (ggml aborts when the GPU is out of memory).
+    pub fn stalled(&self) -> bool {
+        self.stalled
     }
 
     pub fn decode(
@@ -128,14 +225,14 @@ impl WorkerProcess {
         for s in pcm {
             bytes.extend_from_slice(&s.to_le_bytes());
         }
-        if let Err(e) = self
-            .stdin
-            .write_all(&bytes)
-            .and_then(|()| self.stdin.flush())
-        {
-            return Err(self.died(&format!("cannot write to it: {e}")));
+        let sent = self
+            .requests
+            .as_ref()
+            .is_some_and(|r| r.send(bytes).is_ok());
+        if !sent {
+            return Err(self.died("cannot write to it"));
         }
-        match self.read_message()? {
+        match self.read_message(request_timeout(pcm.len()))? {
             Message::Ok(output) => Ok(output),
             Message::Err(e) => Err(Error::Transcribe(e)),
             Message::Ready => Err(Error::Transcribe(
@@ -144,18 +241,46 @@ impl WorkerProcess {
         }
     }
 
-    fn read_message(&mut self) -> Result<Message> {
-        let mut line = String::new();
-        match self.stdout.read_line(&mut line) {
-            Ok(0) => Err(self.died("it closed its output")),
-            Ok(_) => serde_json::from_str(&line)
+    fn read_message(&mut self, within: Duration) -> Result<Message> {
+        match self.lines.recv_timeout(within) {
+            Ok(Ok(line)) => serde_json::from_str(&line)
                 .map_err(|e| Error::Transcribe(format!("the speech worker sent {line:?}: {e}"))),
-            Err(e) => Err(self.died(&format!("cannot read from it: {e}"))),
+            Ok(Err(e)) => Err(self.died(&format!("cannot read from it: {e}"))),
+            Err(mpsc::RecvTimeoutError::Disconnected) => Err(self.died("it closed its output")),
+            Err(mpsc::RecvTimeoutError::Timeout) => Err(self.stall(within)),
         }
+    }
+
+    /// The worker did not answer within `waited`: kill it and say so.
+    fn stall(&mut self, waited: Duration) -> Error {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.requests = None;
+        self.stalled = true;
+        let why = format!(
+            "the speech worker did not answer within {:.0} s (stalled) and was stopped; a \
+             fresh one is started for the next dictation",
+            waited.as_secs_f64()
+        );
+        self.stopped = Some(why.clone());
+        Error::Transcribe(why)
     }
 
     /// Records that the child is gone (waiting for its exit status) and returns the error.
     fn died(&mut self, how: &str) -> Error {
+        // The child closed its output or its input: it is ending. Wait for its status, but
+        // not for ever (a child that closed stdout and hangs on is killed).
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while std::time::Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+        }
+        self.requests = None;
         let status = match self.child.wait() {
             Ok(s) => s.to_string(),
             Err(e) => format!("status unknown: {e}"),
