@@ -486,3 +486,127 @@ fn bench_release_latency() {
         None => print!("{tsv}"),
     }
 }
+
+/// Resident memory of `pid` in MB (VmRSS).
+fn rss_mb(pid: u32) -> f64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        })
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+/// Least-squares slope of `ys` over their index.
+fn slope(ys: &[f64]) -> f64 {
+    let n = ys.len() as f64;
+    if n < 2.0 {
+        return 0.0;
+    }
+    let mx = (n - 1.0) / 2.0;
+    let my = ys.iter().sum::<f64>() / n;
+    let (mut num, mut den) = (0.0, 0.0);
+    for (i, y) in ys.iter().enumerate() {
+        num += (i as f64 - mx) * (y - my);
+        den += (i as f64 - mx) * (i as f64 - mx);
+    }
+    num / den
+}
+
+/// The soak behind docs/PERFORMANCE.md's endurance row (run by `scripts/soak`, release build):
+/// `DICTUM_SOAK=N` (1000) dictations through the real hotkey, microphone and xterm, short clips
+/// in turn, released 100–400 ms after each clip. Every dictation must arrive typed exactly as
+/// its event says; afterwards no history row may be `pending` and every row must hold text.
+/// The daemon's RSS is sampled after each dictation; the slope after warm-up (the first 10 %)
+/// is the growth per dictation. One TSV row per dictation to `DICTUM_SOAK_OUT`, a summary line
+/// on stderr.
+#[test]
+#[ignore = "endurance: run by scripts/soak"]
+fn soak() {
+    let n: usize = std::env::var("DICTUM_SOAK")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000);
+    assert!(
+        tools_present(),
+        "the soak needs Xvfb, xterm, xdotool, xclip"
+    );
+    let _pulse = Pulse::start();
+    let x = Xvfb::start();
+    let term = Xterm::start(&x, "Dictum target");
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_initial_config(dir.path());
+    let mut d = Daemon::start(dir.path(), &x);
+    let pid = d.child.id();
+    let clips = ["cards-001.wav", "goforward.wav", "cards-002.wav"].map(clip);
+    let tails = [100u64, 200, 300, 400];
+    let mut seen = 0usize;
+    let mut rss = Vec::with_capacity(n);
+    let mut rows = vec!["run\tclip\ttail_ms\trelease_to_text_ms\trss_mb\ttext".to_string()];
+    let mut lost = 0usize;
+    let started = Instant::now();
+    for run in 0..n {
+        let (c, tail) = (&clips[run % clips.len()], tails[run % tails.len()]);
+        let ev = dictate(&x, &mut d, HOTKEY, c, tail);
+        let text = ev["text"].as_str().unwrap_or_default().to_string();
+        let line = typed_line(&term, &x, &mut seen);
+        if text.trim().is_empty() || line.trim_end() != text {
+            lost += 1;
+            eprintln!("soak {run}: lost or mistyped: event {ev}, typed {line:?}");
+        }
+        let m = rss_mb(pid);
+        rss.push(m);
+        rows.push(format!(
+            "{run}\t{}\t{tail}\t{:.1}\t{m:.1}\t{text}",
+            c.file_name()
+                .map(|f| f.to_string_lossy())
+                .unwrap_or_default(),
+            ev["release_to_text_ms"].as_f64().unwrap_or(f64::NAN),
+        ));
+        if run % 50 == 49 {
+            eprintln!(
+                "soak: {} dictations, {:.0} s, RSS {m:.1} MB",
+                run + 1,
+                started.elapsed().as_secs_f64()
+            );
+        }
+    }
+    drop(d);
+    let history =
+        dictum_engine::store::History::open(&dir.path().join("history.sqlite3")).expect("history");
+    let all = history
+        .list(&dictum_engine::store::Query {
+            limit: 0,
+            search: None,
+        })
+        .expect("rows");
+    let pending = all
+        .iter()
+        .filter(|e| e.outcome == dictum_engine::store::Outcome::Pending)
+        .count();
+    let empty = all
+        .iter()
+        .filter(|e| e.text.as_deref().is_none_or(|t| t.trim().is_empty()))
+        .count();
+    let warm = n / 10;
+    let growth = slope(&rss[warm..]);
+    let summary = format!(
+        "soak: {n} dictations in {:.0} s; rows {} (pending {pending}, without text {empty}); lost or mistyped {lost}; RSS {:.1} MB after warm-up, {:.1} MB at the end, growth {:.4} MB per dictation",
+        started.elapsed().as_secs_f64(),
+        all.len(),
+        rss.get(warm).copied().unwrap_or(f64::NAN),
+        rss.last().copied().unwrap_or(f64::NAN),
+        growth
+    );
+    eprintln!("{summary}");
+    if let Ok(out) = std::env::var("DICTUM_SOAK_OUT") {
+        std::fs::write(&out, rows.join("\n") + "\n").expect("write soak rows");
+        std::fs::write(format!("{out}.summary"), summary + "\n").expect("write summary");
+    }
+    assert_eq!(all.len(), n, "one row per dictation");
+    assert_eq!(pending, 0, "rows left pending");
+    assert_eq!(lost + empty, 0, "dictations lost");
+    assert!(growth <= 0.1, "RSS grows {growth:.3} MB per dictation");
+}

@@ -294,6 +294,13 @@ mod imp {
         });
         let (reply, alive) = match request {
             Ok(Request::Status) => (format!("ok running (pid {})", std::process::id()), true),
+            // Answered before it is forwarded: a quitting process may be gone before this
+            // thread could write (`ctl quit` then saw a closed connection instead of "ok").
+            Ok(Request::Command(Command::Shutdown)) => {
+                let _ = (&*stream).write_all(b"ok\n");
+                let _ = stream.shutdown(std::net::Shutdown::Both);
+                return commands.send(Command::Shutdown).is_ok();
+            }
             Ok(Request::Command(cmd)) => match commands.send(cmd) {
                 Ok(()) => ("ok".to_string(), true),
                 Err(_) => ("error: dictation has stopped".to_string(), false),
