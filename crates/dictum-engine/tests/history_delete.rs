@@ -352,7 +352,14 @@ fn a_malformed_database_and_its_wal_are_moved_aside() {
     let (history, recovered) = History::open_or_recover(&db).expect("recover");
     let recovered = recovered.expect("malformed is detected");
     eprintln!("{recovered}");
-    assert!(recovered.reason.contains("malformed"), "{recovered}");
+    // SQLite names the damage by what it trips over first ("malformed", or a broken FTS
+    // table's "vtable constructor failed"), which depends on the page layout.
+    assert!(
+        ["malformed", "vtable constructor failed", "not a database"]
+            .iter()
+            .any(|r| recovered.reason.contains(r)),
+        "{recovered}"
+    );
     assert_eq!(std::fs::read(&recovered.moved_to).expect("kept"), bytes);
     assert_eq!(history.list(&Query::default()).expect("list").len(), 0);
 }
