@@ -24,110 +24,18 @@ mod gnome;
 
 #[path = "support/events.rs"]
 mod events;
+#[path = "support/session_daemon.rs"]
+mod session_daemon;
 use common::pulse::Pulse;
 use gnome::{tools, Gnome};
-use serde_json::Value;
-use std::io::Write;
+use session_daemon::Daemon;
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 const HOTKEY: &str = "ctrl+alt+d";
-
-struct Daemon {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    events: mpsc::Receiver<Value>,
-    notices: Vec<String>,
-}
-
-impl Daemon {
-    /// `dictum run --json` with the GNOME session's environment over a cleared one (plus PATH,
-    /// HOME and the private PulseAudio's address).
-    fn start(gnome: &Gnome, dir: &Path) -> (Daemon, Value) {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_dictum"));
-        cmd.env_clear();
-        for (k, v) in std::env::vars_os() {
-            let name = k.to_string_lossy();
-            if ["PATH", "HOME", "USER", "LANG"].contains(&name.as_ref())
-                || name.starts_with("PULSE_")
-            {
-                cmd.env(&k, v);
-            }
-        }
-        let extra = std::env::var("DICTUM_LIVE_GNOME_ARGS").unwrap_or_default();
-        let mut child = cmd
-            .envs(gnome.session_env())
-            .env("DICTUM_DATA_DIR", dir.join("data"))
-            .env("DICTUM_CONFIG", dir.join("config.toml"))
-            .env(
-                "DICTUM_LOG",
-                std::env::var("DICTUM_LOG")
-                    .unwrap_or_else(|_| "warn,pulseaudio=off,enigo=error,arboard=error".into()),
-            )
-            .args(["run", "--json", "--stdin-commands"])
-            .args(extra.split_whitespace())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start dictum run");
-        let stdout = child.stdout.take().expect("stdout");
-        let stdin = child.stdin.take();
-        let events = events::json_events(stdout);
-        let mut d = Daemon {
-            child,
-            stdin,
-            events,
-            notices: Vec::new(),
-        };
-        let ready = d.next("ready", Duration::from_secs(90), |_| true);
-        eprintln!("ready: {ready}");
-        (d, ready)
-    }
-
-    /// The next event of `kind` that `pick` accepts (notices are collected on the way).
-    fn next(&mut self, kind: &str, within: Duration, pick: impl Fn(&Value) -> bool) -> Value {
-        let deadline = Instant::now() + within;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let ev = match self.events.recv_timeout(left) {
-                Ok(ev) => ev,
-                Err(e) => panic!(
-                    "no `{kind}` event within {within:?} ({e}); notices: {:?}",
-                    self.notices
-                ),
-            };
-            if ev["event"] == "notice" {
-                let msg = ev["message"].as_str().unwrap_or_default().to_string();
-                eprintln!("notice: {msg}");
-                self.notices.push(msg);
-            }
-            if ev["event"] == kind && pick(&ev) {
-                return ev;
-            }
-        }
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        if let Some(mut stdin) = self.stdin.take() {
-            let _ = writeln!(stdin, "quit");
-        }
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// The daemon's config (written whole and renamed: it never reads half a file).
 fn write_config(dir: &Path, extra: &str) {
@@ -254,7 +162,7 @@ fn toggle_dictation_and_typing_through_the_gnome_portal() {
     let dir = tempfile::tempdir().expect("tempdir");
     write_config(dir.path(), "");
 
-    let (mut d, ready) = Daemon::start(&gnome, dir.path());
+    let (mut d, ready) = Daemon::start(gnome.session_env(), dir.path(), "DICTUM_LIVE_GNOME_ARGS");
     assert_eq!(ready["hotkey_path"], "compositor", "{ready}");
     let route = ready["inject_route"].as_str().unwrap_or_default();
     assert!(
