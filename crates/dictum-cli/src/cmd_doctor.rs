@@ -22,6 +22,8 @@ pub struct Args {
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    stt: crate::stt_args::SttArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -128,6 +130,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
 
+    let mut config = config;
+    if let Err(e) = args.stt.apply(&mut config) {
+        checks.push(check(
+            "stt server",
+            Status::Fail,
+            e.to_string(),
+            Some("fix the --stt-* flags".into()),
+        ));
+    }
+    let remote = config.stt.backend == dictum_engine::config::SttBackend::Openai;
+    if remote {
+        checks.push(server_check(&config));
+    }
+
     // Model.
     let model_dirs = paths::model_dirs()?;
     let mut model_bytes = None;
@@ -169,6 +185,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 Some("download the model again".into()),
             )),
         },
+        Err(e) if remote => checks.push(check(
+            "model",
+            Status::Warn,
+            format!("{e} (the local fallback: without it a dictation fails while the speech server is down)"),
+            Some("install the model as the message says, or set stt.model".into()),
+        )),
         Err(e) => checks.push(check(
             "model",
             Status::Fail,
@@ -373,6 +395,28 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The speech server (`stt.backend = "openai"`): the built-in clip's round trip and text.
+fn server_check(config: &Config) -> Check {
+    let c = dictum_engine::stt::remote::check_server(&config.stt);
+    if !c.ok {
+        return check(
+            "stt server",
+            Status::Fail,
+            c.detail,
+            Some(format!(
+                "start the server or fix [stt] url/remote_model/api_key_env ({}); until then dictations are transcribed locally{}",
+                config.stt.url,
+                if config.stt.fallback { "" } else { " — no: stt.fallback is off, so they fail" }
+            )),
+        );
+    }
+    let mut detail = c.detail;
+    if !c.models.is_empty() {
+        detail.push_str(&format!("; models served: {}", c.models.join(", ")));
+    }
+    check("stt server", Status::Ok, detail, None)
 }
 
 /// The session, the typing path and the hotkey path this session gets, each with the one

@@ -8,6 +8,7 @@
 
 use crate::context::load_config;
 use crate::llm_args::LlmArgs;
+use crate::stt_args::SttArgs;
 use dictum_engine::config::Config;
 use dictum_engine::dictation::config::Mode;
 use dictum_engine::dictation::{
@@ -53,6 +54,8 @@ pub struct Args {
     clean: bool,
     #[command(flatten)]
     llm: LlmArgs,
+    #[command(flatten)]
+    stt: SttArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -76,6 +79,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         config.llm.enabled = true;
     }
     args.llm.apply(&mut config)?;
+    args.stt.apply(&mut config)?;
     let output = args.output.clone();
     if let Some(o) = &output {
         if !["type", "paste", "stdout"].contains(&o.as_str()) {
@@ -88,6 +92,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let hotkey = args.hotkey.clone();
         let clean = args.clean;
         let llm = args.llm.clone();
+        let stt = args.stt.clone();
         move |c: &mut Config| {
             if let Some(m) = &model {
                 c.stt.model = m.clone();
@@ -102,6 +107,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 c.llm.enabled = true;
             }
             let _ = llm.apply(c);
+            let _ = stt.apply(c);
         }
     };
     let config_path = paths::config_file().ok();
@@ -121,10 +127,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         window_probe: window_probe(&config),
         overrides: Some(Box::new(overrides)),
     };
-    eprintln!(
-        "dictum: starting (model {}, loading and warming up)...",
-        config.stt.model
-    );
+    if config.stt.backend == dictum_engine::config::SttBackend::Openai {
+        eprintln!(
+            "dictum: starting (speech server {}, model {} loaded only if it fails)...",
+            config.stt.url, config.stt.model
+        );
+    } else {
+        eprintln!(
+            "dictum: starting (model {}, loading and warming up)...",
+            config.stt.model
+        );
+    }
     let dictation = Dictation::start(opts, events_tx).map_err(|e| anyhow::anyhow!(e))?;
     *quit_target.lock().unwrap_or_else(|e| e.into_inner()) = Some(dictation.command_sender());
 

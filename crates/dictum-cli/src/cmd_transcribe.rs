@@ -1,5 +1,6 @@
 use crate::context::{load_config, open_history};
 use crate::llm_args::LlmArgs;
+use crate::stt_args::SttArgs;
 use dictum_engine::paths;
 use dictum_engine::pipeline::{Engine, FileProgress, Utterance};
 use dictum_engine::store::Outcome;
@@ -31,6 +32,8 @@ pub struct Args {
     piece_s: u32,
     #[command(flatten)]
     llm: LlmArgs,
+    #[command(flatten)]
+    stt: SttArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -45,6 +48,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         config.llm.enabled = true;
     }
     args.llm.apply(&mut config)?;
+    args.stt.apply(&mut config)?;
     let history = open_history()?;
     let mut engine = Engine::new(config, paths::model_dirs()?);
     engine.audio_dir = Some(paths::audio_dir()?);
@@ -53,6 +57,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut shown = Progress::new(&args.file);
     let utterance = engine.transcribe_file_with(&history, &args.file, &mut |p| shown.show(p))?;
     shown.end();
+    if let Some(why) = &utterance.entry.stt_fallback {
+        eprintln!("dictum: warning: {why}");
+    }
     if args.json {
         println!("{}", to_json(&utterance));
     } else if let Some(text) = utterance.entry.text.as_deref().filter(|t| !t.is_empty()) {
@@ -142,6 +149,10 @@ pub fn to_json(u: &Utterance) -> serde_json::Value {
         "language": e.language,
         "model": e.model,
         "device": e.device,
+        "stt_backend": e.stt_backend,
+        "stt_fallback": e.stt_fallback,
+        "stt_upload_ms": e.stt_upload_ms,
+        "stt_server_ms": e.stt_server_ms,
         "audio_ms": e.audio_ms,
         "speech_ms": e.speech_ms,
         "timings_ms": u.timings,

@@ -7,12 +7,14 @@ mod cmd_config;
 mod cmd_ctl;
 mod cmd_doctor;
 mod cmd_history;
+mod cmd_key;
 mod cmd_models;
 mod cmd_run;
 mod cmd_shortcut;
 mod cmd_transcribe;
 mod context;
 mod llm_args;
+mod stt_args;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -46,6 +48,9 @@ enum Command {
     History(cmd_history::Args),
     /// Show or check the configuration.
     Config(cmd_config::Args),
+    /// Store or remove a server's API key in the desktop keyring (read from stdin, never
+    /// written to the config): `dictum key set stt`, `dictum key clear llm`.
+    Key(cmd_key::Args),
     /// List, download (verified), delete whisper models, or set the default one.
     Models(cmd_models::Args),
     /// Check GPU, models, config, history and display, and say how to fix what is wrong.
@@ -85,6 +90,7 @@ fn main() -> ExitCode {
         Command::Clean(args) => cmd_clean::run(args),
         Command::History(args) => cmd_history::run(args),
         Command::Config(args) => cmd_config::run(args),
+        Command::Key(args) => cmd_key::run(args),
         Command::Models(args) => cmd_models::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Doctor(args) => cmd_doctor::run(args),

@@ -44,6 +44,54 @@ pub struct SttConfig {
     /// Longest audio file accepted (`dictum transcribe`), in seconds; checked from the WAV
     /// header before anything is decoded.
     pub max_file_s: u32,
+    /// Where speech is transcribed: on this machine, or on a shared server (docs/REMOTE.md).
+    pub backend: SttBackend,
+    /// The speech server's base URL (`openai` backend), e.g. `http://gpu-box:8080`; requests
+    /// go to `<url>/v1/audio/transcriptions` (`/audio/transcriptions` when it ends in `/v1`).
+    pub url: String,
+    /// The model name the server knows (`openai` backend).
+    pub remote_model: String,
+    /// Name of the environment variable holding the server's API key; empty = the desktop
+    /// keyring's entry (`dictum key set stt`), or no key. Never the key itself.
+    pub api_key_env: String,
+    /// Whole-request timeout for the server, in ms; past it the utterance is transcribed locally.
+    pub timeout_ms: u64,
+    /// Allow plain http to a server that is not on this machine (the audio crosses the network
+    /// unencrypted).
+    pub allow_insecure: bool,
+    /// Transcribe locally when the server is down, slow, refuses or answers garbage.
+    pub fallback: bool,
+    /// After a failure, dictations go straight to the local model for this long (ms) before the
+    /// server is tried again (the circuit breaker).
+    pub retry_after_ms: u64,
+}
+
+/// `stt.backend`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+#[ts(export)]
+pub enum SttBackend {
+    /// whisper.cpp on this machine.
+    Local,
+    /// A server speaking OpenAI's `POST /v1/audio/transcriptions`.
+    Openai,
+}
+
+impl SttBackend {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SttBackend::Local => "local",
+            SttBackend::Openai => "openai",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<SttBackend> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "local" => Some(SttBackend::Local),
+            "openai" | "remote" => Some(SttBackend::Openai),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -88,6 +136,14 @@ impl Default for SttConfig {
             use_gpu: true,
             vocabulary: Vec::new(),
             max_file_s: crate::audio::DEFAULT_MAX_SECONDS,
+            backend: SttBackend::Local,
+            url: "http://127.0.0.1:8080".into(),
+            remote_model: "whisper-1".into(),
+            api_key_env: String::new(),
+            timeout_ms: 8000,
+            allow_insecure: false,
+            fallback: true,
+            retry_after_ms: 15000,
         }
     }
 }
@@ -147,6 +203,32 @@ vocabulary = []
 # Longest audio file `dictum transcribe` accepts, in seconds (1-86400; 14400 = 4 h).
 # Checked from the file's header before anything is decoded.
 max_file_s = 14400
+# Where speech is transcribed: "local" (whisper.cpp on this machine: nothing leaves it) or
+# "openai" (a shared server speaking POST /v1/audio/transcriptions: whisper.cpp's
+# whisper-server, speaches, vLLM, LocalAI, Groq, OpenAI). With "openai" the trimmed audio of
+# each utterance, the vocabulary and the language are sent to the server (docs/REMOTE.md).
+backend = "local"
+# The speech server's base URL ("openai" backend); requests go to <url>/v1/audio/transcriptions.
+# https is required unless the server is on this machine or allow_insecure = true.
+url = "http://127.0.0.1:8080"
+# The model name as the server knows it (whisper-server ignores it; OpenAI: "whisper-1").
+remote_model = "whisper-1"
+# Name of the environment variable holding the server's API key (sent as "Authorization:
+# Bearer ..."); empty = the desktop keyring's entry (`dictum key set stt`), or no key.
+# Never the key itself: the key is never written here, logged or stored in history.
+api_key_env = ""
+# Whole-request timeout for the server in ms (100-600000); past it the utterance is
+# transcribed locally.
+timeout_ms = 8000
+# Allow plain http to a server that is not on this machine (audio crosses the network
+# unencrypted).
+allow_insecure = false
+# Transcribe locally (the stt.model above, loaded on demand) when the server is down, slow,
+# refuses or answers garbage; the history row says so. false = such a dictation fails.
+fallback = true
+# After a failure, dictations go straight to the local model for this long (ms, 0-3600000)
+# before the server is tried again.
+retry_after_ms = 15000
 
 [vad]
 # Voice probability (0-1) above which a 16 ms frame counts as speech.
@@ -392,6 +474,9 @@ impl Config {
         }
         if self.stt.model.trim().is_empty() {
             return bad("stt.model", "must name a model or a file");
+        }
+        if let Err((key, reason)) = crate::stt::remote::validate(&self.stt) {
+            return bad(key, &reason);
         }
         if let Err((key, reason)) = self.dictation.validate() {
             return bad(key, &reason);

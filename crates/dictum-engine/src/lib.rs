@@ -22,6 +22,7 @@ pub mod net;
 pub mod paths;
 pub mod pipeline;
 pub mod portal;
+pub mod secrets;
 pub mod shortcut;
 pub mod store;
 pub mod stt;

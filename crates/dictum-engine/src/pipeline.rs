@@ -3,13 +3,15 @@
 //! whatever happened: success, no speech, or an error with its message.
 
 use crate::audio::{self, Pcm16k};
-use crate::config::{AudioCtxMode, Config};
+use crate::config::{AudioCtxMode, Config, SttBackend};
 use crate::gpu::planner::{self, Plan, PlanSettings, Tier};
 use crate::gpu::{GpuProbe, GpuStatus, NvmlProbe};
 use crate::llm::{Cleaner, LlmReport, WarmUp};
 use crate::store::{Entry, History, Outcome, Source};
+use crate::stt::remote::{Gate, RemoteError, RemoteOutput, RemoteStt};
 use crate::stt::{
-    is_silence_phrase, strip_nonspeech, ResilientTranscriber, SttOptions, Transcriber, Window,
+    is_silence_phrase, looks_degenerate, strip_nonspeech, ResilientTranscriber, SttOptions,
+    Transcriber, Window,
 };
 use crate::timing::{ms_since, timed, StageTimings};
 use crate::vad::{self, Detector};
@@ -25,6 +27,9 @@ pub struct Engine {
     /// Where kept audio goes (only with `history.keep_audio`).
     pub audio_dir: Option<PathBuf>,
     transcriber: Option<ResilientTranscriber>,
+    /// The speech server's client (`stt.backend = "openai"`), built on first use; the error
+    /// when the settings cannot work (kept until the config changes).
+    remote: Option<std::result::Result<RemoteStt, RemoteError>>,
     llm: Option<LlmStage>,
     /// What the LLM holds on the GPU (Ollama `/api/ps` after the warm-up), for the planner.
     llm_resident_bytes: u64,
@@ -94,6 +99,13 @@ pub struct Segment {
     /// Where whisper stopped when speech went on after it (sample index in the audio given):
     /// it sometimes ends a long stretch at a pause. Set for full-window pieces only.
     pub uncovered_from: Option<usize>,
+    /// "openai" when the speech server's answer was used, "local" otherwise.
+    pub backend: Option<String>,
+    /// Why the local model stood in for the speech server.
+    pub stt_fallback: Option<String>,
+    /// Speech server: round trip minus the server's reported time, and that time.
+    pub upload_ms: Option<f64>,
+    pub server_ms: Option<f64>,
 }
 
 impl Segment {
@@ -124,6 +136,22 @@ impl Segment {
         if let Some(note) = &self.fallback {
             entry.error_kind = Some("gpu_fallback".into());
             entry.error = Some(note.clone());
+        }
+        if let Some(b) = &self.backend {
+            entry.stt_backend = Some(match entry.stt_backend.take() {
+                Some(old) if old != *b && old.split('+').all(|o| o != b) => format!("{old}+{b}"),
+                Some(old) => old,
+                None => b.clone(),
+            });
+        }
+        if let Some(why) = &self.stt_fallback {
+            entry.stt_fallback.get_or_insert_with(|| why.clone());
+        }
+        if let Some(ms) = self.upload_ms {
+            entry.stt_upload_ms = Some(entry.stt_upload_ms.unwrap_or(0.0) + ms);
+        }
+        if let Some(ms) = self.server_ms {
+            entry.stt_server_ms = Some(entry.stt_server_ms.unwrap_or(0.0) + ms);
         }
     }
 }
@@ -262,6 +290,7 @@ impl Engine {
             model_dirs,
             audio_dir: None,
             transcriber: None,
+            remote: None,
             llm: None,
             llm_resident_bytes: 0,
             plan: None,
@@ -296,6 +325,9 @@ impl Engine {
     /// Applies a new config; a changed `[llm]` section or vocabulary rebuilds and re-warms the
     /// LLM stage (returning that warm-up).
     pub fn reconfigure(&mut self, config: Config) -> Result<Option<WarmUp>> {
+        if server_settings_changed(&self.config.stt, &config.stt) {
+            self.remote = None;
+        }
         let llm_changed = config.llm != self.config.llm
             || config.stt.vocabulary != self.config.stt.vocabulary
             || (config.llm.enabled && self.llm.is_none());
@@ -350,9 +382,19 @@ impl Engine {
         crate::models::resolve(&self.config.stt.model, &self.model_dirs)
     }
 
-    /// Loads and warms the model if not loaded yet. Returns (load ms, warm-up ms) when this
-    /// call did the loading.
+    /// Makes the configured backend ready: loads and warms the local model if not loaded yet
+    /// (returning (load ms, warm-up ms) when this call did the loading). With the speech server
+    /// backend nothing is loaded: the local model loads on demand, the first time the server
+    /// fails ([`Engine::ensure_local_model`]).
     pub fn ensure_model(&mut self) -> Result<Option<(f64, f64)>> {
+        if self.config.stt.backend == SttBackend::Openai {
+            return Ok(None);
+        }
+        self.ensure_local_model()
+    }
+
+    /// Loads and warms the local model (with the VRAM planner) if not loaded yet.
+    pub fn ensure_local_model(&mut self) -> Result<Option<(f64, f64)>> {
         if self.transcriber.is_some() {
             return Ok(None);
         }
@@ -672,7 +714,34 @@ impl Engine {
         if vad.no_speech {
             return Ok(seg);
         }
-        seg.model_load = self.ensure_model()?;
+        let kept = &samples[vad.keep.clone()];
+        let mut remote_ms = 0.0;
+        if self.config.stt.backend == SttBackend::Openai {
+            let t = Instant::now();
+            let prompt = self.prompt_with(context);
+            match self.try_remote(kept, &prompt) {
+                Ok((out, model, host)) => {
+                    self.fill_from_remote(&mut seg, out, model, host, &vad.keep, full_window);
+                    return Ok(seg);
+                }
+                Err(why) if !self.config.stt.fallback => return Err(Error::Transcribe(why)),
+                Err(why) => {
+                    remote_ms = ms_since(t);
+                    seg.stt_fallback = Some(format!("{why}; transcribed locally"));
+                }
+            }
+        }
+        seg.backend = Some("local".into());
+        seg.model_load = match self.ensure_local_model() {
+            Ok(load) => load,
+            Err(e) if seg.stt_fallback.is_some() => {
+                return Err(Error::Transcribe(format!(
+                    "{}, but the local model could not load either: {e}",
+                    seg.stt_fallback.as_deref().unwrap_or_default()
+                )))
+            }
+            Err(e) => return Err(e),
+        };
         let mut opts = self.stt_options();
         if full_window {
             opts.window = None;
@@ -690,7 +759,7 @@ impl Engine {
             .as_mut()
             .ok_or_else(|| Error::Transcribe("model not loaded".into()))?;
         seg.model = Some(transcriber.primary().model_name.clone());
-        let delivered = transcriber.transcribe(&samples[vad.keep.clone()], &opts)?;
+        let delivered = transcriber.transcribe(kept, &opts)?;
         seg.device = Some(delivered.device);
         seg.fallback = delivered.fallback;
         let out = delivered.output;
@@ -703,7 +772,7 @@ impl Engine {
             seg.uncovered_from =
                 covered.filter(|&c| c > vad.keep.start && c + slack < vad.keep.end);
         }
-        seg.stt_ms = out.ms;
+        seg.stt_ms = out.ms + remote_ms;
         seg.language = Some(out.language.clone());
         seg.no_speech_prob = out.no_speech_prob;
         seg.text = strip_nonspeech(&out.text);
@@ -718,6 +787,100 @@ impl Engine {
         }
         seg.raw = out.text;
         Ok(seg)
+    }
+
+    /// whisper's prompt: the vocabulary, then the last 200 characters said before.
+    fn prompt_with(&self, context: &str) -> String {
+        let vocabulary = self.config.stt.vocabulary.join(", ");
+        let context = tail_chars(context, 200);
+        match (vocabulary.is_empty(), context.is_empty()) {
+            (_, true) => vocabulary,
+            (true, false) => context.to_string(),
+            (false, false) => format!("{vocabulary}. {context}"),
+        }
+    }
+
+    /// The speech server's client, built on first use.
+    pub fn remote(&mut self) -> std::result::Result<&mut RemoteStt, RemoteError> {
+        let built = self
+            .remote
+            .get_or_insert_with(|| RemoteStt::new(&self.config.stt));
+        built.as_mut().map_err(|e| e.clone())
+    }
+
+    /// One utterance to the speech server, through the breaker: Ok with (answer, model, host),
+    /// or Err with the one-line reason the local model has to do it.
+    fn try_remote(
+        &mut self,
+        samples: &[f32],
+        prompt: &str,
+    ) -> std::result::Result<(RemoteOutput, String, String), String> {
+        let remote = self.remote().map_err(|e| e.to_string())?;
+        if let Gate::Open { remaining, reason } = remote.breaker.gate(Instant::now()) {
+            return Err(format!(
+                "the speech server is skipped for {:.1} s more after: {reason}",
+                remaining.as_secs_f64()
+            ));
+        }
+        let result = remote.transcribe(samples, prompt).and_then(|out| {
+            if looks_degenerate(&out.text, samples.len()) {
+                Err(RemoteError::Garbage(format!(
+                    "repetitive text: `{}`",
+                    crate::net::snippet(&out.text, 60)
+                )))
+            } else {
+                Ok(out)
+            }
+        });
+        match result {
+            Ok(out) => {
+                remote.breaker.success();
+                Ok((out, remote.model().to_string(), remote.host()))
+            }
+            Err(e) => {
+                let why = e.to_string();
+                tracing::warn!("{why}; transcribing locally");
+                remote.breaker.failure(&why, Instant::now());
+                Err(why)
+            }
+        }
+    }
+
+    /// Fills a segment from the server's answer, as the local path does from whisper's.
+    fn fill_from_remote(
+        &self,
+        seg: &mut Segment,
+        out: RemoteOutput,
+        model: String,
+        host: String,
+        keep: &std::ops::Range<usize>,
+        full_window: bool,
+    ) {
+        seg.backend = Some("openai".into());
+        seg.model = Some(model);
+        seg.device = Some(format!("server {host}"));
+        seg.stt_ms = out.round_trip_ms;
+        seg.upload_ms = out.upload_ms;
+        seg.server_ms = out.server_ms;
+        let configured = &self.config.stt.language;
+        seg.language = if configured != "auto" {
+            Some(configured.clone())
+        } else {
+            out.language.clone()
+        };
+        if full_window {
+            let covered = out
+                .end_ms
+                .map(|ms| keep.start + (ms as usize) * crate::SAMPLE_RATE as usize / 1000);
+            let slack = crate::SAMPLE_RATE as usize * 3 / 2;
+            seg.uncovered_from = covered.filter(|&c| c > keep.start && c + slack < keep.end);
+        }
+        seg.no_speech_prob = out.no_speech_prob;
+        seg.text = strip_nonspeech(&out.text);
+        if is_silence_phrase(&seg.text, seg.speech_ms, out.no_speech_prob) {
+            seg.text.clear();
+        }
+        seg.raw = out.text;
     }
 
     /// Drops the speech model (idle unload); the next utterance loads it again.
@@ -745,4 +908,16 @@ impl Engine {
             Err(e) => tracing::warn!("could not keep audio in {}: {e}", file.display()),
         }
     }
+}
+
+/// Whether the speech server's client must be rebuilt for `new`.
+fn server_settings_changed(old: &crate::config::SttConfig, new: &crate::config::SttConfig) -> bool {
+    old.backend != new.backend
+        || old.url != new.url
+        || old.remote_model != new.remote_model
+        || old.api_key_env != new.api_key_env
+        || old.timeout_ms != new.timeout_ms
+        || old.allow_insecure != new.allow_insecure
+        || old.retry_after_ms != new.retry_after_ms
+        || old.language != new.language
 }

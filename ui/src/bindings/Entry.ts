@@ -5,4 +5,20 @@ import type { Source } from "./Source";
 /**
  * A dictation as stored. Timings are milliseconds; `None` = the stage did not run.
  */
-export type Entry = { id: number | null, created_at_ms: number, source: Source, source_path: string | null, outcome: Outcome, error_kind: string | null, error: string | null, raw_text: string | null, text: string | null, language: string | null, model: string | null, device: string | null, app_class: string | null, window_title: string | null, audio_ms: number | null, speech_ms: number | null, audio_path: string | null, decode_ms: number | null, resample_ms: number | null, vad_ms: number | null, model_load_ms: number | null, warmup_ms: number | null, stt_ms: number | null, llm_ms: number | null, inject_ms: number | null, total_ms: number | null, llm_tokens_per_sec: number | null, llm_load_ms: number | null, llm_reloaded: boolean | null, llm_backend: string | null, llm_model: string | null, llm_outcome: string | null, llm_reject_reason: string | null, llm_error: string | null, llm_prompt_eval_ms: number | null, llm_eval_ms: number | null, press_to_capture_ms: number | null, preroll_ms: number | null, post_roll_ms: number | null, release_to_text_ms: number | null, release_to_typed_ms: number | null, tail_stt_ms: number | null, chunks: number | null, inject_method: string | null, inject_error: string | null, };
+export type Entry = { id: number | null, created_at_ms: number, source: Source, source_path: string | null, outcome: Outcome, error_kind: string | null, error: string | null, raw_text: string | null, text: string | null, language: string | null, model: string | null, device: string | null, app_class: string | null, window_title: string | null, audio_ms: number | null, speech_ms: number | null, audio_path: string | null, decode_ms: number | null, resample_ms: number | null, vad_ms: number | null, model_load_ms: number | null, warmup_ms: number | null, stt_ms: number | null, llm_ms: number | null, inject_ms: number | null, total_ms: number | null, llm_tokens_per_sec: number | null, llm_load_ms: number | null, llm_reloaded: boolean | null, llm_backend: string | null, llm_model: string | null, llm_outcome: string | null, llm_reject_reason: string | null, llm_error: string | null, llm_prompt_eval_ms: number | null, llm_eval_ms: number | null, press_to_capture_ms: number | null, preroll_ms: number | null, post_roll_ms: number | null, release_to_text_ms: number | null, release_to_typed_ms: number | null, tail_stt_ms: number | null, chunks: number | null, inject_method: string | null, inject_error: string | null, 
+/**
+ * Where speech was transcribed: "local", or "openai" when the server's answer was used.
+ */
+stt_backend: string | null, 
+/**
+ * Why the local model stood in for the speech server (server down, timeout, refused...).
+ */
+stt_fallback: string | null, 
+/**
+ * Server backend: round trip minus the server's reported time (upload, queue, download).
+ */
+stt_upload_ms: number | null, 
+/**
+ * Server backend: the server's own processing time, when it reports one.
+ */
+stt_server_ms: number | null, };

@@ -209,7 +209,17 @@ pub trait Backend {
 pub fn client_for(config: &LlmConfig, pool_idle: Duration) -> Result<reqwest::Client, LlmError> {
     let mut policy = crate::net::Policy::api(Duration::from_millis(config.timeout_ms.max(1)));
     policy.pool_idle = Some(pool_idle);
-    policy.bearer = config.api_key().map_err(LlmError::Other)?;
+    policy.bearer = match config.api_key().map_err(LlmError::Other)? {
+        Some(key) => Some(key),
+        // No variable named: the desktop keyring's `llm` entry (`dictum key set llm`), if any.
+        None if config.backend == config::BackendKind::Openai => {
+            crate::secrets::api_key("llm", "", "llm.api_key_env", true)
+                .ok()
+                .flatten()
+                .map(|k| k.secret().to_string())
+        }
+        None => None,
+    };
     crate::net::client_for(&config.url, &policy).map_err(|e| LlmError::Other(e.to_string()))
 }
 

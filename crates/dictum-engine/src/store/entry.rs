@@ -105,6 +105,14 @@ pub struct Entry {
     pub chunks: Option<i64>,
     pub inject_method: Option<String>,
     pub inject_error: Option<String>,
+    /// Where speech was transcribed: "local", or "openai" when the server's answer was used.
+    pub stt_backend: Option<String>,
+    /// Why the local model stood in for the speech server (server down, timeout, refused...).
+    pub stt_fallback: Option<String>,
+    /// Server backend: round trip minus the server's reported time (upload, queue, download).
+    pub stt_upload_ms: Option<f64>,
+    /// Server backend: the server's own processing time, when it reports one.
+    pub stt_server_ms: Option<f64>,
 }
 
 /// Columns in the order of `Entry::values` (id excluded).
@@ -153,6 +161,10 @@ pub(super) const COLUMNS: &[&str] = &[
     "chunks",
     "inject_method",
     "inject_error",
+    "stt_backend",
+    "stt_fallback",
+    "stt_upload_ms",
+    "stt_server_ms",
 ];
 
 fn opt<T: Into<Value> + Clone>(v: &Option<T>) -> Value {
@@ -207,6 +219,10 @@ impl Entry {
             chunks: None,
             inject_method: None,
             inject_error: None,
+            stt_backend: None,
+            stt_fallback: None,
+            stt_upload_ms: None,
+            stt_server_ms: None,
         }
     }
 
@@ -260,6 +276,10 @@ impl Entry {
             opt(&self.chunks),
             opt(&self.inject_method),
             opt(&self.inject_error),
+            opt(&self.stt_backend),
+            opt(&self.stt_fallback),
+            opt(&self.stt_upload_ms),
+            opt(&self.stt_server_ms),
         ]
     }
 
@@ -317,6 +337,10 @@ impl Entry {
             chunks: row.get(42)?,
             inject_method: row.get(43)?,
             inject_error: row.get(44)?,
+            stt_backend: row.get(45)?,
+            stt_fallback: row.get(46)?,
+            stt_upload_ms: row.get(47)?,
+            stt_server_ms: row.get(48)?,
         })
     }
 }

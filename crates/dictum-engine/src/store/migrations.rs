@@ -36,6 +36,10 @@ pub const MIGRATION_FILES: &[(&str, &str)] = &[
         "0006_interrupted.sql",
         include_str!("../../../../migrations/0006_interrupted.sql"),
     ),
+    (
+        "0007_remote_stt.sql",
+        include_str!("../../../../migrations/0007_remote_stt.sql"),
+    ),
 ];
 
 pub fn migrations() -> Migrations<'static> {

@@ -1,7 +1,9 @@
-//! Speech to text with whisper.cpp (through whisper-rs).
+//! Speech to text with whisper.cpp (through whisper-rs), or on a shared server (`remote.rs`).
 
 mod model_file;
 mod nonspeech;
+pub mod remote;
+mod remote_breaker;
 mod resilient;
 mod whisper;
 pub mod worker_process;

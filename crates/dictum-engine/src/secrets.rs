@@ -1,0 +1,409 @@
+//! API keys for the servers Dictum talks to (the shared speech server, the LLM server): from an
+//! environment variable the config names, or from the desktop keyring (the freedesktop Secret
+//! Service: GNOME Keyring, KWallet ≥ 5.97, KeePassXC). A key is never written in the config,
+//! never logged, and never stored in history; this module only hands it to the HTTP client,
+//! which marks the header sensitive.
+//!
+//! Keyring entries carry the attributes `service = "dictum"`, `username = <slot>` (the
+//! convention the `keyring` crate and `secret-tool` use), so
+//! `secret-tool store --label="Dictum stt key" service dictum username stt` sets the same
+//! entry `dictum key set stt` does. The Secret Service is spoken directly over D-Bus (zbus,
+//! already used for the portals) with the spec's `plain` transfer algorithm: the secret only
+//! crosses the user's own session bus. A missing bus, service or entry means "no key"; a call
+//! never takes longer than [`KEYRING_TIMEOUT`].
+
+use std::time::Duration;
+
+/// Longest wait for the keyring (a locked one may be waiting for a prompt).
+pub const KEYRING_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Where a key comes from, for `doctor` (never the key itself).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeySource {
+    /// No key configured: requests go out without `Authorization`.
+    None,
+    /// The environment variable of that name.
+    Env(String),
+    /// The desktop keyring's entry for that slot.
+    Keyring(String),
+}
+
+impl std::fmt::Display for KeySource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KeySource::None => write!(f, "no API key"),
+            KeySource::Env(name) => write!(f, "API key from ${name}"),
+            KeySource::Keyring(slot) => write!(f, "API key from the keyring (dictum/{slot})"),
+        }
+    }
+}
+
+/// A resolved key; `Debug` never shows it.
+#[derive(Clone)]
+pub struct ApiKey {
+    secret: String,
+    pub source: KeySource,
+}
+
+impl std::fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ApiKey({}, ****)", self.source)
+    }
+}
+
+impl ApiKey {
+    pub fn secret(&self) -> &str {
+        &self.secret
+    }
+}
+
+/// Checks an `api_key_env` setting: a variable name (letters, digits, `_`) or empty, never a
+/// key. Err is the reason.
+pub fn check_env_name(name: &str) -> Result<(), String> {
+    let name = name.trim();
+    let valid = name.chars().enumerate().all(|(i, c)| {
+        c == '_'
+            || c.is_ascii_uppercase()
+            || c.is_ascii_lowercase()
+            || (i > 0 && c.is_ascii_digit())
+    });
+    if !valid || name.len() > 128 {
+        return Err("must be the name of an environment variable (letters, digits, _), e.g. \"OPENAI_API_KEY\", or empty; not the key itself".into());
+    }
+    Ok(())
+}
+
+/// The key for `slot` ("stt", "llm"): from the variable `env_name` when one is named (`setting`
+/// is its config key, for the message), else from the keyring (when `use_keyring`), else
+/// none. Err (one line, the key never in it) when a named variable is unset or empty.
+pub fn api_key(
+    slot: &str,
+    env_name: &str,
+    setting: &str,
+    use_keyring: bool,
+) -> Result<Option<ApiKey>, String> {
+    let name = env_name.trim();
+    if !name.is_empty() {
+        return match std::env::var(name) {
+            Ok(v) if !v.trim().is_empty() => Ok(Some(ApiKey {
+                secret: v.trim().to_string(),
+                source: KeySource::Env(name.to_string()),
+            })),
+            _ => Err(format!(
+                "{setting} names {name}, but {name} is not set in Dictum's environment; export it where Dictum starts (e.g. ~/.config/environment.d/) or empty {setting}"
+            )),
+        };
+    }
+    if !use_keyring {
+        return Ok(None);
+    }
+    match keyring_get(slot) {
+        Ok(Some(secret)) => Ok(Some(ApiKey {
+            secret,
+            source: KeySource::Keyring(slot.to_string()),
+        })),
+        Ok(None) => Ok(None),
+        Err(e) => {
+            tracing::debug!("no API key from the keyring for {slot}: {e}");
+            Ok(None)
+        }
+    }
+}
+
+/// Whether a D-Bus session bus is there to ask (a keyring lookup without one would only fail).
+pub fn session_bus_present() -> bool {
+    if std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_some_and(|v| !v.is_empty()) {
+        return true;
+    }
+    std::env::var_os("XDG_RUNTIME_DIR")
+        .map(std::path::PathBuf::from)
+        .is_some_and(|d| d.join("bus").exists())
+}
+
+/// The keyring's secret for `slot`; Ok(None) when there is no entry, Err when the keyring
+/// cannot be asked (no session bus, no Secret Service, locked).
+pub fn keyring_get(slot: &str) -> Result<Option<String>, String> {
+    imp::get(slot)
+}
+
+/// Stores `secret` as `slot`'s entry in the default collection, replacing an older one.
+pub fn keyring_set(slot: &str, secret: &str) -> Result<(), String> {
+    if secret.trim().is_empty() {
+        return Err("the key is empty; nothing was stored".into());
+    }
+    imp::set(slot, secret.trim())
+}
+
+/// Deletes `slot`'s entry; Ok(false) when there was none.
+pub fn keyring_delete(slot: &str) -> Result<bool, String> {
+    imp::delete(slot)
+}
+
+#[cfg(all(unix, not(target_os = "macos")))]
+mod imp {
+    use super::KEYRING_TIMEOUT;
+    use std::collections::HashMap;
+    use zbus::zvariant::{OwnedObjectPath, OwnedValue, Value};
+    use zbus::Connection;
+
+    const DEST: &str = "org.freedesktop.secrets";
+    const SERVICE_PATH: &str = "/org/freedesktop/secrets";
+    const SERVICE: &str = "org.freedesktop.Secret.Service";
+    const COLLECTION: &str = "org.freedesktop.Secret.Collection";
+    const ITEM: &str = "org.freedesktop.Secret.Item";
+    const DEFAULT_ALIAS: &str = "/org/freedesktop/secrets/aliases/default";
+
+    /// The spec's Secret struct `(oayays)`: session, parameters, value, content type.
+    type Secret = (OwnedObjectPath, Vec<u8>, Vec<u8>, String);
+
+    fn block<T: Send>(
+        fut: impl std::future::Future<Output = Result<T, String>> + Send,
+    ) -> Result<T, String> {
+        if !super::session_bus_present() {
+            return Err("no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is unset), so no keyring; use an environment variable instead".into());
+        }
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start the keyring runtime: {e}"))?;
+        let run = || {
+            rt.block_on(async { tokio::time::timeout(KEYRING_TIMEOUT, fut).await })
+                .map_err(|_| {
+                    format!(
+                        "the keyring did not answer within {} s; is it locked and waiting for a password?",
+                        KEYRING_TIMEOUT.as_secs()
+                    )
+                })?
+        };
+        // Inside another runtime (the tray app), wait on a helper thread instead.
+        if tokio::runtime::Handle::try_current().is_ok() {
+            std::thread::scope(|s| s.spawn(run).join())
+                .map_err(|_| "the keyring lookup crashed".to_string())?
+        } else {
+            run()
+        }
+    }
+
+    fn dbus_err(e: zbus::Error) -> String {
+        match &e {
+            zbus::Error::MethodError(name, _, _)
+                if name.as_str() == "org.freedesktop.DBus.Error.ServiceUnknown" =>
+            {
+                "no Secret Service on the session bus (GNOME Keyring, KWallet or KeePassXC); use an environment variable instead".into()
+            }
+            _ => format!("the keyring failed: {e}"),
+        }
+    }
+
+    struct Keyring {
+        conn: Connection,
+        session: OwnedObjectPath,
+    }
+
+    fn attributes(slot: &str) -> HashMap<&str, &str> {
+        HashMap::from([("service", "dictum"), ("username", slot)])
+    }
+
+    impl Keyring {
+        async fn open() -> Result<Keyring, String> {
+            let conn = Connection::session()
+                .await
+                .map_err(|e| format!("cannot reach the D-Bus session bus: {e}"))?;
+            let reply = conn
+                .call_method(
+                    Some(DEST),
+                    SERVICE_PATH,
+                    Some(SERVICE),
+                    "OpenSession",
+                    &("plain", Value::from("")),
+                )
+                .await
+                .map_err(dbus_err)?;
+            let (_, session): (OwnedValue, OwnedObjectPath) =
+                reply.body().deserialize().map_err(|e| e.to_string())?;
+            Ok(Keyring { conn, session })
+        }
+
+        async fn call<B, R>(
+            &self,
+            path: &str,
+            iface: &str,
+            method: &str,
+            body: &B,
+        ) -> Result<R, String>
+        where
+            B: serde::Serialize + zbus::zvariant::DynamicType,
+            R: for<'d> zbus::zvariant::DynamicDeserialize<'d>,
+        {
+            let reply = self
+                .conn
+                .call_method(Some(DEST), path, Some(iface), method, body)
+                .await
+                .map_err(dbus_err)?;
+            reply.body().deserialize().map_err(|e| e.to_string())
+        }
+
+        /// Unlocked items for `slot`; Err when only locked ones exist (Dictum never prompts).
+        async fn find(&self, slot: &str) -> Result<Vec<OwnedObjectPath>, String> {
+            let (unlocked, locked): (Vec<OwnedObjectPath>, Vec<OwnedObjectPath>) = self
+                .call(SERVICE_PATH, SERVICE, "SearchItems", &(attributes(slot),))
+                .await?;
+            if unlocked.is_empty() && !locked.is_empty() {
+                // Unlocking without a prompt works when the collection is already open.
+                let (done, _prompt): (Vec<OwnedObjectPath>, OwnedObjectPath) = self
+                    .call(SERVICE_PATH, SERVICE, "Unlock", &(locked,))
+                    .await?;
+                if done.is_empty() {
+                    return Err("the keyring is locked; unlock it (log in to the desktop) or use an environment variable".into());
+                }
+                return Ok(done);
+            }
+            Ok(unlocked)
+        }
+
+        async fn close(self) {
+            let _ = self
+                .conn
+                .call_method(
+                    Some(DEST),
+                    self.session.as_str(),
+                    Some("org.freedesktop.Secret.Session"),
+                    "Close",
+                    &(),
+                )
+                .await;
+        }
+    }
+
+    pub(super) fn get(slot: &str) -> Result<Option<String>, String> {
+        block(async {
+            let k = Keyring::open().await?;
+            let found = k.find(slot).await;
+            let result = match found {
+                Ok(items) if items.is_empty() => Ok(None),
+                Ok(items) => {
+                    let secret: Result<(Secret,), String> = k
+                        .call(items[0].as_str(), ITEM, "GetSecret", &(&k.session,))
+                        .await;
+                    secret.and_then(|((_, _, value, _),)| {
+                        String::from_utf8(value)
+                            .map(Some)
+                            .map_err(|_| "the keyring entry is not text".to_string())
+                    })
+                }
+                Err(e) => Err(e),
+            };
+            k.close().await;
+            result
+        })
+    }
+
+    pub(super) fn set(slot: &str, secret: &str) -> Result<(), String> {
+        let label = format!("Dictum: {slot} server API key");
+        block(async {
+            let k = Keyring::open().await?;
+            let mut props: HashMap<&str, Value> = HashMap::new();
+            props.insert(
+                "org.freedesktop.Secret.Item.Label",
+                Value::from(label.as_str()),
+            );
+            props.insert(
+                "org.freedesktop.Secret.Item.Attributes",
+                Value::from(attributes(slot)),
+            );
+            let value: Secret = (
+                k.session.clone(),
+                Vec::new(),
+                secret.as_bytes().to_vec(),
+                "text/plain".into(),
+            );
+            let r: Result<(OwnedObjectPath, OwnedObjectPath), String> = k
+                .call(
+                    DEFAULT_ALIAS,
+                    COLLECTION,
+                    "CreateItem",
+                    &(props, value, true),
+                )
+                .await;
+            k.close().await;
+            let (item, prompt) = r?;
+            if item.as_str() == "/" && prompt.as_str() != "/" {
+                return Err("the keyring is locked and wants a password prompt; unlock it (log in to the desktop) and try again".into());
+            }
+            Ok(())
+        })
+    }
+
+    pub(super) fn delete(slot: &str) -> Result<bool, String> {
+        block(async {
+            let k = Keyring::open().await?;
+            let items = k.find(slot).await;
+            let mut any = false;
+            let mut result = Ok(());
+            for item in items.unwrap_or_default() {
+                let r: Result<(OwnedObjectPath,), String> =
+                    k.call(item.as_str(), ITEM, "Delete", &()).await;
+                match r {
+                    Ok(_) => any = true,
+                    Err(e) => result = Err(e),
+                }
+            }
+            k.close().await;
+            result.map(|()| any)
+        })
+    }
+}
+
+#[cfg(not(all(unix, not(target_os = "macos"))))]
+mod imp {
+    const NONE: &str = "no keyring support on this system; use an environment variable";
+    pub(super) fn get(_: &str) -> Result<Option<String>, String> {
+        Err(NONE.into())
+    }
+    pub(super) fn set(_: &str, _: &str) -> Result<(), String> {
+        Err(NONE.into())
+    }
+    pub(super) fn delete(_: &str) -> Result<bool, String> {
+        Err(NONE.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_names_not_keys() {
+        assert!(check_env_name("").is_ok());
+        assert!(check_env_name("OPENAI_API_KEY").is_ok());
+        assert!(check_env_name("sk-123 secret").is_err());
+        assert!(check_env_name("1ABC").is_err());
+    }
+
+    #[test]
+    fn a_named_unset_variable_is_an_error_that_says_what_to_do() {
+        let e = api_key(
+            "stt",
+            "DICTUM_TEST_SECRETS_UNSET_VAR",
+            "stt.api_key_env",
+            false,
+        )
+        .expect_err("unset");
+        assert!(
+            e.contains("stt.api_key_env") && e.contains("not set"),
+            "{e}"
+        );
+        assert!(api_key("stt", "", "stt.api_key_env", false)
+            .expect("none")
+            .is_none());
+    }
+
+    #[test]
+    fn debug_never_shows_the_key() {
+        let k = ApiKey {
+            secret: "hunter2-secret".into(),
+            source: KeySource::Env("X".into()),
+        };
+        assert!(!format!("{k:?}").contains("hunter2"));
+    }
+}

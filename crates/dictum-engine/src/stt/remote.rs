@@ -1,0 +1,654 @@
+//! The shared-server speech backend (`stt.backend = "openai"`): each VAD-trimmed utterance goes
+//! as a 16 kHz mono 16-bit WAV to a server speaking OpenAI's `POST /v1/audio/transcriptions`
+//! (whisper.cpp's `whisper-server --inference-path /v1/audio/transcriptions`, speaches, vLLM,
+//! LocalAI, Groq, OpenAI), with the language and the prompt (vocabulary + what was said just
+//! before), asking for `verbose_json` so segments and their no-speech probability come back when
+//! the server has them (plain `{"text": …}` answers are accepted too).
+//!
+//! The request is synchronous for the caller (the engine's worker thread, which sends one
+//! request at a time: at most one request in flight per client), run on a private
+//! current-thread runtime whose connection pool lives as long as this client. Every request has
+//! the whole-request deadline `stt.timeout_ms`; answers are capped at [`crate::net::MAX_BODY`].
+//! Errors are one line, classified ([`RemoteError`]) so the engine can fall back to the local
+//! model and say why; the API key is never in any of them. The [`Breaker`] (in
+//! `remote_breaker.rs`) keeps a dead server from costing a timeout on every dictation.
+
+use crate::config::SttConfig;
+use crate::net::{self, Policy};
+use crate::secrets::{self, KeySource};
+use reqwest::Url;
+use std::time::{Duration, Instant};
+
+pub use super::remote_breaker::{Breaker, Gate};
+
+/// Headers a server may report its own processing time in (ms), first found wins.
+const SERVER_TIME_HEADERS: &[&str] = &["x-processing-ms", "openai-processing-ms", "x-inference-ms"];
+
+/// Checks the `[stt]` server keys (used by `Config::validate`); Err is (key, reason).
+pub fn validate(stt: &SttConfig) -> Result<(), (&'static str, String)> {
+    if !(100..=600_000).contains(&stt.timeout_ms) {
+        return Err((
+            "stt.timeout_ms",
+            format!(
+                "must be between 100 and 600000 ms; it is {}",
+                stt.timeout_ms
+            ),
+        ));
+    }
+    if stt.retry_after_ms > 3_600_000 {
+        return Err((
+            "stt.retry_after_ms",
+            format!(
+                "must be between 0 and 3600000 ms; it is {}",
+                stt.retry_after_ms
+            ),
+        ));
+    }
+    secrets::check_env_name(&stt.api_key_env).map_err(|r| ("stt.api_key_env", r))?;
+    if stt.backend == crate::config::SttBackend::Openai {
+        check_server_url(stt)?;
+        if stt.remote_model.trim().is_empty() {
+            return Err((
+                "stt.remote_model",
+                "must name the model the server serves, e.g. \"whisper-1\"".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The URL rules for the speech server: http(s), no credentials, and https unless loopback or
+/// `allow_insecure`.
+fn check_server_url(stt: &SttConfig) -> Result<Url, (&'static str, String)> {
+    let url = net::check_url(&stt.url, "stt.url")
+        .map_err(|r| ("stt.url", r.replace("llm.api_key_env", "stt.api_key_env")))?;
+    if url.scheme() == "http" && !net::is_loopback_url(url.as_str()) && !stt.allow_insecure {
+        return Err((
+            "stt.url",
+            format!(
+                "`{}` is plain http to another machine: your dictated audio would cross the network unencrypted; use https, or set stt.allow_insecure = true for a trusted network",
+                net::snippet(stt.url.trim(), 100)
+            ),
+        ));
+    }
+    Ok(url)
+}
+
+/// `<base>/v1/<path>`, or `<base>/<path>` when the base already ends in `/v1`.
+pub fn endpoint(base: &Url, path: &str) -> Url {
+    let mut s = base.as_str().trim_end_matches('/').to_string();
+    if !s.ends_with("/v1") {
+        s.push_str("/v1");
+    }
+    s.push('/');
+    s.push_str(path);
+    Url::parse(&s).unwrap_or_else(|_| base.clone())
+}
+
+/// Why the server gave no usable transcript; `Display` is one line for the user and the row.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RemoteError {
+    /// The settings cannot work (URL, missing key variable); nothing was sent.
+    #[error("{0}")]
+    Setup(String),
+    #[error("the speech server at {url} cannot be reached ({reason}); is it running?")]
+    Down { url: String, reason: String },
+    #[error("the speech server at {url} did not answer within {ms} ms (stt.timeout_ms)")]
+    Timeout { url: String, ms: u64 },
+    #[error("the speech server refused the API key (HTTP {status}); set the right key with `dictum key set stt` or the variable stt.api_key_env names")]
+    Auth { status: u16 },
+    #[error("the speech server answered HTTP {status}: {body}")]
+    Http { status: u16, body: String },
+    #[error("the speech server's answer is not a transcript ({0})")]
+    Garbage(String),
+}
+
+impl RemoteError {
+    /// Short name for history and logs.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            RemoteError::Setup(_) => "setup",
+            RemoteError::Down { .. } => "down",
+            RemoteError::Timeout { .. } => "timeout",
+            RemoteError::Auth { .. } => "auth",
+            RemoteError::Http { .. } => "http",
+            RemoteError::Garbage(_) => "garbage",
+        }
+    }
+}
+
+/// What the server made of one utterance.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RemoteOutput {
+    /// The transcript, trimmed.
+    pub text: String,
+    /// The language the server reports (a code or a name), if any.
+    pub language: Option<String>,
+    /// Highest no-speech probability over the segments (0 when the server gives none).
+    pub no_speech_prob: f32,
+    /// Where the last segment ends, ms from the start of the audio sent.
+    pub end_ms: Option<u64>,
+    pub segments: usize,
+    /// Request sent → answer read.
+    pub round_trip_ms: f64,
+    /// The server's own processing time, when it reports it (a header).
+    pub server_ms: Option<f64>,
+    /// round trip − server time: upload, queueing and download (with `server_ms` only).
+    pub upload_ms: Option<f64>,
+    /// WAV bytes sent.
+    pub bytes: usize,
+}
+
+/// A client for one speech server (rebuilt when the settings change).
+pub struct RemoteStt {
+    runtime: tokio::runtime::Runtime,
+    client: reqwest::Client,
+    url: Url,
+    transcriptions: Url,
+    model: String,
+    language: String,
+    timeout_ms: u64,
+    pub key_source: KeySource,
+    pub breaker: Breaker,
+}
+
+impl std::fmt::Debug for RemoteStt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteStt")
+            .field("url", &self.transcriptions.as_str())
+            .field("model", &self.model)
+            .field("key", &self.key_source)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RemoteStt {
+    /// Builds the client from `[stt]`: URL rules, the key (env variable or keyring), timeouts.
+    pub fn new(stt: &SttConfig) -> Result<RemoteStt, RemoteError> {
+        let url = check_server_url(stt).map_err(|(_, r)| RemoteError::Setup(r))?;
+        let key = secrets::api_key("stt", &stt.api_key_env, "stt.api_key_env", true)
+            .map_err(RemoteError::Setup)?;
+        let timeout = Duration::from_millis(stt.timeout_ms.max(1));
+        let mut policy = Policy::api(timeout);
+        policy.pool_idle = Some(Duration::from_secs(300));
+        policy.bearer = key.as_ref().map(|k| k.secret().to_string());
+        let client = net::client_for(url.as_str(), &policy).map_err(|e| {
+            RemoteError::Setup(e.to_string().replace("llm.api_key_env", "stt.api_key_env"))
+        })?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| RemoteError::Setup(format!("cannot start the async runtime: {e}")))?;
+        Ok(RemoteStt {
+            runtime,
+            client,
+            transcriptions: endpoint(&url, "audio/transcriptions"),
+            url,
+            model: stt.remote_model.trim().to_string(),
+            language: stt.language.clone(),
+            timeout_ms: stt.timeout_ms,
+            key_source: key.map_or(KeySource::None, |k| k.source),
+            breaker: Breaker::new(Duration::from_millis(stt.retry_after_ms)),
+        })
+    }
+
+    /// The server as the user named it (for messages, rows and `doctor`).
+    pub fn url(&self) -> &str {
+        self.url.as_str()
+    }
+
+    /// `host:port`, for the row's device column.
+    pub fn host(&self) -> String {
+        let host = self.url.host_str().unwrap_or("?");
+        match self.url.port_or_known_default() {
+            Some(p) => format!("{host}:{p}"),
+            None => host.to_string(),
+        }
+    }
+
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// Sends `samples` (16 kHz mono, already trimmed) with `prompt`; the breaker is not
+    /// consulted here (see [`Breaker`]).
+    pub fn transcribe(&self, samples: &[f32], prompt: &str) -> Result<RemoteOutput, RemoteError> {
+        let wav = wav_bytes(samples);
+        let boundary = format!(
+            "dictum-{:x}",
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0)
+        );
+        let mut fields: Vec<(&str, &str)> = vec![
+            ("model", &self.model),
+            ("response_format", "verbose_json"),
+            ("temperature", "0"),
+        ];
+        if self.language != "auto" {
+            fields.push(("language", &self.language));
+        }
+        if !prompt.trim().is_empty() {
+            fields.push(("prompt", prompt.trim()));
+        }
+        let body = multipart(&boundary, &fields, "audio.wav", "audio/wav", &wav);
+        let bytes = wav.len();
+        let url = self.transcriptions.clone();
+        let start = Instant::now();
+        let request = self
+            .client
+            .post(url.clone())
+            .header(
+                reqwest::header::CONTENT_TYPE,
+                format!("multipart/form-data; boundary={boundary}"),
+            )
+            .body(body);
+        let answer = self.runtime.block_on(async {
+            let resp = request.send().await.map_err(|e| self.classify(&e))?;
+            let status = resp.status();
+            let server_ms = SERVER_TIME_HEADERS.iter().find_map(|h| {
+                resp.headers()
+                    .get(*h)
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| v.trim().parse::<f64>().ok())
+                    .filter(|v| v.is_finite() && *v >= 0.0)
+            });
+            let body = net::read_capped(resp, net::MAX_BODY)
+                .await
+                .map_err(|e| match e {
+                    Ok(e) => self.classify(&e),
+                    Err(e) => RemoteError::Garbage(e.to_string()),
+                })?;
+            Ok::<_, RemoteError>((status, server_ms, body))
+        });
+        let (status, server_ms, body) = answer?;
+        let round_trip_ms = start.elapsed().as_secs_f64() * 1000.0;
+        if status.as_u16() == 401 || status.as_u16() == 403 {
+            return Err(RemoteError::Auth {
+                status: status.as_u16(),
+            });
+        }
+        if !status.is_success() {
+            let text = String::from_utf8_lossy(&body);
+            let mut msg = error_message(&text);
+            if status.as_u16() == 404 {
+                msg.push_str(&format!(
+                    " — is {} the server's base URL? (whisper-server needs --inference-path /v1/audio/transcriptions)",
+                    self.url
+                ));
+            }
+            return Err(RemoteError::Http {
+                status: status.as_u16(),
+                body: msg,
+            });
+        }
+        let mut out = parse_answer(&body)?;
+        out.round_trip_ms = round_trip_ms;
+        out.server_ms = server_ms;
+        out.upload_ms = server_ms.map(|s| (round_trip_ms - s).max(0.0));
+        out.bytes = bytes;
+        Ok(out)
+    }
+
+    /// The model ids the server lists at `/v1/models` (not every server has it).
+    pub fn models(&self) -> Result<Vec<String>, RemoteError> {
+        let url = endpoint(&self.url, "models");
+        let body = self.runtime.block_on(async {
+            let resp = self
+                .client
+                .get(url.clone())
+                .send()
+                .await
+                .map_err(|e| self.classify(&e))?;
+            let status = resp.status();
+            let body = net::read_capped(resp, net::MAX_BODY)
+                .await
+                .map_err(|e| match e {
+                    Ok(e) => self.classify(&e),
+                    Err(e) => RemoteError::Garbage(e.to_string()),
+                })?;
+            if status.as_u16() == 401 || status.as_u16() == 403 {
+                return Err(RemoteError::Auth {
+                    status: status.as_u16(),
+                });
+            }
+            if !status.is_success() {
+                return Err(RemoteError::Http {
+                    status: status.as_u16(),
+                    body: error_message(&String::from_utf8_lossy(&body)),
+                });
+            }
+            Ok(body)
+        })?;
+        let v: serde_json::Value = serde_json::from_slice(&body)
+            .map_err(|e| RemoteError::Garbage(format!("/v1/models is not JSON: {e}")))?;
+        Ok(v.get("data")
+            .and_then(|d| d.as_array())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|m| m.get("id").and_then(|i| i.as_str()).map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    fn classify(&self, e: &reqwest::Error) -> RemoteError {
+        let url = self.url.to_string();
+        if e.is_timeout() {
+            return RemoteError::Timeout {
+                url,
+                ms: self.timeout_ms,
+            };
+        }
+        let mut reason = e.to_string();
+        let mut source = std::error::Error::source(e);
+        while let Some(s) = source {
+            reason = s.to_string();
+            source = s.source();
+        }
+        RemoteError::Down {
+            url,
+            reason: net::snippet(&reason, 120),
+        }
+    }
+}
+
+/// The built-in clip the server check sends ("ten of clubs", 1.1 s, 16 kHz mono).
+pub const TEST_CLIP: &[u8] = include_bytes!("../../assets/test-clip.wav");
+/// What [`TEST_CLIP`] says.
+pub const TEST_CLIP_TEXT: &str = "ten of clubs";
+
+/// The result of checking a speech server (doctor, the settings panel's Test button): the
+/// built-in clip's round trip and text, and the server's model list where it has one.
+#[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct ServerCheck {
+    pub url: String,
+    pub ok: bool,
+    /// One line: what worked, or what failed and what to do.
+    pub detail: String,
+    pub round_trip_ms: Option<f64>,
+    pub text: Option<String>,
+    /// Where the API key comes from ("no API key", "API key from $X", "…keyring…"); never the key.
+    pub key: String,
+    /// Ids from `/v1/models`; empty when the server does not list models.
+    pub models: Vec<String>,
+}
+
+/// Sends the built-in clip to the server `stt` names (whatever `stt.backend` says) and lists
+/// its models. Never fails: problems are in `detail`.
+pub fn check_server(stt: &SttConfig) -> ServerCheck {
+    let mut check = ServerCheck {
+        url: stt.url.clone(),
+        ok: false,
+        detail: String::new(),
+        round_trip_ms: None,
+        text: None,
+        key: String::new(),
+        models: Vec::new(),
+    };
+    let mut stt = stt.clone();
+    stt.backend = crate::config::SttBackend::Openai;
+    if let Err((key, reason)) = validate(&stt) {
+        check.detail = format!("invalid setting {key}: {reason}");
+        return check;
+    }
+    let remote = match RemoteStt::new(&stt) {
+        Ok(r) => r,
+        Err(e) => {
+            check.detail = e.to_string();
+            return check;
+        }
+    };
+    check.key = remote.key_source.to_string();
+    let samples = match decode_test_clip() {
+        Ok(s) => s,
+        Err(e) => {
+            check.detail = e;
+            return check;
+        }
+    };
+    match remote.transcribe(&samples, "") {
+        Ok(out) => {
+            check.ok = true;
+            check.detail = format!(
+                "{} answered in {:.0} ms: \"{}\" ({}; model {})",
+                remote.url(),
+                out.round_trip_ms,
+                net::snippet(&out.text, 80),
+                check.key,
+                remote.model()
+            );
+            check.round_trip_ms = Some(out.round_trip_ms);
+            check.text = Some(out.text);
+        }
+        Err(e) => check.detail = e.to_string(),
+    }
+    // Model lists are optional (whisper-server has none): only a list that came back counts.
+    if let Ok(models) = remote.models() {
+        check.models = models;
+    }
+    check
+}
+
+fn decode_test_clip() -> Result<Vec<f32>, String> {
+    let reader = hound::WavReader::new(std::io::Cursor::new(TEST_CLIP))
+        .map_err(|e| format!("the built-in test clip is unreadable: {e}"))?;
+    reader
+        .into_samples::<i16>()
+        .map(|s| s.map(|v| f32::from(v) / 32768.0))
+        .collect::<Result<Vec<f32>, _>>()
+        .map_err(|e| format!("the built-in test clip is unreadable: {e}"))
+}
+
+/// The server's error text: `{"error": {"message": …}}`, `{"error": "…"}`, or the body, cut.
+fn error_message(body: &str) -> String {
+    let v: Option<serde_json::Value> = serde_json::from_str(body).ok();
+    let msg = v.as_ref().and_then(|v| {
+        let e = v.get("error").or_else(|| v.get("detail"))?;
+        e.get("message")
+            .and_then(|m| m.as_str())
+            .or_else(|| e.as_str())
+            .map(String::from)
+    });
+    net::snippet(msg.as_deref().unwrap_or(body), net::SNIPPET_CHARS)
+}
+
+/// Reads `{"text": …, "language"?: …, "segments"?: [{"end", "no_speech_prob"}…]}`.
+pub fn parse_answer(body: &[u8]) -> Result<RemoteOutput, RemoteError> {
+    let v: serde_json::Value = serde_json::from_slice(body).map_err(|_| {
+        RemoteError::Garbage(format!(
+            "not JSON: `{}`",
+            net::snippet(&String::from_utf8_lossy(body), 80)
+        ))
+    })?;
+    let Some(text) = v.get("text").and_then(|t| t.as_str()) else {
+        return Err(RemoteError::Garbage("no \"text\" field".into()));
+    };
+    let segments = v
+        .get("segments")
+        .and_then(|s| s.as_array())
+        .cloned()
+        .unwrap_or_default();
+    let no_speech_prob = segments
+        .iter()
+        .filter_map(|s| s.get("no_speech_prob").and_then(|p| p.as_f64()))
+        .fold(0.0f64, f64::max) as f32;
+    let end_ms = segments
+        .iter()
+        .filter_map(|s| s.get("end").and_then(|e| e.as_f64()))
+        .fold(None, |m: Option<f64>, e| Some(m.map_or(e, |m| m.max(e))))
+        .filter(|e| e.is_finite() && *e >= 0.0)
+        .map(|e| (e * 1000.0) as u64);
+    // Segments come joined by newlines (whisper-server): one line of single-spaced words.
+    let text = crate::text_safety::strip_control(text, true)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    Ok(RemoteOutput {
+        text,
+        language: v
+            .get("language")
+            .and_then(|l| l.as_str())
+            .filter(|l| !l.is_empty())
+            .map(String::from),
+        no_speech_prob,
+        end_ms,
+        segments: segments.len(),
+        ..RemoteOutput::default()
+    })
+}
+
+/// 16 kHz mono 16-bit PCM WAV of `samples` (clamped to [-1, 1]).
+pub fn wav_bytes(samples: &[f32]) -> Vec<u8> {
+    let data_len = (samples.len() * 2) as u32;
+    let rate = crate::SAMPLE_RATE;
+    let mut out = Vec::with_capacity(44 + data_len as usize);
+    out.extend_from_slice(b"RIFF");
+    out.extend_from_slice(&(36 + data_len).to_le_bytes());
+    out.extend_from_slice(b"WAVEfmt ");
+    out.extend_from_slice(&16u32.to_le_bytes());
+    out.extend_from_slice(&1u16.to_le_bytes()); // PCM
+    out.extend_from_slice(&1u16.to_le_bytes()); // mono
+    out.extend_from_slice(&rate.to_le_bytes());
+    out.extend_from_slice(&(rate * 2).to_le_bytes());
+    out.extend_from_slice(&2u16.to_le_bytes());
+    out.extend_from_slice(&16u16.to_le_bytes());
+    out.extend_from_slice(b"data");
+    out.extend_from_slice(&data_len.to_le_bytes());
+    for s in samples {
+        let v = (s.clamp(-1.0, 1.0) * 32767.0).round() as i16;
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    out
+}
+
+/// A `multipart/form-data` body (RFC 7578): text fields, then the file.
+fn multipart(
+    boundary: &str,
+    fields: &[(&str, &str)],
+    file_name: &str,
+    file_type: &str,
+    file: &[u8],
+) -> Vec<u8> {
+    let mut out = Vec::with_capacity(file.len() + 512);
+    for (name, value) in fields {
+        out.extend_from_slice(
+            format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n")
+                .as_bytes(),
+        );
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(
+        format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{file_name}\"\r\nContent-Type: {file_type}\r\n\r\n"
+        )
+        .as_bytes(),
+    );
+    out.extend_from_slice(file);
+    out.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::SttBackend;
+
+    fn openai(url: &str) -> SttConfig {
+        SttConfig {
+            backend: SttBackend::Openai,
+            url: url.into(),
+            ..SttConfig::default()
+        }
+    }
+
+    #[test]
+    fn https_is_required_off_this_machine() {
+        assert!(validate(&openai("http://127.0.0.1:8080")).is_ok());
+        assert!(validate(&openai("https://gpu-box.lan:8000/v1")).is_ok());
+        let (key, why) = validate(&openai("http://gpu-box.lan:8000")).expect_err("http");
+        assert_eq!(key, "stt.url");
+        assert!(why.contains("allow_insecure"), "{why}");
+        let mut c = openai("http://gpu-box.lan:8000");
+        c.allow_insecure = true;
+        assert!(validate(&c).is_ok());
+        // The local backend never talks to the URL: not checked.
+        let mut c = openai("http://gpu-box.lan:8000");
+        c.backend = SttBackend::Local;
+        assert!(validate(&c).is_ok());
+        let (_, why) = validate(&openai("http://u:hunter2@127.0.0.1/")).expect_err("creds");
+        assert!(
+            !why.contains("hunter2") && why.contains("stt.api_key_env"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn endpoints_with_or_without_v1() {
+        let u = |s: &str| Url::parse(s).expect("url");
+        assert_eq!(
+            endpoint(&u("http://h:8080"), "audio/transcriptions").as_str(),
+            "http://h:8080/v1/audio/transcriptions"
+        );
+        assert_eq!(
+            endpoint(&u("https://api.groq.com/openai/v1/"), "models").as_str(),
+            "https://api.groq.com/openai/v1/models"
+        );
+    }
+
+    #[test]
+    fn answers_plain_and_verbose_and_garbage() {
+        let out = parse_answer(br#"{"text":" Hello there. "}"#).expect("plain");
+        assert_eq!(out.text, "Hello there.");
+        assert_eq!(out.segments, 0);
+        let out = parse_answer(
+            br#"{"language":"english","text":"a b","segments":[{"end":1.5,"no_speech_prob":0.1},{"end":3.25,"no_speech_prob":0.4}]}"#,
+        )
+        .expect("verbose");
+        assert_eq!(out.end_ms, Some(3250));
+        assert!((out.no_speech_prob - 0.4).abs() < 1e-6);
+        assert_eq!(out.language.as_deref(), Some("english"));
+        assert_eq!(
+            parse_answer(b"<html>502 Bad Gateway</html>")
+                .expect_err("html")
+                .kind(),
+            "garbage"
+        );
+        assert_eq!(
+            parse_answer(br#"{"txt":"x"}"#).expect_err("no text").kind(),
+            "garbage"
+        );
+        assert_eq!(
+            parse_answer(b"{\"text\":\"a\\u001b[2Jb\"}")
+                .expect("ctl")
+                .text,
+            "a[2Jb"
+        );
+    }
+
+    #[test]
+    fn wav_header_is_what_hound_reads() {
+        let samples: Vec<f32> = (0..1600).map(|i| (i as f32 / 100.0).sin() * 0.5).collect();
+        let bytes = wav_bytes(&samples);
+        let r = hound::WavReader::new(std::io::Cursor::new(bytes)).expect("wav");
+        assert_eq!(r.spec().sample_rate, 16_000);
+        assert_eq!(r.spec().channels, 1);
+        assert_eq!(r.len(), 1600);
+    }
+
+    #[test]
+    fn error_bodies_are_one_short_line() {
+        assert_eq!(
+            error_message(r#"{"error":{"message":"Invalid model","type":"x"}}"#),
+            "Invalid model"
+        );
+        assert_eq!(
+            error_message(r#"{"error":"no 'file' field"}"#),
+            "no 'file' field"
+        );
+        assert!(error_message(&"x\n".repeat(1000)).chars().count() <= 201);
+    }
+}
