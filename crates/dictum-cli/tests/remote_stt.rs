@@ -1,0 +1,461 @@
+//! Shared speech servers (issue 15), against the real whisper.cpp `whisper-server`:
+//! - `dictum transcribe --stt-backend openai` gives the same words as the local model;
+//! - the server killed → the next dictation is transcribed locally, the row says so, the
+//!   circuit breaker then skips the server (engine level, one process, with the costs measured);
+//! - a server that hangs is cut off at `stt.timeout_ms`;
+//! - a wrong API key (behind a declared stand-in gateway that checks bearer keys the way
+//!   OpenAI does) is one line, and no key ever reaches the config, the output, the logs,
+//!   `doctor` or the history database.
+//! Live dictation through the virtual microphone with the server backend is in `live_x11.rs`'s
+//! harness, reused in `live_remote_stt` below.
+
+#[path = "../../dictum-engine/tests/common/mod.rs"]
+mod common;
+#[path = "support/stt_servers.rs"]
+mod stt_servers;
+
+use dictum_engine::config::{Config, SttBackend};
+use dictum_engine::eval::normalize;
+use dictum_engine::pipeline::Engine;
+use dictum_engine::store::{Entry, History, Query};
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+use stt_servers::{whisper_server_bin, Standin, WhisperServer};
+
+const CLIPS: &[&str] = &["jfk.wav", "goforward.wav", "sns-0880.wav", "cards-001.wav"];
+
+fn dictum(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dictum"));
+    cmd.args(args)
+        .env("DICTUM_DATA_DIR", dir.join("data"))
+        .env("DICTUM_CONFIG", dir.join("config.toml"))
+        .env(
+            "DICTUM_MODELS_DIR",
+            common::tiny_model().parent().expect("dir"),
+        )
+        .env("DICTUM_LOG", "debug,pulseaudio=off")
+        .env_remove("DBUS_SESSION_BUS_ADDRESS");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run dictum")
+}
+
+fn json_of(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\n{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    })
+}
+
+fn write_config(dir: &Path, stt: &str) {
+    std::fs::write(
+        dir.join("config.toml"),
+        format!(
+            "[stt]\nmodel = \"tiny.en-q8_0\"\nthreads = 2\n{stt}\n[history]\nkeep_audio = false\n"
+        ),
+    )
+    .expect("config");
+}
+
+#[test]
+fn remote_transcription_gives_the_local_words_and_falls_back_when_the_server_dies() {
+    let Some(bin) = whisper_server_bin() else {
+        return;
+    };
+    let mut server = WhisperServer::start(&bin, &common::tiny_model());
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_config(dir.path(), "");
+    let url = server.url();
+    for clip in CLIPS {
+        let path = common::clip(clip);
+        let path = path.to_str().expect("path");
+        let local = json_of(&dictum(dir.path(), &["transcribe", path, "--json"], &[]));
+        let remote = json_of(&dictum(
+            dir.path(),
+            &[
+                "transcribe",
+                path,
+                "--json",
+                "--stt-backend",
+                "openai",
+                "--stt-url",
+                &url,
+                "--stt-timeout-ms",
+                "120000",
+            ],
+            &[],
+        ));
+        assert_eq!(local["stt_backend"], "local", "{local}");
+        assert_eq!(remote["stt_backend"], "openai", "{remote}");
+        assert!(remote["stt_fallback"].is_null(), "{remote}");
+        assert_eq!(
+            remote["device"],
+            format!("server 127.0.0.1:{}", server.port),
+            "{remote}"
+        );
+        let (l, r) = (
+            local["text"].as_str().unwrap_or_default(),
+            remote["text"].as_str().unwrap_or_default(),
+        );
+        assert!(!r.is_empty(), "{remote}");
+        assert_eq!(
+            normalize(l),
+            normalize(r),
+            "{clip}: local {l:?} vs server {r:?}"
+        );
+        eprintln!(
+            "{clip}: local stt {:.0} ms, server round trip {:.0} ms: {r:?}",
+            local["timings_ms"]["stt"].as_f64().unwrap_or(f64::NAN),
+            remote["timings_ms"]["stt"].as_f64().unwrap_or(f64::NAN)
+        );
+    }
+
+    // The server dies: the next dictation is transcribed locally, nothing lost, the row says why.
+    server.kill();
+    let o = dictum(
+        dir.path(),
+        &[
+            "transcribe",
+            common::clip("goforward.wav").to_str().expect("path"),
+            "--json",
+            "--stt-backend",
+            "openai",
+            "--stt-url",
+            &url,
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = json_of(&o);
+    assert_eq!(v["stt_backend"], "local", "{v}");
+    assert_eq!(
+        normalize(v["text"].as_str().unwrap_or_default()),
+        normalize("go forward 10 meters")
+    );
+    let why = v["stt_fallback"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("cannot be reached") && why.contains("transcribed locally"),
+        "{v}"
+    );
+    let history = History::open(&dir.path().join("data/history.sqlite3")).expect("history");
+    let row = history
+        .get(v["id"].as_i64().expect("id"))
+        .expect("row")
+        .expect("row");
+    assert_eq!(row.stt_backend.as_deref(), Some("local"));
+    assert_eq!(row.stt_fallback.as_deref(), Some(why));
+    assert_eq!(row.outcome, dictum_engine::store::Outcome::Ok);
+}
+
+#[test]
+fn a_hanging_server_is_cut_off_at_the_timeout() {
+    let hang = Standin::start(&["hang", "0"], &[]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_config(dir.path(), "");
+    let t = Instant::now();
+    let o = dictum(
+        dir.path(),
+        &[
+            "transcribe",
+            common::clip("goforward.wav").to_str().expect("path"),
+            "--json",
+            "--stt-backend",
+            "openai",
+            "--stt-url",
+            &hang.url(),
+            "--stt-timeout-ms",
+            "1500",
+        ],
+        &[],
+    );
+    let took = t.elapsed();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = json_of(&o);
+    assert_eq!(v["stt_backend"], "local", "{v}");
+    assert!(
+        v["stt_fallback"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("did not answer within 1500 ms"),
+        "{v}"
+    );
+    assert_eq!(
+        normalize(v["text"].as_str().unwrap_or_default()),
+        normalize("go forward 10 meters")
+    );
+    // Cut at 1.5 s, not hung: the whole run (model load included) well under a minute.
+    assert!(took < Duration::from_secs(60), "{took:?}");
+    assert!(
+        v["timings_ms"]["stt"].as_f64().unwrap_or(0.0) >= 1500.0,
+        "{v}"
+    );
+}
+
+/// One process, one engine: the breaker. Server up → server; killed → local (first dictation
+/// pays the failed attempt and the model load), then the breaker skips the server; a hanging
+/// server costs one timeout, then nothing. Prints the costs (docs/PERFORMANCE.md).
+#[test]
+fn the_breaker_spares_the_timeout_while_the_server_is_down() {
+    let Some(bin) = whisper_server_bin() else {
+        return;
+    };
+    let mut server = WhisperServer::start(&bin, &common::tiny_model());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let history = History::open(&dir.path().join("h.sqlite3")).expect("history");
+    let mut config = Config::default();
+    config.stt.model = common::tiny_model().display().to_string();
+    config.stt.threads = 2;
+    config.stt.backend = SttBackend::Openai;
+    config.stt.url = server.url();
+    config.stt.retry_after_ms = 600_000;
+    // A CPU whisper-server on a busy 2-core box takes seconds; the hang below gets 1.5 s.
+    config.stt.timeout_ms = 60_000;
+    let mut engine = Engine::new(config.clone(), Vec::new());
+    let clip = common::clip("goforward.wav");
+    let run = |engine: &mut Engine, label: &str| -> (Entry, f64) {
+        let t = Instant::now();
+        let u = engine.transcribe_file(&history, &clip).expect("transcribe");
+        let ms = t.elapsed().as_secs_f64() * 1000.0;
+        assert!(u.error.is_none(), "{label}: {:?}", u.error);
+        assert_eq!(
+            normalize(u.entry.text.as_deref().unwrap_or_default()),
+            normalize("go forward 10 meters"),
+            "{label}"
+        );
+        eprintln!(
+            "{label}: {ms:.0} ms wall, stt {:.0} ms, backend {:?}, fallback {:?}",
+            u.entry.stt_ms.unwrap_or(0.0),
+            u.entry.stt_backend,
+            u.entry.stt_fallback
+        );
+        (u.entry, ms)
+    };
+    let (e, _) = run(&mut engine, "server up");
+    assert_eq!(e.stt_backend.as_deref(), Some("openai"));
+    assert!(
+        !engine.model_loaded(),
+        "the local model loads only when needed"
+    );
+
+    server.kill();
+    let (e, _) = run(&mut engine, "server killed, first dictation");
+    assert_eq!(e.stt_backend.as_deref(), Some("local"));
+    assert!(e
+        .stt_fallback
+        .as_deref()
+        .unwrap_or_default()
+        .contains("cannot be reached"));
+    assert!(e.model_load_ms.is_some(), "loaded on demand");
+    let (e, _) = run(&mut engine, "server killed, breaker open");
+    assert!(
+        e.stt_fallback
+            .as_deref()
+            .unwrap_or_default()
+            .contains("skipped for"),
+        "{e:?}"
+    );
+    assert!(
+        e.model_load_ms.is_none(),
+        "kept warm while the server is down"
+    );
+
+    let accepted = dir.path().join("accepted.log");
+    let hang = Standin::start(
+        &["hang", "0"],
+        &[("STANDIN_LOG", accepted.to_str().expect("path"))],
+    );
+    let connections = || {
+        std::fs::read_to_string(&accepted)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    config.stt.url = hang.url();
+    config.stt.timeout_ms = 1500;
+    engine.reconfigure(config).expect("reconfigure");
+    let (e, first) = run(&mut engine, "server hangs, first dictation");
+    assert!(e
+        .stt_fallback
+        .as_deref()
+        .unwrap_or_default()
+        .contains("did not answer within 1500 ms"));
+    assert!(first >= 1500.0, "{first:.0} ms");
+    assert_eq!(connections(), 1);
+    let (e, _) = run(&mut engine, "server hangs, breaker open");
+    assert!(
+        e.stt_fallback
+            .as_deref()
+            .unwrap_or_default()
+            .contains("skipped for"),
+        "{e:?}"
+    );
+    assert_eq!(
+        connections(),
+        1,
+        "the breaker was open: the server must not be asked"
+    );
+}
+
+/// A wrong key is one line; and no key (right or wrong) ever lands in the config file, the
+/// output and logs (debug level), `doctor`'s report or the history database.
+#[test]
+fn a_wrong_key_is_one_line_and_keys_never_leak() {
+    let Some(bin) = whisper_server_bin() else {
+        return;
+    };
+    const KEY: &str = "sk-dictum-test-RIGHT-4f9a1c77e2";
+    const WRONG: &str = "sk-dictum-test-WRONG-0b3d5e91aa";
+    let server = WhisperServer::start(&bin, &common::tiny_model());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let verdicts = dir.path().join("gateway.log");
+    let gateway = Standin::start(
+        &["auth", "0", &server.url()],
+        &[
+            ("STANDIN_KEY", KEY),
+            ("STANDIN_LOG", verdicts.to_str().expect("path")),
+        ],
+    );
+    let server_keys = format!(
+        "backend = \"openai\"\nurl = \"{}\"\napi_key_env = \"DICTUM_TEST_STT_KEY\"\ntimeout_ms = 60000\n",
+        gateway.url()
+    );
+    write_config(dir.path(), &server_keys);
+    let clip = common::clip("goforward.wav");
+    let clip = clip.to_str().expect("path");
+    let mut everything = String::new();
+    let mut keep = |o: &Output| {
+        everything.push_str(&String::from_utf8_lossy(&o.stdout));
+        everything.push_str(&String::from_utf8_lossy(&o.stderr));
+    };
+
+    // The right key: the server's answer, with the gateway's processing time split out.
+    let o = dictum(
+        dir.path(),
+        &["transcribe", clip, "--json"],
+        &[("DICTUM_TEST_STT_KEY", KEY)],
+    );
+    keep(&o);
+    let v = json_of(&o);
+    assert_eq!(v["stt_backend"], "openai", "{v}");
+    let server_ms = v["stt_server_ms"].as_f64().expect("x-processing-ms read");
+    let upload_ms = v["stt_upload_ms"].as_f64().expect("upload split");
+    assert!(server_ms > 0.0 && upload_ms >= 0.0, "{v}");
+
+    // The wrong key: transcribed locally (nothing lost), and the reason is one line.
+    let o = dictum(
+        dir.path(),
+        &["transcribe", clip, "--json"],
+        &[("DICTUM_TEST_STT_KEY", WRONG)],
+    );
+    keep(&o);
+    let v = json_of(&o);
+    assert_eq!(v["stt_backend"], "local", "{v}");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("dictum: warning"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    assert!(
+        warnings[0].contains("refused the API key (HTTP 401)")
+            && warnings[0].contains("dictum key set stt"),
+        "{stderr}"
+    );
+
+    // With the fallback off, the same wrong key is the error: one line, exit status 1.
+    write_config(dir.path(), &format!("{server_keys}fallback = false\n"));
+    let o = dictum(
+        dir.path(),
+        &["transcribe", clip],
+        &[("DICTUM_TEST_STT_KEY", WRONG), ("DICTUM_LOG", "off")],
+    );
+    keep(&o);
+    assert!(!o.status.success());
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("dictum: error:") && stderr.contains("refused the API key"),
+        "{stderr}"
+    );
+
+    // doctor, both keys.
+    for key in [KEY, WRONG] {
+        let o = dictum(
+            dir.path(),
+            &["doctor", "--json"],
+            &[("DICTUM_TEST_STT_KEY", key)],
+        );
+        keep(&o);
+        let v = json_of(&o);
+        let check = v["checks"]
+            .as_array()
+            .and_then(|c| c.iter().find(|c| c["name"] == "stt server"))
+            .cloned()
+            .expect("stt server check");
+        let want = if key == KEY { "ok" } else { "fail" };
+        assert_eq!(check["status"], want, "{check}");
+        if key == KEY {
+            let d = check["detail"].as_str().unwrap_or_default();
+            assert!(
+                d.contains("of clubs") && d.contains("$DICTUM_TEST_STT_KEY"),
+                "{d}"
+            );
+        }
+    }
+
+    // The gateway really got the right key and really refused the wrong one.
+    let seen = std::fs::read_to_string(&verdicts).expect("gateway log");
+    assert!(
+        seen.lines().any(|l| l == "ok") && seen.lines().any(|l| l == "refused"),
+        "{seen}"
+    );
+
+    // Nowhere: output and logs, the config file, any file of the data folder (DB, WAL, audio).
+    for key in [KEY, WRONG] {
+        assert!(
+            !everything.contains(key),
+            "a key appeared in the output or logs"
+        );
+        let mut files = vec![dir.path().join("config.toml")];
+        for e in walk(&dir.path().join("data")) {
+            files.push(e);
+        }
+        assert!(files.len() > 1, "no history files to check");
+        for f in files {
+            let bytes = std::fs::read(&f).expect("read");
+            assert!(
+                !bytes.windows(key.len()).any(|w| w == key.as_bytes()),
+                "the key is in {}",
+                f.display()
+            );
+        }
+    }
+    // The history rows are there (the check looked at real data).
+    let history = History::open(&dir.path().join("data/history.sqlite3")).expect("history");
+    let rows = history
+        .list(&Query {
+            limit: 0,
+            search: None,
+        })
+        .expect("rows");
+    assert!(rows.len() >= 2, "{}", rows.len());
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}

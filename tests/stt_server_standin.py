@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Stand-ins around a speech server, for Dictum's remote-STT tests (declared stand-ins: the
+real server behind them is whisper.cpp's whisper-server).
+
+  stt_server_standin.py auth PORT UPSTREAM   an API gateway in front of UPSTREAM (e.g.
+      http://127.0.0.1:8080) that does what OpenAI's API does with keys: every request must
+      carry "Authorization: Bearer $STANDIN_KEY", else HTTP 401 with OpenAI's error shape
+      ({"error": {"message", "type": "invalid_request_error", "code": "invalid_api_key"}}).
+      Accepted requests are forwarded unchanged and answered with the upstream's answer plus
+      an "x-processing-ms" header (the upstream's time), as gateways report it. Each request's
+      Authorization verdict is appended to $STANDIN_LOG ("ok" / "refused"; never the key).
+  stt_server_standin.py hang PORT            accepts connections and reads requests, and never
+      answers (a server that hangs); each connection accepted is a line "accepted" in
+      $STANDIN_LOG.
+
+Prints "listening PORT" once ready.
+"""
+import http.server
+import json
+import os
+import socket
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+
+def auth(port, upstream):
+    key = os.environ["STANDIN_KEY"]
+    log = os.environ.get("STANDIN_LOG")
+
+    class H(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *a):
+            pass
+
+        def verdict(self, v):
+            if log:
+                with open(log, "a") as f:
+                    f.write(v + "\n")
+
+        def handle_any(self, method):
+            n = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(n) if n else None
+            if self.headers.get("Authorization", "") != "Bearer " + key:
+                self.verdict("refused")
+                out = json.dumps({"error": {"message": "Incorrect API key provided.",
+                                            "type": "invalid_request_error",
+                                            "param": None, "code": "invalid_api_key"}}).encode()
+                self.send_response(401)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(out)))
+                self.end_headers()
+                self.wfile.write(out)
+                return
+            self.verdict("ok")
+            req = urllib.request.Request(upstream + self.path, data=body, method=method)
+            for h in ("Content-Type",):
+                if self.headers.get(h):
+                    req.add_header(h, self.headers[h])
+            t = time.monotonic()
+            try:
+                with urllib.request.urlopen(req, timeout=300) as r:
+                    status, data, ctype = r.status, r.read(), r.headers.get("Content-Type", "")
+            except urllib.error.HTTPError as e:
+                status, data, ctype = e.code, e.read(), e.headers.get("Content-Type", "")
+            ms = (time.monotonic() - t) * 1000
+            self.send_response(status)
+            self.send_header("Content-Type", ctype or "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("x-processing-ms", "%.1f" % ms)
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_POST(self):
+            self.handle_any("POST")
+
+        def do_GET(self):
+            self.handle_any("GET")
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", port), H)
+    print("listening", srv.server_address[1], flush=True)
+    srv.serve_forever()
+
+
+def hang(port):
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", port))
+    s.listen(16)
+    print("listening", s.getsockname()[1], flush=True)
+    held = []
+
+    def drain(c):
+        try:
+            while c.recv(65536):
+                pass
+        except OSError:
+            pass
+
+    log = os.environ.get("STANDIN_LOG")
+    while True:
+        c, _ = s.accept()
+        held.append(c)
+        if log:
+            with open(log, "a") as f:
+                f.write("accepted\n")
+        threading.Thread(target=drain, args=(c,), daemon=True).start()
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "auth":
+        auth(int(sys.argv[2]), sys.argv[3])
+    elif sys.argv[1] == "hang":
+        hang(int(sys.argv[2]))
+    else:
+        sys.exit("usage: stt_server_standin.py auth PORT UPSTREAM | hang PORT")
