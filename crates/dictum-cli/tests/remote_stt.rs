@@ -6,8 +6,9 @@
 //! - a wrong API key (behind a declared stand-in gateway that checks bearer keys the way
 //!   OpenAI does) is one line, and no key ever reaches the config, the output, the logs,
 //!   `doctor` or the history database.
-//! Live dictation through the virtual microphone with the server backend is in `live_x11.rs`'s
-//! harness, reused in `live_remote_stt` below.
+//!
+//! Live dictation through the virtual microphone with the server backend: `live_dictation_*`
+//! below (the PulseAudio virtual-mic harness of `live_x11.rs`).
 
 #[path = "../../dictum-engine/tests/common/mod.rs"]
 mod common;
@@ -458,4 +459,153 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
         }
     }
     out
+}
+
+fn on_path(tool: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
+}
+
+/// Live dictation (`dictum run`: microphone → streaming segmenter → speech server) through the
+/// PulseAudio virtual microphone: the speculative passes and the tail go to the server; the
+/// server is then killed mid-run and the next dictations are transcribed locally, the rows
+/// saying so, nothing lost; the breaker keeps the dead server out of the third.
+#[test]
+fn live_dictation_through_the_virtual_mic_uses_the_server_and_survives_its_death() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+    let missing: Vec<&str> = ["pulseaudio", "pactl", "paplay"]
+        .into_iter()
+        .filter(|t| !on_path(t))
+        .collect();
+    if !missing.is_empty() {
+        assert!(
+            std::env::var_os("DICTUM_REQUIRE_E2E").is_none(),
+            "DICTUM_REQUIRE_E2E is set but {missing:?} are not installed"
+        );
+        eprintln!("SKIPPED: {missing:?} not installed");
+        return;
+    }
+    let Some(bin) = whisper_server_bin() else {
+        return;
+    };
+    let _pulse = common::pulse::Pulse::start();
+    let mut server = WhisperServer::start(&bin, &common::tiny_model());
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("config.toml"),
+        format!(
+            "[stt]\nmodel = \"{}\"\nthreads = 2\nbackend = \"openai\"\nurl = \"{}\"\ntimeout_ms = 60000\nretry_after_ms = 600000\n\n[inject]\nnotify_on_failure = false\n",
+            common::tiny_model().display(),
+            server.url()
+        ),
+    )
+    .expect("config");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dictum"))
+        .args(["run", "--json", "--stdin-commands", "--no-hotkey"])
+        .env("DICTUM_DATA_DIR", dir.path())
+        .env("DICTUM_CONFIG", dir.path().join("config.toml"))
+        .env(
+            "DICTUM_LOG",
+            "warn,pulseaudio=off,enigo=error,arboard=error",
+        )
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start dictum run");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel::<Value>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Ok(v) = serde_json::from_str::<Value>(&line) {
+                if tx.send(v).is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    let next = |kind: &str, within: Duration| -> Value {
+        let deadline = Instant::now() + within;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let ev = rx
+                .recv_timeout(left)
+                .unwrap_or_else(|e| panic!("no `{kind}` event within {within:?}: {e}"));
+            if ev["event"] == kind {
+                return ev;
+            }
+        }
+    };
+    next("ready", Duration::from_secs(90));
+    let history = History::open(&dir.path().join("history.sqlite3")).expect("history");
+    let mut dictate = |clip: &str| -> (Value, Entry) {
+        writeln!(stdin, "press").expect("press");
+        std::thread::sleep(Duration::from_millis(100));
+        common::pulse::play_and_wait(clip);
+        std::thread::sleep(Duration::from_millis(500));
+        writeln!(stdin, "release").expect("release");
+        let ev = next("dictation", Duration::from_secs(120));
+        let row = history
+            .get(ev["id"].as_i64().expect("id"))
+            .expect("row")
+            .expect("row");
+        eprintln!(
+            "{clip}: {:?}, release→text {:?} ms, backend {:?}, fallback {:?}",
+            ev["text"], ev["release_to_text_ms"], row.stt_backend, row.stt_fallback
+        );
+        assert_eq!(ev["outcome"], "ok", "{ev}");
+        let wer = dictum_engine::eval::WerCount::of(
+            &common::pulse::reference(clip),
+            ev["text"].as_str().unwrap_or_default(),
+        );
+        assert!(wer.rate() <= 0.25, "{clip}: {ev} ({wer:?})");
+        (ev, row)
+    };
+
+    let (_, row) = dictate("jfk.wav");
+    assert_eq!(row.stt_backend.as_deref(), Some("openai"), "{row:?}");
+    assert!(row.stt_fallback.is_none(), "{row:?}");
+    assert!(
+        row.device
+            .as_deref()
+            .unwrap_or_default()
+            .starts_with("server "),
+        "{row:?}"
+    );
+
+    server.kill();
+    let (_, row) = dictate("sns-0880.wav");
+    assert!(
+        row.stt_backend
+            .as_deref()
+            .unwrap_or_default()
+            .contains("local"),
+        "{row:?}"
+    );
+    let why = row.stt_fallback.clone().unwrap_or_default();
+    assert!(why.contains("cannot be reached"), "{row:?}");
+
+    let (_, row) = dictate("goforward.wav");
+    assert_eq!(row.stt_backend.as_deref(), Some("local"), "{row:?}");
+    assert!(
+        row.stt_fallback
+            .as_deref()
+            .unwrap_or_default()
+            .contains("skipped for"),
+        "{row:?}"
+    );
+    let _ = writeln!(stdin, "quit");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }

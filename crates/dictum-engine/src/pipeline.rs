@@ -30,6 +30,8 @@ pub struct Engine {
     /// The speech server's client (`stt.backend = "openai"`), built on first use; the error
     /// when the settings cannot work (kept until the config changes).
     remote: Option<std::result::Result<RemoteStt, RemoteError>>,
+    /// The server backend has been reported ready once (start-up waits for that report).
+    server_ready: bool,
     llm: Option<LlmStage>,
     /// What the LLM holds on the GPU (Ollama `/api/ps` after the warm-up), for the planner.
     llm_resident_bytes: u64,
@@ -291,6 +293,7 @@ impl Engine {
             audio_dir: None,
             transcriber: None,
             remote: None,
+            server_ready: false,
             llm: None,
             llm_resident_bytes: 0,
             plan: None,
@@ -388,7 +391,20 @@ impl Engine {
     /// fails ([`Engine::ensure_local_model`]).
     pub fn ensure_model(&mut self) -> Result<Option<(f64, f64)>> {
         if self.config.stt.backend == SttBackend::Openai {
-            return Ok(None);
+            // Reported once as a (0 ms) load, so start-up (which waits for the model) goes on.
+            if std::mem::replace(&mut self.server_ready, true) {
+                return Ok(None);
+            }
+            if self.transcriber.is_none() {
+                self.plan = Some(Plan {
+                    device: format!("server {}", self.config.stt.url),
+                    model: self.config.stt.remote_model.clone(),
+                    reason: "speech is transcribed by the server; the local model loads only if it fails".into(),
+                    budget_bytes: None,
+                    need_bytes: None,
+                });
+            }
+            return Ok(Some((0.0, 0.0)));
         }
         self.ensure_local_model()
     }
