@@ -609,3 +609,117 @@ fn live_dictation_through_the_virtual_mic_uses_the_server_and_survives_its_death
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// The keyring path with a real Secret Service (gnome-keyring under a private D-Bus session):
+/// `dictum key set stt` stores the key (from stdin), `stt.api_key_env` empty makes Dictum take
+/// it from there, the gateway accepts it, doctor says where it came from, and the key is in
+/// none of the outputs or files.
+#[test]
+fn the_keyring_key_reaches_the_server_and_nothing_else() {
+    let missing: Vec<&str> = ["dbus-run-session", "gnome-keyring-daemon", "python3"]
+        .into_iter()
+        .filter(|t| !on_path(t))
+        .collect();
+    if !missing.is_empty() {
+        assert!(
+            std::env::var_os("DICTUM_REQUIRE_E2E").is_none(),
+            "DICTUM_REQUIRE_E2E is set but {missing:?} are not installed (apt install dbus gnome-keyring)"
+        );
+        eprintln!("SKIPPED: {missing:?} not installed");
+        return;
+    }
+    let Some(bin) = whisper_server_bin() else {
+        return;
+    };
+    const KEY: &str = "sk-dictum-keyring-7c1e55d0b2";
+    let server = WhisperServer::start(&bin, &common::tiny_model());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let verdicts = dir.path().join("gateway.log");
+    let gateway = Standin::start(
+        &["auth", "0", &server.url()],
+        &[
+            ("STANDIN_KEY", KEY),
+            ("STANDIN_LOG", verdicts.to_str().expect("path")),
+        ],
+    );
+    write_config(
+        dir.path(),
+        &format!(
+            "backend = \"openai\"\nurl = \"{}\"\ntimeout_ms = 60000\nfallback = false\n",
+            gateway.url()
+        ),
+    );
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).expect("home");
+    let key_file = dir.path().join("key.txt");
+    std::fs::write(&key_file, format!("{KEY}\n")).expect("key file");
+    let script = r#"
+        set -e
+        echo -n test-password | gnome-keyring-daemon --unlock --components=secrets >/dev/null
+        "$DICTUM" key set stt < "$KEY_FILE"
+        rm -f "$KEY_FILE"
+        "$DICTUM" key status stt
+        echo "== transcribe"
+        "$DICTUM" transcribe "$CLIP" --json
+        echo "== doctor"
+        "$DICTUM" doctor --json || true
+    "#;
+    let o = Command::new("dbus-run-session")
+        .args(["--", "sh", "-c", script])
+        .env("HOME", &home)
+        .env("XDG_DATA_HOME", home.join("share"))
+        .env("XDG_RUNTIME_DIR", &home)
+        .env("DICTUM", env!("CARGO_BIN_EXE_dictum"))
+        .env("KEY_FILE", &key_file)
+        .env("CLIP", common::clip("goforward.wav"))
+        .env("DICTUM_DATA_DIR", dir.path().join("data"))
+        .env("DICTUM_CONFIG", dir.path().join("config.toml"))
+        .env(
+            "DICTUM_MODELS_DIR",
+            common::tiny_model().parent().expect("dir"),
+        )
+        .env("DICTUM_LOG", "debug,pulseaudio=off")
+        .output()
+        .expect("dbus-run-session");
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{out}\n{err}");
+    assert!(out.contains("the keyring holds a stt key"), "{out}\n{err}");
+    let (_, rest) = out.split_once("== transcribe").expect("transcribe ran");
+    let (transcribed, doctor) = rest.split_once("== doctor").expect("doctor ran");
+    let v: Value = serde_json::from_str(transcribed.trim()).expect("transcribe json");
+    assert_eq!(v["stt_backend"], "openai", "{v}\n{err}");
+    let d: Value = serde_json::from_str(doctor.trim()).expect("doctor json");
+    let check = d["checks"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["name"] == "stt server"))
+        .cloned()
+        .expect("stt server check");
+    assert_eq!(check["status"], "ok", "{check}");
+    assert!(
+        check["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("API key from the keyring (dictum/stt)"),
+        "{check}"
+    );
+    let seen = std::fs::read_to_string(&verdicts).expect("gateway log");
+    assert!(
+        seen.lines().all(|l| l == "ok") && !seen.is_empty(),
+        "{seen}"
+    );
+    assert!(
+        !out.contains(KEY) && !err.contains(KEY),
+        "the key was printed"
+    );
+    let mut files = vec![dir.path().join("config.toml")];
+    files.extend(walk(&dir.path().join("data")));
+    for f in files {
+        let bytes = std::fs::read(&f).expect("read");
+        assert!(
+            !bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()),
+            "the key is in {}",
+            f.display()
+        );
+    }
+}
