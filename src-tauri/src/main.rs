@@ -11,6 +11,7 @@ mod commands;
 mod controller;
 mod meter;
 mod state;
+mod stt_server;
 mod supervisor;
 mod tray;
 mod windows;
@@ -78,6 +79,10 @@ fn main() {
             commands::stop_level_meter,
             commands::llm_models,
             commands::llm_test,
+            stt_server::stt_server_check,
+            stt_server::stt_key_set,
+            stt_server::stt_key_clear,
+            stt_server::stt_key_status,
             commands::history_page,
             commands::history_count,
             commands::history_apps,

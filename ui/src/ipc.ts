@@ -19,7 +19,9 @@ import type { MicLevel } from './bindings/MicLevel';
 import type { ModelStatus } from './bindings/ModelStatus';
 import type { Page } from './bindings/Page';
 import type { PageRequest } from './bindings/PageRequest';
+import type { ServerCheck } from './bindings/ServerCheck';
 import type { Stats } from './bindings/Stats';
+import type { SttConfig } from './bindings/SttConfig';
 import type { StatsRequest } from './bindings/StatsRequest';
 import type { TrayStatus } from './bindings/TrayStatus';
 
@@ -41,6 +43,10 @@ export const ipc = {
   llmModels: (llm: LlmConfig) => invoke<string[]>('llm_models', { llm }),
   llmTest: (llm: LlmConfig, vocabulary: string[], text: string) =>
     invoke<LlmTestResult>('llm_test', { llm, vocabulary, text }),
+  sttServerCheck: (stt: SttConfig) => invoke<ServerCheck>('stt_server_check', { stt }),
+  sttKeySet: (secret: string) => invoke<void>('stt_key_set', { secret }),
+  sttKeyClear: () => invoke<boolean>('stt_key_clear'),
+  sttKeyStatus: () => invoke<boolean>('stt_key_status'),
 
   historyPage: (req: PageRequest) => invoke<Page>('history_page', { req }),
   historyCount: (filter: HistoryFilter) => invoke<number>('history_count', { filter }),

@@ -153,6 +153,31 @@ await test('settings round-trip', async (page) => {
   await page.getByTestId('card-llm').screenshot({ path: path.join(out, 'settings-llm.png') });
 });
 
+await test('speech server: backend, Test button, key to the keyring only', async (page) => {
+  await page.goto(`${base}#settings`);
+  await page.getByTestId('settings').waitFor();
+  assert.equal(await page.getByTestId('stt-url').count(), 0, 'server fields shown for the local backend');
+  await page.getByTestId('stt-backend').selectOption('openai');
+  await page.getByTestId('stt-url').fill('https://gpu-box.lan:8000');
+  await page.getByTestId('stt-test').click();
+  await page.getByTestId('stt-result').waitFor();
+  assert.match(await page.getByTestId('stt-rtt').textContent(), /231 ms/);
+  assert.equal(await page.getByTestId('stt-text').textContent(), '10 of clubs.');
+  await page.getByTestId('stt-key').fill('sk-e2e-secret-key');
+  await page.getByTestId('stt-key-save').click();
+  await page.getByTestId('stt-key-msg').filter({ hasText: 'saved in the keyring' }).waitFor();
+  assert.equal(await page.getByTestId('stt-key').inputValue(), '', 'the key stays in the form');
+  await page.getByTestId('save').click();
+  await page.getByTestId('save-status').filter({ hasText: 'Saved' }).waitFor();
+  const state = await mockState(page);
+  const saved = state.saved.at(-1);
+  assert.equal(saved.stt.backend, 'openai');
+  assert.equal(saved.stt.url, 'https://gpu-box.lan:8000');
+  assert.ok(!JSON.stringify(saved).includes('sk-e2e-secret-key'), 'the key reached the config');
+  assert.ok(state.calls.includes('stt_key_set'));
+  await page.getByTestId('card-speech').screenshot({ path: path.join(out, 'settings-speech-server.png') });
+});
+
 await test('model download progress, cancel and resume', async (page) => {
   await page.goto(`${base}#settings`);
   const row = page.getByTestId('model-small.en-q8_0');

@@ -18,10 +18,12 @@ import type { PageRequest } from '../src/bindings/PageRequest';
 import type { Stats } from '../src/bindings/Stats';
 import type { StatsBucket } from '../src/bindings/StatsBucket';
 import type { StatsRequest } from '../src/bindings/StatsRequest';
+import type { SttConfig } from '../src/bindings/SttConfig';
 import type { TrayStatus } from '../src/bindings/TrayStatus';
 
 const DEFAULT_CONFIG: Config = {
-  stt: { model: 'tiny.en-q8_0', language: 'en', threads: 0, audio_ctx: 'auto', audio_ctx_margin: 64, audio_ctx_min: 768, use_gpu: true, vocabulary: [], max_file_s: 14400 },
+  stt: { model: 'tiny.en-q8_0', language: 'en', threads: 0, audio_ctx: 'auto', audio_ctx_margin: 64, audio_ctx_min: 768, use_gpu: true, vocabulary: [], max_file_s: 14400,
+    backend: 'local', url: 'http://127.0.0.1:8080', remote_model: 'whisper-1', api_key_env: '', timeout_ms: 8000, allow_insecure: false, fallback: true, retry_after_ms: 15000 },
   vad: { threshold: 0.5, min_speech_ms: 200, pad_ms: 250 },
   history: { keep_audio: false, retention_days: 0 },
   llm: {
@@ -66,6 +68,8 @@ function loadConfig(): Config {
   return s ? (JSON.parse(s) as Config) : structuredClone(DEFAULT_CONFIG);
 }
 let config = loadConfig();
+// The keyring holds only a yes/no here: the mock, like the app, never keeps or returns the key.
+let sttKey = false;
 let autostart = false;
 
 // ---- models ----
@@ -116,6 +120,7 @@ for (let i = 0; i < N; i++) {
     llm_reject_reason: llm === 'rejected' ? 'output adds words that were not dictated' : null, llm_error: null, llm_prompt_eval_ms: null, llm_eval_ms: null,
     press_to_capture_ms: 2 + rnd() * 5, preroll_ms: 300, post_roll_ms: 0, release_to_text_ms: outcome === 'ok' ? 2 + rnd() * 200 : null,
     release_to_typed_ms: outcome === 'ok' ? 40 + rnd() * 400 : null, tail_stt_ms: 0, chunks: 1, inject_method: outcome === 'ok' ? 'type' : 'none', inject_error: null,
+    stt_backend: 'local', stt_fallback: null, stt_upload_ms: null, stt_server_ms: null,
   });
 }
 rows = rows.reverse(); // newest first
@@ -229,6 +234,12 @@ mockIPC(async (cmd, args) => {
       return null;
     }
     case 'stop_level_meter': return null;
+    case 'stt_server_check':
+      await sleep(80);
+      return { url: (a.stt as SttConfig).url, ok: true, detail: 'answered', round_trip_ms: 231.4, text: '10 of clubs.', key: 'API key from the keyring (dictum/stt)', models: ['whisper-1', 'large-v3-turbo'] };
+    case 'stt_key_status': return sttKey;
+    case 'stt_key_set': sttKey = true; return null;
+    case 'stt_key_clear': { const had = sttKey; sttKey = false; return had; }
     case 'llm_models': return ['llama3.2:3b', 'qwen2.5:3b-instruct'];
     case 'llm_test':
       await sleep(120);

@@ -55,6 +55,7 @@ pub struct SttConfig {
     /// keyring's entry (`dictum key set stt`), or no key. Never the key itself.
     pub api_key_env: String,
     /// Whole-request timeout for the server, in ms; past it the utterance is transcribed locally.
+    #[ts(type = "number")]
     pub timeout_ms: u64,
     /// Allow plain http to a server that is not on this machine (the audio crosses the network
     /// unencrypted).
@@ -63,6 +64,7 @@ pub struct SttConfig {
     pub fallback: bool,
     /// After a failure, dictations go straight to the local model for this long (ms) before the
     /// server is tried again (the circuit breaker).
+    #[ts(type = "number")]
     pub retry_after_ms: u64,
 }
 

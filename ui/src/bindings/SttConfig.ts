@@ -61,7 +61,7 @@ api_key_env: string,
 /**
  * Whole-request timeout for the server, in ms; past it the utterance is transcribed locally.
  */
-timeout_ms: bigint, 
+timeout_ms: number, 
 /**
  * Allow plain http to a server that is not on this machine (the audio crosses the network
  * unencrypted).
@@ -75,4 +75,4 @@ fallback: boolean,
  * After a failure, dictations go straight to the local model for this long (ms) before the
  * server is tried again (the circuit breaker).
  */
-retry_after_ms: bigint, };
+retry_after_ms: number, };

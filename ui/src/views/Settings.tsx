@@ -3,6 +3,7 @@
 // act immediately.
 
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { SpeechServer } from '../components/SpeechServer';
 import type { Config } from '../bindings/Config';
 import type { ConfigView } from '../bindings/ConfigView';
 import type { InjectBackend } from '../bindings/InjectBackend';
@@ -121,6 +122,7 @@ export function Settings() {
           <textarea style="flex:1" value={cfg.stt.vocabulary.join('\n')} data-testid="vocabulary"
             onChange={(e) => up('stt', { vocabulary: lines((e.target as HTMLTextAreaElement).value) })} />
         </div>
+        <SpeechServer stt={cfg.stt} set={(p) => up('stt', p)} />
       </section>
 
       <section class="card" data-testid="card-models">
