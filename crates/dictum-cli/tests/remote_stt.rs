@@ -243,6 +243,15 @@ fn the_breaker_spares_the_timeout_while_the_server_is_down() {
         !engine.model_loaded(),
         "the local model loads only when needed"
     );
+    // Start-up waits for one "model loaded" report: the server backend gives it (0 ms) once.
+    assert_eq!(engine.ensure_model().expect("ready"), Some((0.0, 0.0)));
+    assert_eq!(engine.ensure_model().expect("ready"), None);
+    assert!(!engine.model_loaded(), "ensure_model loads nothing for the server");
+    // whisper-server closes a kept-alive connection after 5 s idle: the next dictation must
+    // not take that for a dead server.
+    std::thread::sleep(Duration::from_secs(6));
+    let (e, _) = run(&mut engine, "server up, after 6 s idle");
+    assert_eq!(e.stt_backend.as_deref(), Some("openai"), "{:?}", e.stt_fallback);
 
     server.kill();
     let (e, _) = run(&mut engine, "server killed, first dictation");
@@ -722,4 +731,90 @@ fn the_keyring_key_reaches_the_server_and_nothing_else() {
             f.display()
         );
     }
+}
+
+/// The measurement behind docs/PERFORMANCE.md ("Shared speech servers"): one process, both
+/// backends warm, alternating per clip (local, then the loopback whisper-server), `runs` times;
+/// then the fallback's cost. `DICTUM_REMOTE_BENCH=N cargo test -p dictum-cli --test remote_stt
+/// measure -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn measure_remote_vs_local() {
+    let Some(bin) = whisper_server_bin() else {
+        return;
+    };
+    let runs: usize = std::env::var("DICTUM_REMOTE_BENCH")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
+    let mut server = WhisperServer::start(&bin, &common::tiny_model());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let history = History::open(&dir.path().join("h.sqlite3")).expect("history");
+    let mut config = Config::default();
+    config.stt.model = common::tiny_model().display().to_string();
+    config.stt.threads = 2;
+    config.stt.timeout_ms = 120_000;
+    config.stt.url = server.url();
+    let mut local = Engine::new(config.clone(), Vec::new());
+    config.stt.backend = SttBackend::Openai;
+    let mut remote = Engine::new(config.clone(), Vec::new());
+    let load = |p: &str| {
+        std::fs::read_to_string("/proc/loadavg")
+            .ok()
+            .and_then(|l| l.split_whitespace().next().map(String::from))
+            .unwrap_or_else(|| p.into())
+    };
+    let stt = |e: &mut Engine, clip: &str| -> (f64, Entry) {
+        let u = e
+            .transcribe_file(&history, &common::clip(clip))
+            .expect("transcribe");
+        (u.entry.stt_ms.unwrap_or(f64::NAN), u.entry)
+    };
+    // Warm both (model load, first request).
+    stt(&mut local, "jfk.wav");
+    stt(&mut remote, "jfk.wav");
+    println!("clip\tbackend\trun\tstt_ms\tloadavg");
+    for clip in [
+        "jfk.wav",
+        "goforward.wav",
+        "sns-0870.wav",
+        "sns-0880.wav",
+        "cards-001.wav",
+        "espeak-fox.wav",
+    ] {
+        for r in 1..=runs {
+            let (ms, _) = stt(&mut local, clip);
+            println!("{clip}\tlocal\t{r}\t{ms:.0}\t{}", load("?"));
+            let (ms, e) = stt(&mut remote, clip);
+            assert_eq!(
+                e.stt_backend.as_deref(),
+                Some("openai"),
+                "{:?}",
+                e.stt_fallback
+            );
+            println!("{clip}\topenai\t{r}\t{ms:.0}\t{}", load("?"));
+        }
+    }
+    // Fallback: the server killed (connection refused), first dictation (the local model loads),
+    // then with the breaker open; a hanging server (1.5 s timeout), first, then breaker open.
+    server.kill();
+    for label in ["down: first", "down: breaker open"] {
+        let (ms, e) = stt(&mut remote, "goforward.wav");
+        println!(
+            "fallback {label}\tstt {ms:.0}\tmodel load {:?}\twarm-up {:?}\t{}",
+            e.model_load_ms,
+            e.warmup_ms,
+            load("?")
+        );
+    }
+    let hang = Standin::start(&["hang", "0"], &[]);
+    config.stt.url = hang.url();
+    config.stt.timeout_ms = 1500;
+    remote.reconfigure(config).expect("reconfigure");
+    for label in ["hang: first", "hang: breaker open"] {
+        let (ms, _) = stt(&mut remote, "goforward.wav");
+        println!("fallback {label}\tstt {ms:.0}\t{}", load("?"));
+    }
+    let (ms, _) = stt(&mut local, "goforward.wav");
+    println!("local goforward\tstt {ms:.0}\t{}", load("?"));
 }

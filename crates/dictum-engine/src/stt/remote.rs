@@ -236,16 +236,31 @@ impl RemoteStt {
         let bytes = wav.len();
         let url = self.transcriptions.clone();
         let start = Instant::now();
-        let request = self
-            .client
-            .post(url.clone())
-            .header(
-                reqwest::header::CONTENT_TYPE,
-                format!("multipart/form-data; boundary={boundary}"),
-            )
-            .body(body);
+        let request = |body: Vec<u8>| {
+            self.client
+                .post(url.clone())
+                .header(
+                    reqwest::header::CONTENT_TYPE,
+                    format!("multipart/form-data; boundary={boundary}"),
+                )
+                .body(body)
+        };
         let answer = self.runtime.block_on(async {
-            let resp = request.send().await.map_err(|e| self.classify(&e))?;
+            let resp = match request(body.clone()).send().await {
+                Ok(resp) => Ok(resp),
+                // A kept-alive connection the server closed while idle (whisper-server and
+                // uvicorn close them after 5 s) fails at once: try once more on a new one.
+                Err(e)
+                    if !e.is_timeout() && !e.is_connect() && start.elapsed().as_millis() < 1000 =>
+                {
+                    tracing::debug!(
+                        "speech server request failed on a reused connection ({e}); retrying once"
+                    );
+                    request(body).send().await
+                }
+                Err(e) => Err(e),
+            };
+            let resp = resp.map_err(|e| self.classify(&e))?;
             let status = resp.status();
             let server_ms = SERVER_TIME_HEADERS.iter().find_map(|h| {
                 resp.headers()
