@@ -246,12 +246,20 @@ fn the_breaker_spares_the_timeout_while_the_server_is_down() {
     // Start-up waits for one "model loaded" report: the server backend gives it (0 ms) once.
     assert_eq!(engine.ensure_model().expect("ready"), Some((0.0, 0.0)));
     assert_eq!(engine.ensure_model().expect("ready"), None);
-    assert!(!engine.model_loaded(), "ensure_model loads nothing for the server");
+    assert!(
+        !engine.model_loaded(),
+        "ensure_model loads nothing for the server"
+    );
     // whisper-server closes a kept-alive connection after 5 s idle: the next dictation must
     // not take that for a dead server.
     std::thread::sleep(Duration::from_secs(6));
     let (e, _) = run(&mut engine, "server up, after 6 s idle");
-    assert_eq!(e.stt_backend.as_deref(), Some("openai"), "{:?}", e.stt_fallback);
+    assert_eq!(
+        e.stt_backend.as_deref(),
+        Some("openai"),
+        "{:?}",
+        e.stt_fallback
+    );
 
     server.kill();
     let (e, _) = run(&mut engine, "server killed, first dictation");
