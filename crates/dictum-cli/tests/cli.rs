@@ -614,7 +614,12 @@ fn a_speech_worker_that_aborts_costs_a_cpu_redo_not_the_dictation() {
     let models = assets().join("models");
     let jfk = clip("jfk.wav");
     let run = |abort_at: Option<&str>| {
-        let mut env = vec![("DICTUM_STT_ISOLATE", "1")];
+        // Not a test of the stall deadline (fault_matrix.rs has that): a loaded machine must
+        // not turn a slow answer into a CPU redo here.
+        let mut env = vec![
+            ("DICTUM_STT_ISOLATE", "1"),
+            ("DICTUM_STT_WORKER_TIMEOUT_MS", "300000"),
+        ];
         if let Some(n) = abort_at {
             env.push(("DICTUM_STT_WORKER_ABORT_AT", n));
         }

@@ -253,7 +253,12 @@ fn capture_through_a_real_pulseaudio_server() {
         "the pre-roll holds no speech (peak {pre_peak})"
     );
 
-    // Ten push-to-talk cycles in a row on one Capture, every other one with speech.
+    // Ten push-to-talk cycles in a row on one Capture, every other one with speech. Each
+    // stop() asks the server whether the source is still there: that must not cost a thread
+    // or a descriptor per release (a PulseAudio client per question did: 1000 dictations
+    // would have hit the descriptor limit).
+    let count = |dir: &str| std::fs::read_dir(dir).map(|d| d.count()).unwrap_or(0);
+    let (threads0, fds0) = (count("/proc/self/task"), count("/proc/self/fd"));
     for i in 0..10 {
         assert!(!cap.is_recording());
         cap.start().expect("start");
@@ -279,6 +284,12 @@ fn capture_through_a_real_pulseaudio_server() {
         }
     }
     assert!(cap.stop(0).is_err(), "stop() without start() must fail");
+    let (threads1, fds1) = (count("/proc/self/task"), count("/proc/self/fd"));
+    eprintln!("ten releases: threads {threads0} -> {threads1}, descriptors {fds0} -> {fds1}");
+    assert!(
+        threads1 < threads0 + 3 && fds1 < fds0 + 3,
+        "releases leak: threads {threads0} -> {threads1}, descriptors {fds0} -> {fds1}"
+    );
 
     // The device disappears mid-utterance. PulseAudio moves the stream to another source
     // (here dictum_sink.monitor): stop() returns what was captured and says the device went.

@@ -472,9 +472,12 @@ impl Capture {
     /// Names of the input devices, usable as `device` in [`Capture::open`] (PulseAudio source
     /// names when a PulseAudio/PipeWire server is reachable, else ALSA PCM names).
     pub fn input_devices() -> Vec<String> {
-        match pick_host(Backend::Auto) {
-            Ok(host) => device_names(&host),
-            Err(_) => Vec::new(),
+        match pulse_source_names() {
+            Ok(names) => names,
+            Err(_) => match pick_host(Backend::Alsa) {
+                Ok(host) => device_names(&host),
+                Err(_) => Vec::new(),
+            },
         }
     }
 
@@ -653,18 +656,12 @@ impl Capture {
         let spawned = std::thread::Builder::new()
             .name("dictum-pulse-query".into())
             .spawn(move || {
-                let gone = match pick_host(Backend::PulseAudio) {
-                    Ok(host) => {
-                        let present = host
-                            .input_devices()
-                            .map(|mut devices| devices.any(|d| device_name(&d) == device))
-                            .unwrap_or(true);
-                        (!present).then(|| {
-                            format!(
-                                "input device {device} disappeared during the utterance; audio after that is missing or came from another source"
-                            )
-                        })
-                    }
+                let gone = match pulse_source_names() {
+                    Ok(names) => (!names.contains(&device)).then(|| {
+                        format!(
+                            "input device {device} disappeared during the utterance; audio after that is missing or came from another source"
+                        )
+                    }),
                     Err(e) => Some(format!("the audio server went away: {e}")),
                 };
                 ASKING.store(false, Ordering::SeqCst);
@@ -801,21 +798,50 @@ fn describe(device: Option<&str>) -> String {
     }
 }
 
-fn pick_host(backend: Backend) -> Result<cpal::Host, CaptureError> {
-    let pulse = || -> Result<cpal::Host, String> {
-        if !cpal::available_hosts().contains(&HostId::PulseAudio) {
-            return Err(
-                "no PulseAudio server socket found (PULSE_SERVER, XDG_RUNTIME_DIR/pulse/native)"
-                    .into(),
-            );
+/// The process's one PulseAudio host for questions (which sources exist). cpal's PulseAudio
+/// host opens a client whose reactor thread (holding the socket and a 1 MiB read buffer) runs
+/// until the server hangs up: dropping the host does not end it. A host per question (one at
+/// every release, to see whether the source is still there) leaked a thread, a descriptor and
+/// ~0.7 MB per dictation (found by the soak; 1000 dictations would have hit the descriptor
+/// limit). One host answers every question and is replaced only once the server no longer
+/// answers it (its client's thread ends with the connection). Streams get a host of their own
+/// (opened rarely: start-up and re-opens).
+static PULSE_HOST: Mutex<Option<Arc<cpal::Host>>> = Mutex::new(None);
+
+/// The PulseAudio sources' names, asked through the one query host; a host whose server went
+/// away (or restarted) is replaced once.
+fn pulse_source_names() -> Result<Vec<String>, String> {
+    let cached = PULSE_HOST.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    // Asked outside the lock: a frozen server must not block other callers on it.
+    if let Some(host) = cached {
+        if let Ok(devices) = host.input_devices() {
+            return Ok(devices.map(|d| device_name(&d)).collect());
         }
-        cpal::host_from_id(HostId::PulseAudio).map_err(|e| format!("PulseAudio: {e}"))
-    };
+    }
+    let host = Arc::new(new_pulse_host()?);
+    *PULSE_HOST.lock().unwrap_or_else(|e| e.into_inner()) = Some(host.clone());
+    host.input_devices()
+        .map(|devices| devices.map(|d| device_name(&d)).collect())
+        .map_err(|e| format!("PulseAudio: {e}"))
+}
+
+fn new_pulse_host() -> Result<cpal::Host, String> {
+    if !cpal::available_hosts().contains(&HostId::PulseAudio) {
+        return Err(
+            "no PulseAudio server socket found (PULSE_SERVER, XDG_RUNTIME_DIR/pulse/native)".into(),
+        );
+    }
+    cpal::host_from_id(HostId::PulseAudio).map_err(|e| format!("PulseAudio: {e}"))
+}
+
+/// A host to open a stream with (start-up and re-opens: rare). PulseAudio questions go
+/// through [`pulse_source_names`].
+fn pick_host(backend: Backend) -> Result<cpal::Host, CaptureError> {
     let alsa = || cpal::host_from_id(HostId::Alsa).map_err(|e| format!("ALSA: {e}"));
     match backend {
-        Backend::PulseAudio => pulse().map_err(CaptureError::NoHost),
+        Backend::PulseAudio => new_pulse_host().map_err(CaptureError::NoHost),
         Backend::Alsa => alsa().map_err(CaptureError::NoHost),
-        Backend::Auto => pulse()
+        Backend::Auto => new_pulse_host()
             .or_else(|p| alsa().map_err(|a| format!("{p}; {a}")))
             .map_err(CaptureError::NoHost),
     }

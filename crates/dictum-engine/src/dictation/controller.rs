@@ -36,6 +36,9 @@ struct Live {
     buf: Vec<f32>,
     seg: Segmenter,
     limit_told: bool,
+    /// The worker that had this utterance's streamed chunks was replaced (stuck): no more
+    /// chunks, and the release transcribes it whole.
+    progress_lost: bool,
 }
 
 struct Controller {
@@ -71,6 +74,8 @@ struct Controller {
     overrides: Option<crate::dictation::ConfigOverrides>,
     audio_dir: Option<PathBuf>,
     last_housekeeping: Instant,
+    /// Starts a fresh worker when the current one is stuck.
+    seed: WorkerSeed,
 }
 
 /// An utterance the worker and injector have not finished.
@@ -79,6 +84,55 @@ struct Flight {
     samples: Arc<Vec<f32>>,
     /// How long it may take once it is the oldest.
     budget: Duration,
+}
+
+/// What it takes to start a transcription worker: at start-up, and again when one is stuck.
+struct WorkerSeed {
+    model_dirs: Vec<PathBuf>,
+    audio_dir: Option<PathBuf>,
+    history_path: PathBuf,
+    to_injector: mpsc::Sender<InjectorMsg>,
+    to_controller: mpsc::Sender<Input>,
+    shared: Arc<Shared>,
+}
+
+impl WorkerSeed {
+    /// Starts a worker on `queue` with its own engine (the model is loaded by the queue's
+    /// first job, `Prepare`). Returns the model file.
+    fn spawn(&self, config: &Config, queue: Arc<Queue>) -> Result<PathBuf, String> {
+        let mut engine = Engine::new(config.clone(), self.model_dirs.clone());
+        engine.audio_dir = self.audio_dir.clone();
+        let model_name = engine.model_path().map_err(|e| e.to_string())?;
+        let history = History::open(&self.history_path).map_err(|e| e.to_string())?;
+        let worker = Worker {
+            engine,
+            history,
+            queue: queue.clone(),
+            to_injector: self.to_injector.clone(),
+            to_controller: self.to_controller.clone(),
+            shared: self.shared.clone(),
+            pending_load: None,
+            audio_dir: self.audio_dir.clone(),
+        };
+        // Queued before the worker starts, so its first job is the load.
+        queue.push(Job::Prepare);
+        std::thread::Builder::new()
+            .name("dictum-worker".into())
+            .spawn(move || {
+                let mut worker = worker;
+                if let Ok(Some(warm)) = worker.engine.enable_llm() {
+                    if !warm.ok {
+                        let _ = worker.to_controller.send(Input::Notice(format!(
+                            "LLM warm-up failed ({}); dictations are typed uncleaned until it answers",
+                            warm.warnings.join("; ")
+                        )));
+                    }
+                }
+                worker.run_warm()
+            })
+            .map_err(|e| format!("cannot start the transcription thread: {e}"))?;
+        Ok(model_name)
+    }
 }
 
 /// How long an utterance may take, from the moment it is the oldest in flight: whisper at
@@ -204,42 +258,16 @@ fn start(
     }
 
     // The worker: model loaded and warmed, LLM warmed, before we say ready.
-    let mut engine = Engine::new(config.clone(), opts.model_dirs.clone());
-    engine.audio_dir = opts.audio_dir.clone();
-    let model_name = engine.model_path().map_err(|e| e.to_string())?;
+    let seed = WorkerSeed {
+        model_dirs: opts.model_dirs.clone(),
+        audio_dir: opts.audio_dir.clone(),
+        history_path: opts.history_path.clone(),
+        to_injector: to_injector.clone(),
+        to_controller: inputs_tx.clone(),
+        shared: shared.clone(),
+    };
+    let model_name = seed.spawn(&config, queue.clone())?;
     let llm_on = config.llm.enabled;
-    let worker_history = open_history()?;
-    let to_worker_injector = to_injector.clone();
-    let worker_shared = shared.clone();
-    let worker_queue = queue.clone();
-    let worker_tx = inputs_tx.clone();
-    let worker_audio_dir = opts.audio_dir.clone();
-    // Queued before the worker starts, so its first job is the start-up load.
-    queue.push(Job::Prepare);
-    std::thread::Builder::new()
-        .name("dictum-worker".into())
-        .spawn(move || {
-            if let Ok(Some(warm)) = engine.enable_llm() {
-                if !warm.ok {
-                    let _ = worker_tx.send(Input::Notice(format!(
-                        "LLM warm-up failed ({}); dictations are typed uncleaned until it answers",
-                        warm.warnings.join("; ")
-                    )));
-                }
-            }
-            Worker {
-                engine,
-                history: worker_history,
-                queue: worker_queue,
-                to_injector: to_worker_injector,
-                to_controller: worker_tx,
-                shared: worker_shared,
-                pending_load: None,
-                audio_dir: worker_audio_dir,
-            }
-            .run_warm()
-        })
-        .map_err(|e| format!("cannot start the transcription thread: {e}"))?;
 
     // The injector: its sink is built on its own thread (X11 and clipboard handles stay
     // there), and rebuilt there when the config changes.
@@ -355,6 +383,7 @@ fn start(
             overrides: opts.overrides,
             audio_dir: opts.audio_dir.clone(),
             last_housekeeping: Instant::now(),
+            seed,
         },
         info,
     ))
@@ -624,7 +653,52 @@ impl Controller {
             waited.as_secs()
         );
         let kept = self.give_up(seq, &flight, Outcome::Error, "timeout", &what);
-        self.notice(format!("{what}; {kept}; new dictations go on"));
+        // A worker that has been on one job for this whole budget is stuck (a whisper or LLM
+        // call that never returns cannot be interrupted): without a fresh one, every later
+        // dictation would wait behind it and time out too.
+        let stuck = self
+            .queue
+            .busy_for()
+            .is_some_and(|busy| busy >= flight.budget);
+        let fresh = if stuck {
+            match self.restart_worker(seq) {
+                Ok(()) => "; a fresh transcription stage was started",
+                Err(e) => {
+                    self.notice(format!("could not start a fresh transcription stage: {e}"));
+                    ""
+                }
+            }
+        } else {
+            ""
+        };
+        self.notice(format!("{what}; {kept}{fresh}; new dictations go on"));
+    }
+
+    /// Replaces a stuck worker: a new queue and worker (its own engine, model loaded again)
+    /// take the waiting utterances; the stuck thread is left to end by itself and cannot
+    /// type (its utterance, `abandoned`, was given up on). The worker's progress on the
+    /// utterances it had not finished is lost with it, so they are redone whole.
+    fn restart_worker(&mut self, abandoned: u64) -> Result<(), String> {
+        let fresh = Arc::new(Queue::default());
+        let old = std::mem::replace(&mut self.queue, fresh.clone());
+        let waiting = old.retire();
+        self.seed.spawn(&self.config, fresh.clone())?;
+        for job in waiting {
+            match job {
+                Job::Finish(mut f) if f.seq != abandoned => {
+                    f.committed = 0;
+                    f.speculation_end = None;
+                    fresh.push(Job::Finish(f));
+                }
+                // Chunks fed the old worker's progress, which is gone; the new worker was
+                // started with the current config.
+                _ => {}
+            }
+        }
+        if let Some(live) = &mut self.live {
+            live.progress_lost = true;
+        }
+        Ok(())
     }
 
     /// Quit's grace is over: what is still in flight is marked `interrupted`, audio kept.
@@ -853,6 +927,7 @@ impl Controller {
             buf: Vec::with_capacity(SAMPLE_RATE as usize * 30),
             seg,
             limit_told: false,
+            progress_lost: false,
         });
     }
 
@@ -868,7 +943,7 @@ impl Controller {
             return;
         }
         let decisions = live.seg.push(&live.buf[fresh]);
-        if self.config.dictation.streaming {
+        if self.config.dictation.streaming && !live.progress_lost {
             queue_chunks(&self.queue, live.seq, decisions, &live.buf);
         }
         let max = self.config.dictation.max_utterance_s as usize * SAMPLE_RATE as usize;
@@ -928,11 +1003,12 @@ impl Controller {
         // The last bit of audio (post-roll) through the segmenter too.
         if samples.len() > live.buf.len() {
             let decisions = live.seg.push(&samples[live.buf.len()..]);
-            if self.config.dictation.streaming {
+            if self.config.dictation.streaming && !live.progress_lost {
                 queue_chunks(&self.queue, live.seq, decisions, &samples);
             }
         }
-        let (committed, speculation_end) = if self.config.dictation.streaming {
+        let (committed, speculation_end) = if self.config.dictation.streaming && !live.progress_lost
+        {
             (live.seg.committed(), live.seg.valid_speculation())
         } else {
             (0, None)

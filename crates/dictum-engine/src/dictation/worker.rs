@@ -17,6 +17,7 @@ use crate::timing::{ms_since, StageTimings};
 use crate::Error;
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -65,9 +66,36 @@ pub(crate) struct Typed {
 pub(crate) struct Queue {
     jobs: Mutex<VecDeque<Job>>,
     ready: Condvar,
+    /// Since when the worker has been on its current job (None: waiting for one).
+    busy_since: Mutex<Option<Instant>>,
+    /// The controller gave up on this queue's worker (stuck) and started another: the worker
+    /// ends as soon as its current job returns, if it ever does.
+    retired: AtomicBool,
 }
 
 impl Queue {
+    /// How long the worker has been on its current job.
+    pub fn busy_for(&self) -> Option<Duration> {
+        let since = *self.busy_since.lock().unwrap_or_else(|e| e.into_inner());
+        since.map(|t| t.elapsed())
+    }
+
+    fn set_busy(&self, busy: bool) {
+        *self.busy_since.lock().unwrap_or_else(|e| e.into_inner()) = busy.then(Instant::now);
+    }
+
+    /// Takes the jobs still waiting and tells this queue's worker to end.
+    pub fn retire(&self) -> Vec<Job> {
+        self.retired.store(true, Ordering::SeqCst);
+        let mut q = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
+        self.ready.notify_all();
+        q.drain(..).collect()
+    }
+
+    fn retired(&self) -> bool {
+        self.retired.load(Ordering::SeqCst)
+    }
+
     pub fn push(&self, job: Job) {
         let mut q = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
         q.push_back(job);
@@ -140,7 +168,7 @@ impl Worker {
         let mut monitor = VramMonitor::default();
         let mut last_vram_check = Instant::now();
         loop {
-            if self.shared.shutting_down() {
+            if self.shared.shutting_down() || self.queue.retired() {
                 break;
             }
             if let Err(msg) = catch(|| self.watch_vram(&mut monitor, &mut last_vram_check)) {
@@ -159,7 +187,15 @@ impl Worker {
                 Job::Finish(f) => Some((f.seq, f.entry.clone(), f.samples.clone(), f.release_at)),
                 _ => None,
             };
-            if let Err(msg) = catch(|| self.handle(job, &mut progress)) {
+            self.queue.set_busy(true);
+            let handled = catch(|| self.handle(job, &mut progress));
+            self.queue.set_busy(false);
+            if self.queue.retired() {
+                // Replaced while stuck: what it finished late is stored (the controller has
+                // abandoned it, so nothing is typed); the new worker has the rest.
+                break;
+            }
+            if let Err(msg) = handled {
                 tracing::error!("transcription job crashed: {msg}");
                 match rescue {
                     Some((seq, entry, samples, release_at)) => {
