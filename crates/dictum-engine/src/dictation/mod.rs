@@ -20,7 +20,10 @@
 //!   the thread goes on with the next job;
 //! - every utterance in flight has a deadline (from its audio length and the LLM timeout): past
 //!   it the controller stops waiting, keeps its audio and counts it out, so a stuck stage can
-//!   neither block new dictations (`queue_max`) nor quit;
+//!   neither block new dictations (`queue_max`) nor quit; a worker that has been on one job
+//!   for that whole deadline is stuck (a whisper or LLM call cannot be interrupted) and is
+//!   replaced: a fresh worker with its own engine takes the waiting utterances (redone whole),
+//!   the stuck thread ends by itself whenever its call returns and types nothing;
 //! - quit finishes the utterance under way within [`SHUTDOWN_GRACE`], then marks what is left
 //!   `interrupted` with its audio kept, and returns; [`Dictation::shutdown`] never waits longer
 //!   than [`SHUTDOWN_BOUND`];
