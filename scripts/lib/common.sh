@@ -137,3 +137,9 @@ ensure_ui() {
 ensure_ui_test_deps() {
     apt_ensure chromium xvfb xauth imagemagick dbus dbus-daemon x11-utils fonts-dejavu-core
 }
+
+# What scripts/package uses: dpkg-dev (dpkg-shlibdeps), binutils (strip), rpm (rpmbuild), and
+# lintian for the packaging test's check of the .deb.
+ensure_package_deps() {
+    apt_ensure dpkg-dev binutils rpm lintian
+}
