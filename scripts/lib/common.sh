@@ -141,5 +141,5 @@ ensure_ui_test_deps() {
 # What scripts/package uses: dpkg-dev (dpkg-shlibdeps), binutils (strip), rpm (rpmbuild), and
 # lintian for the packaging test's check of the .deb.
 ensure_package_deps() {
-    apt_ensure dpkg-dev binutils rpm lintian
+    apt_ensure dpkg-dev binutils rpm lintian man-db
 }
