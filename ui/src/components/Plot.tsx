@@ -23,6 +23,15 @@ export function Plot({ title, data, unit, testid, xRange }: { title: string; dat
         axes: [{}, { label: unit, size: 56 }],
         scales: { x: xRange ? { time: true, range: () => xRange } : { time: true } },
         legend: { live: true },
+        // The x range uPlot settles on, in seconds (tests check one day spans a day, not years).
+        hooks: {
+          setScale: [(u: uPlot, key: string) => {
+            if (key === 'x') {
+              el.dataset.xMin = String(u.scales.x.min ?? '');
+              el.dataset.xMax = String(u.scales.x.max ?? '');
+            }
+          }],
+        },
       },
       [data.x, ...data.series.map((s) => s.values)] as uPlot.AlignedData,
       el,
