@@ -79,9 +79,15 @@ fn estimate(model: &CatalogModel, cores: usize) -> f64 {
 }
 
 /// The model to suggest, and why.
-pub fn recommend(cores: usize, gpu_free: Option<u64>, cuda_build: bool, english: bool) -> (String, String) {
+pub fn recommend(
+    cores: usize,
+    gpu_free: Option<u64>,
+    cuda_build: bool,
+    english: bool,
+) -> (String, String) {
     // The planner's need for the turbo q8_0 file plus the CUDA runtime (docs/GPU.md: 720 MiB).
-    let turbo_bytes = models::find("large-v3-turbo-q8_0").map_or(u64::MAX / 4, |m| m.published.bytes);
+    let turbo_bytes =
+        models::find("large-v3-turbo-q8_0").map_or(u64::MAX / 4, |m| m.published.bytes);
     let turbo_need = dictum_engine::gpu::planner::need_bytes(turbo_bytes) + 720 * 1024 * 1024;
     if let Some(free) = gpu_free {
         if cuda_build && free >= turbo_need {
@@ -95,11 +101,20 @@ pub fn recommend(cores: usize, gpu_free: Option<u64>, cuda_build: bool, english:
         }
     }
     let (name, why) = if cores >= 8 {
-        ("small", format!("{cores} CPU cores: a small model answers in about a second"))
+        (
+            "small",
+            format!("{cores} CPU cores: a small model answers in about a second"),
+        )
     } else if cores >= 4 {
-        ("base", format!("{cores} CPU cores: base is accurate and still quick"))
+        (
+            "base",
+            format!("{cores} CPU cores: base is accurate and still quick"),
+        )
     } else {
-        ("tiny", format!("{cores} CPU cores: the tiny model keeps dictation under a second"))
+        (
+            "tiny",
+            format!("{cores} CPU cores: the tiny model keeps dictation under a second"),
+        )
     };
     let name = if english {
         format!("{name}.en-q8_0")
@@ -108,7 +123,9 @@ pub fn recommend(cores: usize, gpu_free: Option<u64>, cuda_build: bool, english:
     };
     let why = match gpu_free {
         Some(_) if !cuda_build => {
-            format!("{why} (this build runs speech on the CPU; the dictum-cuda package uses the GPU)")
+            format!(
+                "{why} (this build runs speech on the CPU; the dictum-cuda package uses the GPU)"
+            )
         }
         _ => why,
     };
@@ -135,12 +152,16 @@ pub async fn first_run_info(state: State<'_, AppState>) -> Res<FirstRunInfo> {
         GpuStatus::Gpus { gpus } if !gpus.is_empty() => {
             let g = &gpus[0];
             (
-                format!("{}, {:.1} GiB free", g.name, g.free_bytes as f64 / 1_073_741_824.0),
+                format!(
+                    "{}, {:.1} GiB free",
+                    g.name,
+                    g.free_bytes as f64 / 1_073_741_824.0
+                ),
                 Some(g.free_bytes),
             )
         }
-        GpuStatus::NoGpu { reason } => (format!("none ({reason})"), None),
-        GpuStatus::Error { message } => (format!("not usable now ({message})"), None),
+        GpuStatus::NoGpu { reason } => (format!("none — {reason}"), None),
+        GpuStatus::Error { message } => (format!("not usable now — {message}"), None),
         GpuStatus::Gpus { .. } => ("none".to_string(), None),
     };
     let config = state.config();
@@ -158,7 +179,11 @@ pub async fn first_run_info(state: State<'_, AppState>) -> Res<FirstRunInfo> {
                 return None;
             }
             Some(ModelChoice {
-                languages: if m.english_only { "English" } else { "99 languages" },
+                languages: if m.english_only {
+                    "English"
+                } else {
+                    "99 languages"
+                },
                 est_sec_per_10s: estimate(m, cores),
                 wer_pct: published_wer(m.size, m.english_only),
                 status: s,
@@ -193,7 +218,9 @@ pub async fn import_model(
 ) -> Res<String> {
     let src = Path::new(path.trim());
     if !src.is_absolute() {
-        return Err("give the model file's full path, e.g. /home/me/Downloads/ggml-base.en.bin".into());
+        return Err(
+            "give the model file's full path, e.g. /home/me/Downloads/ggml-base.en.bin".into(),
+        );
     }
     dictum_engine::stt::check_model_file(src)
         .map_err(|e| format!("{} is not a whisper ggml model: {e}", src.display()))?;
@@ -236,14 +263,23 @@ mod tests {
         assert_eq!(recommend(4, None, false, false).0, "base-q8_0");
         assert_eq!(recommend(16, None, false, true).0, "small.en-q8_0");
         let gib = 1_073_741_824;
-        assert_eq!(recommend(16, Some(20 * gib), true, true).0, "large-v3-turbo-q8_0");
+        assert_eq!(
+            recommend(16, Some(20 * gib), true, true).0,
+            "large-v3-turbo-q8_0"
+        );
         // A GPU too full for turbo, or a CPU-only build: the CPU choice, and the reason says why.
         assert_eq!(recommend(2, Some(gib / 2), true, true).0, "tiny.en-q8_0");
         let (name, why) = recommend(2, Some(20 * gib), false, true);
         assert_eq!(name, "tiny.en-q8_0");
         assert!(why.contains("dictum-cuda"), "{why}");
-        for (name, _) in [recommend(2, None, false, true), recommend(16, Some(20 * gib), true, false)] {
-            assert!(models::find(&name).is_some(), "{name} is not in the catalog");
+        for (name, _) in [
+            recommend(2, None, false, true),
+            recommend(16, Some(20 * gib), true, false),
+        ] {
+            assert!(
+                models::find(&name).is_some(),
+                "{name} is not in the catalog"
+            );
         }
     }
 

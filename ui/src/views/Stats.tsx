@@ -63,7 +63,7 @@ export function StatsView() {
           {tokens && hasValues(tokens)
             ? <Plot title="LLM generation speed" data={tokens} unit="tokens/s" testid="plot-tokens" xRange={range} />
             : <p class="empty-state" data-testid="tokens-empty">LLM generation speed appears here once dictations are cleaned up by a local LLM
-              (Settings → LLM cleanup). None in this range{o && o.count > 0 ? ` (${o.count} dictation${o.count === 1 ? '' : 's'} went straight to text)` : ''}.</p>}
+              (Settings → LLM cleanup). None of the {o?.count ?? 0} dictation{o?.count === 1 ? '' : 's'} in this range used it.</p>}
           {counts && <Plot title="Reloads, no-speech and rejected dictations" data={counts} unit="count" testid="plot-counts" xRange={range} />}
         </>
       )}
