@@ -132,11 +132,13 @@ pub fn recommend(
     (name, why)
 }
 
+/// The configured model resolves where dictation looks for it (`$DICTUM_MODELS_DIR`, then the
+/// models folder: `paths::model_dirs`, as the pipeline and `dictum doctor` do).
 fn model_ready(state: &AppState) -> bool {
-    let Ok(dir) = state.models_dir() else {
-        return false;
-    };
-    models::resolve(&state.config().stt.model, &[dir]).is_ok()
+    match dictum_engine::paths::model_dirs() {
+        Ok(dirs) => models::resolve(&state.config().stt.model, &dirs).is_ok(),
+        Err(_) => false,
+    }
 }
 
 /// Whether the setup window should open at start: no usable model.
