@@ -155,7 +155,7 @@ before="$(cd "$home/.local/share/dictum" && find . -type f ! -name '*-wal' ! -na
 DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq dictum >"$work/apt.log" 2>&1 || { cat "$work/apt.log" >&2; fail "apt-get remove failed"; }
 [ ! -e /usr/bin/dictum ] || fail "apt-get remove left /usr/bin/dictum"
 after="$(cd "$home/.local/share/dictum" && find . -type f ! -name '*-wal' ! -name '*-shm' | sort | xargs sha256sum)"
-[ "$before" = "$after" ] || fail "~/.local/share/dictum changed across reinstall + remove"
+[ "$before" = "$after" ] || fail "\$HOME/.local/share/dictum changed across reinstall + remove"
 echo "kept: $(echo "$after" | wc -l) files in ~/.local/share/dictum (history, models)"
 DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq dictum >/dev/null 2>&1 || true
 installed=0
