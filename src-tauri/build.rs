@@ -29,6 +29,8 @@ const COMMANDS: &[&str] = &[
     "set_hotkey_paused",
     "show_view",
     "ui_log",
+    "first_run_info",
+    "import_model",
 ];
 
 fn main() {

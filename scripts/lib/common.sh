@@ -137,3 +137,17 @@ ensure_ui() {
 ensure_ui_test_deps() {
     apt_ensure chromium xvfb xauth imagemagick dbus dbus-daemon x11-utils fonts-dejavu-core
 }
+
+# What scripts/package uses: dpkg-dev (dpkg-shlibdeps), binutils (strip), rpm (rpmbuild), and
+# lintian for the packaging test's check of the .deb.
+ensure_package_deps() {
+    apt_ensure dpkg-dev binutils rpm lintian man-db
+}
+
+# Shared-speech-server tests (crates/dictum-cli/tests/remote_stt.rs, issue 15): the real
+# whisper.cpp whisper-server (built once, cached outside the clone) and a real Secret Service
+# (gnome-keyring on a private D-Bus session) for the keyring path.
+ensure_remote_stt_deps() {
+    apt_ensure dbus gnome-keyring
+    "$repo_root/scripts/whisper-cpp-baseline" --build-only
+}

@@ -52,7 +52,7 @@ pub async fn save_config(
     save(&app, &state, config)
 }
 
-fn save(app: &AppHandle, state: &AppState, mut config: Config) -> Res<ConfigView> {
+pub(crate) fn save(app: &AppHandle, state: &AppState, mut config: Config) -> Res<ConfigView> {
     if config.stt.model != state.config().stt.model {
         config.stt.model = checked_model_choice(&config.stt.model, &state.models_dir()?)?;
     }

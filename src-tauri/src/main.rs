@@ -14,6 +14,7 @@ mod state;
 mod stt_server;
 mod supervisor;
 mod tray;
+mod welcome;
 mod windows;
 
 use state::AppState;
@@ -45,7 +46,15 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.iter().any(|a| a == "--help" || a == "-h") {
         println!(
-            "dictum-tray: Dictum in the system tray.\n\n  --hidden          start in the tray (the default)\n  --show VIEW       open settings, history, stats or indicator\n\nEnv: DICTUM_CONFIG, DICTUM_DATA_DIR as for the dictum CLI."
+            "dictum-tray: Dictum in the system tray.\n\n  --hidden          start in the tray (the default)\n  --show VIEW       open settings, history, stats, welcome (first-run setup) or indicator\n  --version         print the version and build features\n\nEnv: DICTUM_CONFIG, DICTUM_DATA_DIR as for the dictum CLI."
+        );
+        return;
+    }
+    if args.iter().any(|a| a == "--version" || a == "-V") {
+        println!(
+            "dictum-tray {} ({})",
+            env!("CARGO_PKG_VERSION"),
+            dictum_engine::BUILD_FEATURES
         );
         return;
     }
@@ -97,6 +106,8 @@ fn main() {
             commands::set_hotkey_paused,
             commands::show_view,
             commands::ui_log,
+            welcome::first_run_info,
+            welcome::import_model,
         ])
         .setup(move |app| {
             if let Err(e) = tray::create(app.handle()) {
@@ -115,7 +126,10 @@ fn main() {
             }
             controller::quit_on_signals(app.handle());
             controller::attach(app.handle(), &state);
-            if let Some(view) = &initial {
+            if welcome::needed(&state) {
+                // First run (no usable speech model): the setup window, whatever was asked.
+                windows::show(app.handle(), "welcome");
+            } else if let Some(view) = &initial {
                 windows::show(app.handle(), view);
             }
             println!("dictum-tray: ready (config {})", state.config_path.display());

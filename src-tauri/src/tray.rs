@@ -87,6 +87,18 @@ pub fn create(app: &AppHandle) -> tauri::Result<()> {
     let history = MenuItem::with_id(app, "history", "History…", true, None::<&str>)?;
     let stats = MenuItem::with_id(app, "stats", "Stats…", true, None::<&str>)?;
     let quit = MenuItem::with_id(app, "quit", "Quit Dictum", true, None::<&str>)?;
+    // The about line: version and build features (as `dictum --version` and the first-run window).
+    let about = MenuItem::with_id(
+        app,
+        "about",
+        format!(
+            "Dictum {} ({})",
+            env!("CARGO_PKG_VERSION"),
+            dictum_engine::BUILD_FEATURES
+        ),
+        false,
+        None::<&str>,
+    )?;
     let menu = Menu::with_items(
         app,
         &[
@@ -99,6 +111,7 @@ pub fn create(app: &AppHandle) -> tauri::Result<()> {
             &history,
             &stats,
             &PredefinedMenuItem::separator(app)?,
+            &about,
             &quit,
         ],
     )?;

@@ -7,6 +7,7 @@ const VIEWS: &[(&str, &str, f64, f64)] = &[
     ("settings", "Dictum — Settings", 920.0, 760.0),
     ("history", "Dictum — History", 1180.0, 760.0),
     ("stats", "Dictum — Stats", 1000.0, 820.0),
+    ("welcome", "Welcome to Dictum", 860.0, 760.0),
 ];
 
 /// Opens (or focuses) the window of `view`; unknown views open settings.

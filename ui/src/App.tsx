@@ -6,13 +6,14 @@ import { Settings } from './views/Settings';
 import { History } from './views/History';
 import { StatsView } from './views/Stats';
 import { Indicator } from './views/Indicator';
+import { Welcome } from './views/Welcome';
 import { ipc } from './ipc';
 
-export type View = 'settings' | 'history' | 'stats' | 'indicator';
+export type View = 'settings' | 'history' | 'stats' | 'indicator' | 'welcome';
 
 export function viewFromHash(hash: string): View {
   const v = hash.replace(/^#\/?/, '').split(/[/?]/)[0];
-  return v === 'history' || v === 'stats' || v === 'indicator' ? v : 'settings';
+  return v === 'history' || v === 'stats' || v === 'indicator' || v === 'welcome' ? v : 'settings';
 }
 
 export function App() {
@@ -23,10 +24,11 @@ export function App() {
     return () => window.removeEventListener('hashchange', on);
   }, []);
   useEffect(() => {
-    document.title = view === 'indicator' ? 'Dictum recording' : `Dictum — ${view[0].toUpperCase()}${view.slice(1)}`;
+    document.title = view === 'indicator' ? 'Dictum recording' : view === 'welcome' ? 'Welcome to Dictum' : `Dictum — ${view[0].toUpperCase()}${view.slice(1)}`;
     document.body.dataset.view = view;
   }, [view]);
   if (view === 'indicator') return <Indicator />;
+  if (view === 'welcome') return <Welcome />;
   return (
     <div class="shell">
       <nav class="tabs">

@@ -24,6 +24,7 @@ import type { Stats } from './bindings/Stats';
 import type { SttConfig } from './bindings/SttConfig';
 import type { StatsRequest } from './bindings/StatsRequest';
 import type { TrayStatus } from './bindings/TrayStatus';
+import type { FirstRunInfo } from './lib/firstrun';
 
 export const ipc = {
   getConfig: () => invoke<ConfigView>('get_config'),
@@ -67,6 +68,11 @@ export const ipc = {
 
   /** Opens (or focuses) the window of a view: each view has its own window and permissions. */
   showView: (view: 'settings' | 'history' | 'stats') => invoke<void>('show_view', { view }),
+
+  /** First-run setup (the welcome window only): hardware, recommendation, catalog. */
+  firstRunInfo: () => invoke<FirstRunInfo>('first_run_info'),
+  /** Copies a ggml model file into the models folder and makes it the default; its name. */
+  importModel: (path: string) => invoke<string>('import_model', { path }),
 
   /** A line in the app's log (the Xvfb test reads "rendered N rows" from it). */
   log: (message: string) => invoke<void>('ui_log', { message }),

@@ -355,6 +355,54 @@ await test('stats rendering', async (page) => {
   await page.waitForFunction(() => document.querySelectorAll('.uplot').length === 3);
 });
 
+await test('stats with one day of history and no LLM', async (page) => {
+  await page.goto(`${base}?rows=6&span_days=0.2&llm=0#stats`);
+  await page.getByTestId('plot-stages').locator('canvas').waitFor();
+  await page.getByTestId('stats-one-bucket').waitFor();
+  // No empty "LLM generation speed" chart: a sentence says when it will fill.
+  assert.equal(await page.getByTestId('plot-tokens').count(), 0);
+  assert.match(await page.getByTestId('tokens-empty').textContent(), /appears here once dictations are cleaned up/);
+  // The x axis spans that day, not years (it drew 2027 to 2029 before).
+  for (const id of ['plot-stages', 'plot-counts']) {
+    const el = page.getByTestId(id);
+    await eventually(async () => {
+      const span = Number(await el.getAttribute('data-x-max')) - Number(await el.getAttribute('data-x-min'));
+      assert.ok(span > 0 && span <= 2 * 86_400, `${id} x axis spans ${span} s`);
+    });
+  }
+  await shot(page, 'stats-one-day');
+});
+
+await test('stats with no history', async (page) => {
+  await page.goto(`${base}?rows=0#stats`);
+  await page.getByTestId('stats-empty').waitFor();
+  assert.match(await page.getByTestId('stats-empty').textContent(), /charts appear after the first one/);
+  assert.equal(await page.locator('.uplot').count(), 0);
+});
+
+await test('first-run window: recommend, download, hotkey, try box', async (page) => {
+  await page.goto(`${base}#welcome`);
+  await page.getByTestId('welcome').waitFor();
+  assert.equal(await page.title(), 'Welcome to Dictum');
+  assert.match(await page.getByTestId('hardware').textContent(), /2 CPU cores/);
+  assert.equal(await page.getByTestId('recommended').textContent(), 'tiny.en-q8_0');
+  await page.getByTestId('import').isDisabled().then((d) => assert.ok(d, 'import enabled without a path'));
+  await page.getByTestId('import-path').fill('relative.bin');
+  await page.getByTestId('import').click();
+  await page.getByTestId('model-message').filter({ hasText: 'full path' }).waitFor();
+  await page.getByTestId('download').click();
+  await page.getByTestId('download-progress').waitFor();
+  await page.getByTestId('model-message').filter({ hasText: 'is installed' }).waitFor({ timeout: 10000 });
+  await page.getByTestId('model-ready').waitFor();
+  assert.ok((await mockState(page)).calls.includes('set_default_model'));
+  await page.getByTestId('record-hotkey').click();
+  await page.getByTestId('record-hotkey').filter({ hasText: 'Press the key' }).waitFor();
+  await page.keyboard.press('Control+Alt+KeyD');
+  await eventually(async () => assert.equal((await mockState(page)).saved.at(-1)?.dictation.hotkey, 'Ctrl+Alt+D'));
+  await page.getByTestId('try-box').waitFor();
+  await shot(page, 'first-run');
+});
+
 await test('recording indicator', async (page) => {
   await page.setViewportSize({ width: 240, height: 70 });
   await page.goto(`${base}?state=recording#indicator`);

@@ -46,6 +46,9 @@ const DEFAULT_CONFIG: Config = {
 const params = new URLSearchParams(location.search);
 const N = Number(params.get('rows') ?? 12000);
 const NOW = Date.UTC(2026, 10, 20, 12, 0, 0);
+// History shape: ?span_days=0.2 puts every row in the last hours (one day); ?llm=0 no LLM step.
+const SPAN_DAYS = Number(params.get('span_days') ?? 60);
+const WITH_LLM = params.get('llm') !== '0';
 
 interface MockState {
   saved: Config[];
@@ -101,11 +104,11 @@ let seed = 7;
 const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
 let rows: Entry[] = [];
 for (let i = 0; i < N; i++) {
-  const at = NOW - (N - i) * Math.floor((60 * 86_400_000) / N);
+  const at = NOW - (N - i) * Math.floor((SPAN_DAYS * 86_400_000) / N);
   const r = rnd();
   const outcome = r < 0.07 ? 'no_speech' : r < 0.1 ? 'error' : 'ok';
   const phrase = PHRASES[Math.floor(rnd() * PHRASES.length)];
-  const llm = outcome === 'ok' ? (rnd() < 0.9 ? 'cleaned' : 'rejected') : null;
+  const llm = outcome === 'ok' && WITH_LLM ? (rnd() < 0.9 ? 'cleaned' : 'rejected') : null;
   const stt = outcome === 'ok' ? 100 + rnd() * 120 : null;
   const llmMs = llm ? 120 + rnd() * 150 : null;
   rows.push({
@@ -284,6 +287,23 @@ mockIPC(async (cmd, args) => {
     // The app opens the view's own window; in the browser the hash stands in for it.
     case 'show_view': location.hash = `#${a.view as string}`; return null;
     case 'ui_log': return null;
+    case 'first_run_info': {
+      const installed = models.some((m) => m.installed && m.name === config.stt.model);
+      return {
+        version: '0.1.0 (CPU)', cores: 2, gpu: 'none (no NVIDIA driver)', cuda_build: false, model_ready: installed,
+        recommended: 'tiny.en-q8_0', reason: '2 CPU cores: the tiny model keeps dictation under a second',
+        models: models.map((m) => ({ ...m, is_default: m.name === config.stt.model, languages: m.english_only ? 'English' : '99 languages', est_sec_per_10s: m.size === 'tiny' ? 0.8 : 1.5, wer_pct: m.english_only ? 5.6 : 7.6 })),
+        models_dir: '/home/you/.local/share/dictum/models', hotkey: config.dictation.hotkey,
+      };
+    }
+    case 'import_model': {
+      const p = String(a.path);
+      if (!p.startsWith('/')) throw "give the model file's full path, e.g. /home/me/Downloads/ggml-base.en.bin";
+      if (!p.endsWith('.bin')) throw `${p} is not a whisper ggml model: not a ggml file`;
+      const name = p.split('/').pop() as string;
+      config = { ...config, stt: { ...config.stt, model: name } };
+      return name;
+    }
     default: throw `mock: unknown command ${cmd}`;
   }
 }, { shouldMockEvents: true });

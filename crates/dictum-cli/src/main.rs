@@ -6,6 +6,7 @@ mod cmd_clean;
 mod cmd_config;
 mod cmd_ctl;
 mod cmd_doctor;
+mod cmd_generate;
 mod cmd_history;
 mod cmd_key;
 mod cmd_models;
@@ -19,13 +20,20 @@ mod stt_args;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+/// `dictum --version`: the version from Cargo and the speech backend this build has.
+const VERSION: &str = if cfg!(feature = "cuda") {
+    concat!(env!("CARGO_PKG_VERSION"), " (CUDA)")
+} else {
+    concat!(env!("CARGO_PKG_VERSION"), " (CPU)")
+};
+
 #[derive(Parser)]
 #[command(
     name = "dictum",
-    version,
+    version = VERSION,
     about = "Local push-to-talk dictation: speech to text, fast, nothing lost."
 )]
-struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -57,6 +65,10 @@ enum Command {
     Doctor(cmd_doctor::Args),
     /// Measure speed and accuracy on a folder of clips (writes a Markdown report).
     Bench(bench::Args),
+    /// Print shell completions (bash, zsh, fish, elvish, powershell) to standard output.
+    Completions(cmd_generate::CompletionsArgs),
+    /// Print the man page (roff), or write one page per subcommand with --dir.
+    Man(cmd_generate::ManArgs),
 }
 
 fn main() -> ExitCode {
@@ -94,6 +106,8 @@ fn main() -> ExitCode {
         Command::Models(args) => cmd_models::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Doctor(args) => cmd_doctor::run(args),
+        Command::Completions(args) => cmd_generate::completions(args),
+        Command::Man(args) => cmd_generate::man(args),
     };
     match result {
         Ok(code) => code,

@@ -32,5 +32,12 @@ pub mod vad;
 
 pub use error::{Error, Result};
 
+/// The build's speech backend, for `--version` and the about box: "CPU" or "CUDA".
+pub const BUILD_FEATURES: &str = if cfg!(feature = "cuda") {
+    "CUDA"
+} else {
+    "CPU"
+};
+
 /// Sample rate every stage after `audio` works in.
 pub const SAMPLE_RATE: u32 = 16_000;

@@ -52,3 +52,25 @@ export function rangeFor(days: number, now: number): { from_ms: number | null; t
   if (days <= 0) return { from_ms: null, to_ms: null };
   return { from_ms: now - days * 86_400_000, to_ms: now + 1 };
 }
+
+/** The x range (seconds) the charts span: the buckets' own [start, end], padded to at least a
+ *  day. uPlot's automatic range around a single point spans years (one day of history drew an
+ *  axis from 2027 to 2029). */
+export function xRange(stats: Stats): [number, number] | null {
+  const b = stats.buckets;
+  if (b.length === 0) return null;
+  let lo = Math.min(...b.map((x) => x.start_ms)) / 1000;
+  let hi = Math.max(...b.map((x) => x.end_ms)) / 1000;
+  const minSpan = 86_400;
+  if (hi - lo < minSpan) {
+    const mid = (lo + hi) / 2;
+    lo = mid - minSpan / 2;
+    hi = mid + minSpan / 2;
+  }
+  return [lo, hi];
+}
+
+/** Whether any series has a value to draw (not all null). */
+export function hasValues(s: StageSeries): boolean {
+  return s.series.some((x) => x.values.some((v) => v != null));
+}

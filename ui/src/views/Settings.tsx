@@ -159,7 +159,7 @@ export function Settings() {
   );
 }
 
-function HotkeyRecorder({ value, onChange }: { value: string; onChange: (v: string) => void }) {
+export function HotkeyRecorder({ value, onChange }: { value: string; onChange: (v: string) => void }) {
   const [recording, setRecording] = useState(false);
   const [problem, setProblem] = useState<string | null>(null);
   const lastModifier = useRef<KeyboardEvent | null>(null);

@@ -6,7 +6,7 @@ import type { Stats } from '../bindings/Stats';
 import { Plot } from '../components/Plot';
 import { errorText, ipc } from '../ipc';
 import { formatMs } from '../lib/format';
-import { countSeries, rangeFor, stageSeries, tokensSeries } from '../lib/stats';
+import { countSeries, hasValues, rangeFor, stageSeries, tokensSeries, xRange } from '../lib/stats';
 
 export function StatsView() {
   const [days, setDays] = useState(30);
@@ -24,6 +24,7 @@ export function StatsView() {
   const stages = useMemo(() => (stats ? stageSeries(stats) : null), [stats]);
   const tokens = useMemo(() => (stats ? tokensSeries(stats) : null), [stats]);
   const counts = useMemo(() => (stats ? countSeries(stats) : null), [stats]);
+  const range = useMemo(() => (stats ? xRange(stats) : null), [stats]);
   if (err) return <p class="error">{err}</p>;
   const o = stats?.overall;
   return (
@@ -48,10 +49,24 @@ export function StatsView() {
           <div>LLM rejected<b>{o.llm_rejected}</b></div>
         </div>
       )}
-      {stats && stats.buckets.length === 0 && <p class="muted">No dictations in this range.</p>}
-      {stages && stats && stats.buckets.length > 0 && <Plot title="Per-stage time, p50 (solid) and p95 (dashed)" data={stages} unit="ms" testid="plot-stages" />}
-      {tokens && stats && stats.buckets.length > 0 && <Plot title="LLM generation speed" data={tokens} unit="tokens/s" testid="plot-tokens" />}
-      {counts && stats && stats.buckets.length > 0 && <Plot title="Reloads, no-speech and rejected dictations" data={counts} unit="count" testid="plot-counts" />}
+      {!stats && <p class="muted">Reading the history…</p>}
+      {stats && stats.buckets.length === 0 && (
+        <p class="empty-state" data-testid="stats-empty">No dictations in this range yet. Hold the hotkey and speak: each dictation adds
+          its timings here, and the charts appear after the first one.</p>
+      )}
+      {stats && stats.buckets.length > 0 && (
+        <>
+          {stats.buckets.length === 1 && (
+            <p class="muted" data-testid="stats-one-bucket">One {by === 'day' ? 'day' : 'group of dictations'} so far: the charts draw lines from the second {by === 'day' ? 'day' : 'group'} on.</p>
+          )}
+          {stages && <Plot title="Per-stage time, p50 (solid) and p95 (dashed)" data={stages} unit="ms" testid="plot-stages" xRange={range} />}
+          {tokens && hasValues(tokens)
+            ? <Plot title="LLM generation speed" data={tokens} unit="tokens/s" testid="plot-tokens" xRange={range} />
+            : <p class="empty-state" data-testid="tokens-empty">LLM generation speed appears here once dictations are cleaned up by a local LLM
+              (Settings → LLM cleanup). None of the {o?.count ?? 0} dictation{o?.count === 1 ? '' : 's'} in this range used it.</p>}
+          {counts && <Plot title="Reloads, no-speech and rejected dictations" data={counts} unit="count" testid="plot-counts" xRange={range} />}
+        </>
+      )}
     </div>
   );
 }
