@@ -25,7 +25,7 @@ mod common;
 mod events;
 
 use common::pulse::Pulse;
-use common::x11::{on_path, tools_present, Xterm, Xvfb};
+use common::x11::{tools_present, Xterm, Xvfb};
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -56,16 +56,7 @@ fn rig() -> Option<Rig> {
     if !tools_present() {
         return None;
     }
-    let missing: Vec<&str> = ["python3", "paplay", "pactl"]
-        .into_iter()
-        .filter(|t| !on_path(t))
-        .collect();
-    if !missing.is_empty() {
-        assert!(
-            std::env::var_os("DICTUM_REQUIRE_E2E").is_none(),
-            "DICTUM_REQUIRE_E2E is set but {missing:?} are not installed"
-        );
-        eprintln!("SKIPPED: {missing:?} not installed");
+    if !common::tools_ready(&["python3", "paplay", "pactl"], "") {
         return None;
     }
     let pulse = Pulse::start();

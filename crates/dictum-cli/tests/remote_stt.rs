@@ -478,11 +478,6 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     out
 }
 
-fn on_path(tool: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
-}
-
 /// Live dictation (`dictum run`: microphone → streaming segmenter → speech server) through the
 /// PulseAudio virtual microphone: the speculative passes and the tail go to the server; the
 /// server is then killed mid-run and the next dictations are transcribed locally, the rows
@@ -491,16 +486,7 @@ fn on_path(tool: &str) -> bool {
 fn live_dictation_through_the_virtual_mic_uses_the_server_and_survives_its_death() {
     use std::io::{BufRead, BufReader, Write};
     use std::process::Stdio;
-    let missing: Vec<&str> = ["pulseaudio", "pactl", "paplay"]
-        .into_iter()
-        .filter(|t| !on_path(t))
-        .collect();
-    if !missing.is_empty() {
-        assert!(
-            std::env::var_os("DICTUM_REQUIRE_E2E").is_none(),
-            "DICTUM_REQUIRE_E2E is set but {missing:?} are not installed"
-        );
-        eprintln!("SKIPPED: {missing:?} not installed");
+    if !common::tools_ready(&["pulseaudio", "pactl", "paplay"], "") {
         return;
     }
     let Some(bin) = whisper_server_bin() else {
@@ -633,16 +619,10 @@ fn live_dictation_through_the_virtual_mic_uses_the_server_and_survives_its_death
 /// none of the outputs or files.
 #[test]
 fn the_keyring_key_reaches_the_server_and_nothing_else() {
-    let missing: Vec<&str> = ["dbus-run-session", "gnome-keyring-daemon", "python3"]
-        .into_iter()
-        .filter(|t| !on_path(t))
-        .collect();
-    if !missing.is_empty() {
-        assert!(
-            std::env::var_os("DICTUM_REQUIRE_E2E").is_none(),
-            "DICTUM_REQUIRE_E2E is set but {missing:?} are not installed (apt install dbus gnome-keyring)"
-        );
-        eprintln!("SKIPPED: {missing:?} not installed");
+    if !common::tools_ready(
+        &["dbus-run-session", "gnome-keyring-daemon", "python3"],
+        " (apt install dbus gnome-keyring)",
+    ) {
         return;
     }
     let Some(bin) = whisper_server_bin() else {

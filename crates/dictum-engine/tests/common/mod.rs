@@ -45,3 +45,18 @@ pub fn refs() -> Vec<(String, String)> {
 pub fn write_wav(path: &std::path::Path, samples: &[f32]) {
     dictum_engine::audio::write_wav_16k(path, samples).expect("write wav");
 }
+
+/// True when every tool is on PATH. Otherwise the test is skipped (false), or fails when
+/// `DICTUM_REQUIRE_E2E` is set (`scripts/test` sets it and installs them; `hint` says how).
+pub fn tools_ready(tools: &[&str], hint: &str) -> bool {
+    let missing: Vec<&str> = tools.iter().copied().filter(|t| !x11::on_path(t)).collect();
+    if missing.is_empty() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("DICTUM_REQUIRE_E2E").is_none(),
+        "DICTUM_REQUIRE_E2E is set but {missing:?} are not installed{hint}"
+    );
+    eprintln!("SKIPPED: {missing:?} not installed");
+    false
+}
