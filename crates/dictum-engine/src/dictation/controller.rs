@@ -680,9 +680,10 @@ impl Controller {
     /// utterances it had not finished is lost with it, so they are redone whole.
     fn restart_worker(&mut self, abandoned: u64) -> Result<(), String> {
         let fresh = Arc::new(Queue::default());
+        // Started first: if no worker can start, the old queue keeps its jobs.
+        self.seed.spawn(&self.config, fresh.clone())?;
         let old = std::mem::replace(&mut self.queue, fresh.clone());
         let waiting = old.retire();
-        self.seed.spawn(&self.config, fresh.clone())?;
         for job in waiting {
             match job {
                 Job::Finish(mut f) if f.seq != abandoned => {
