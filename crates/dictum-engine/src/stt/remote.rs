@@ -269,12 +269,7 @@ impl RemoteStt {
                     .and_then(|v| v.trim().parse::<f64>().ok())
                     .filter(|v| v.is_finite() && *v >= 0.0)
             });
-            let body = net::read_capped(resp, net::MAX_BODY)
-                .await
-                .map_err(|e| match e {
-                    Ok(e) => self.classify(&e),
-                    Err(e) => RemoteError::Garbage(e.to_string()),
-                })?;
+            let body = self.read_body(resp).await?;
             Ok::<_, RemoteError>((status, server_ms, body))
         });
         let (status, server_ms, body) = answer?;
@@ -317,12 +312,7 @@ impl RemoteStt {
                 .await
                 .map_err(|e| self.classify(&e))?;
             let status = resp.status();
-            let body = net::read_capped(resp, net::MAX_BODY)
-                .await
-                .map_err(|e| match e {
-                    Ok(e) => self.classify(&e),
-                    Err(e) => RemoteError::Garbage(e.to_string()),
-                })?;
+            let body = self.read_body(resp).await?;
             if status.as_u16() == 401 || status.as_u16() == 403 {
                 return Err(RemoteError::Auth {
                     status: status.as_u16(),
@@ -346,6 +336,17 @@ impl RemoteStt {
                     .collect()
             })
             .unwrap_or_default())
+    }
+
+    /// The answer's body, capped at [`net::MAX_BODY`]; a transport error is classified, an
+    /// over-long body is garbage.
+    async fn read_body(&self, resp: reqwest::Response) -> Result<Vec<u8>, RemoteError> {
+        net::read_capped(resp, net::MAX_BODY)
+            .await
+            .map_err(|e| match e {
+                Ok(e) => self.classify(&e),
+                Err(e) => RemoteError::Garbage(e.to_string()),
+            })
     }
 
     fn classify(&self, e: &reqwest::Error) -> RemoteError {
