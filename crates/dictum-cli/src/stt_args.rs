@@ -1,7 +1,7 @@
-//! `--stt-backend/--stt-url/--stt-model/--stt-timeout-ms`, shared by `transcribe`, `run` and
+//! `--stt-backend/--stt-url/--stt-model/--stt-timeout-ms/--stt-upload`, shared by `transcribe`, `run` and
 //! `doctor`: they override the `[stt]` server settings for one run (mirrors `llm_args.rs`).
 
-use dictum_engine::config::{Config, SttBackend};
+use dictum_engine::config::{Config, SttBackend, SttUpload};
 
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct SttArgs {
@@ -18,6 +18,14 @@ pub struct SttArgs {
     /// Whole-request timeout for the speech server, in milliseconds.
     #[arg(long)]
     pub stt_timeout_ms: Option<u64>,
+    /// Audio format sent to the speech server: "flac", "wav", or "auto" (FLAC, WAV for a
+    /// server that refuses FLAC).
+    #[arg(long, value_parser = parse_upload)]
+    pub stt_upload: Option<SttUpload>,
+}
+
+fn parse_upload(s: &str) -> Result<SttUpload, String> {
+    SttUpload::parse(s).ok_or_else(|| format!("unknown upload format `{s}`; use auto, flac or wav"))
 }
 
 fn parse_backend(s: &str) -> Result<SttBackend, String> {
@@ -39,6 +47,9 @@ impl SttArgs {
         }
         if let Some(t) = self.stt_timeout_ms {
             stt.timeout_ms = t;
+        }
+        if let Some(u) = self.stt_upload {
+            stt.upload = u;
         }
         dictum_engine::stt::remote::validate(stt)
             .map_err(|(key, reason)| anyhow::anyhow!("invalid setting {key}: {reason}"))

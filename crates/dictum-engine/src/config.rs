@@ -51,6 +51,9 @@ pub struct SttConfig {
     pub url: String,
     /// The model name the server knows (`openai` backend).
     pub remote_model: String,
+    /// The audio format sent to the server (`openai` backend): FLAC (lossless, about half the
+    /// bytes), WAV, or FLAC with WAV for a server that refuses FLAC.
+    pub upload: SttUpload,
     /// Name of the environment variable holding the server's API key; empty = the desktop
     /// keyring's entry (`dictum key set stt`), or no key. Never the key itself.
     pub api_key_env: String,
@@ -91,6 +94,39 @@ impl SttBackend {
         match s.trim().to_ascii_lowercase().as_str() {
             "local" => Some(SttBackend::Local),
             "openai" | "remote" => Some(SttBackend::Openai),
+            _ => None,
+        }
+    }
+}
+
+/// `stt.upload`: how the utterance is sent to the speech server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+#[ts(export)]
+pub enum SttUpload {
+    /// FLAC; a server that refuses it gets the same utterance again as WAV at once, and WAV
+    /// from then on (while the process runs).
+    Auto,
+    /// 16 kHz mono 16-bit WAV, always.
+    Wav,
+    /// FLAC, always (a refusal is a failure: the local model transcribes).
+    Flac,
+}
+
+impl SttUpload {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SttUpload::Auto => "auto",
+            SttUpload::Wav => "wav",
+            SttUpload::Flac => "flac",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<SttUpload> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "auto" => Some(SttUpload::Auto),
+            "wav" => Some(SttUpload::Wav),
+            "flac" => Some(SttUpload::Flac),
             _ => None,
         }
     }
@@ -141,6 +177,7 @@ impl Default for SttConfig {
             backend: SttBackend::Local,
             url: "http://127.0.0.1:8080".into(),
             remote_model: "whisper-1".into(),
+            upload: SttUpload::Auto,
             api_key_env: String::new(),
             timeout_ms: 8000,
             allow_insecure: false,
@@ -215,6 +252,10 @@ backend = "local"
 url = "http://127.0.0.1:8080"
 # The model name as the server knows it (whisper-server ignores it; OpenAI: "whisper-1").
 remote_model = "whisper-1"
+# How the utterance is sent: "flac" (lossless, about half the bytes of WAV on speech),
+# "wav" (16 kHz mono 16-bit), or "auto" = FLAC, and WAV for a server that refuses FLAC
+# (that utterance is sent again as WAV at once; remembered per server while Dictum runs).
+upload = "auto"
 # Name of the environment variable holding the server's API key (sent as "Authorization:
 # Bearer ..."); empty = the desktop keyring's entry (`dictum key set stt`), or no key.
 # Never the key itself: the key is never written here, logged or stored in history.

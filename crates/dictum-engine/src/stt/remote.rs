@@ -1,5 +1,6 @@
 //! The shared-server speech backend (`stt.backend = "openai"`): each VAD-trimmed utterance goes
-//! as a 16 kHz mono 16-bit WAV to a server speaking OpenAI's `POST /v1/audio/transcriptions`
+//! as 16 kHz mono 16-bit FLAC (`flac.rs`; lossless, about half the bytes) or WAV
+//! (`stt.upload`) to a server speaking OpenAI's `POST /v1/audio/transcriptions`
 //! (whisper.cpp's `whisper-server --inference-path /v1/audio/transcriptions`, speaches, vLLM,
 //! LocalAI, Groq, OpenAI), with the language and the prompt (vocabulary + what was said just
 //! before), asking for `verbose_json` so segments and their no-speech probability come back when
@@ -12,11 +13,17 @@
 //! Errors are one line, classified ([`RemoteError`]) so the engine can fall back to the local
 //! model and say why; the API key is never in any of them. The [`Breaker`] (in
 //! `remote_breaker.rs`) keeps a dead server from costing a timeout on every dictation.
+//!
+//! `stt.upload = "auto"` sends FLAC; a server that refuses it (HTTP 400/415/422 that is not
+//! about the key, or an answer that is not a transcript) gets the same utterance again as WAV
+//! at once, and when WAV works the server is remembered as a WAV server for the life of the
+//! process ([`server_wants_wav`]), so only its first utterance pays the extra round trip.
 
-use crate::config::SttConfig;
+use crate::config::{SttConfig, SttUpload};
 use crate::net::{self, Policy};
 use crate::secrets::{self, KeySource};
 use reqwest::Url;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 pub use super::remote_breaker::{Breaker, Gate};
@@ -129,14 +136,93 @@ pub struct RemoteOutput {
     /// Where the last segment ends, ms from the start of the audio sent.
     pub end_ms: Option<u64>,
     pub segments: usize,
-    /// Request sent → answer read.
+    /// Audio encoded and request sent → answer read (both attempts when FLAC was refused).
     pub round_trip_ms: f64,
     /// The server's own processing time, when it reports it (a header).
     pub server_ms: Option<f64>,
-    /// round trip − server time: upload, queueing and download (with `server_ms` only).
+    /// round trip − server time: upload, queueing and download (with `server_ms` only); with
+    /// a FLAC refusal retried as WAV, the refused attempt is in it too.
     pub upload_ms: Option<f64>,
-    /// WAV bytes sent.
+    /// Audio bytes sent (the file in the request; the attempt that answered).
     pub bytes: usize,
+    /// The audio format the answer is for: "flac" or "wav" ("" before a request).
+    pub format: &'static str,
+    /// Why FLAC was not used for this utterance although it was tried (auto: the refusal).
+    pub flac_refused: Option<String>,
+}
+
+/// An audio format the server can be sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Upload {
+    Flac,
+    Wav,
+}
+
+impl Upload {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Upload::Flac => "flac",
+            Upload::Wav => "wav",
+        }
+    }
+
+    fn file(self) -> (&'static str, &'static str) {
+        match self {
+            Upload::Flac => ("audio.flac", "audio/flac"),
+            Upload::Wav => ("audio.wav", "audio/wav"),
+        }
+    }
+
+    /// The file of `pcm` (16 kHz mono 16-bit) in this format.
+    pub fn encode(self, pcm: &[i16]) -> Vec<u8> {
+        match self {
+            Upload::Flac => super::flac::encode(pcm),
+            Upload::Wav => wav_from_pcm(pcm),
+        }
+    }
+}
+
+/// Servers (their transcription URLs) that refused FLAC and took WAV, in this process.
+static WAV_SERVERS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Whether the server at `transcriptions` refused FLAC and took WAV earlier in this process.
+pub fn server_wants_wav(transcriptions: &str) -> bool {
+    WAV_SERVERS
+        .lock()
+        .map(|l| l.iter().any(|u| u == transcriptions))
+        .unwrap_or(false)
+}
+
+fn remember_wants_wav(transcriptions: &str) {
+    if let Ok(mut l) = WAV_SERVERS.lock() {
+        if !l.iter().any(|u| u == transcriptions) {
+            l.push(transcriptions.to_string());
+        }
+    }
+}
+
+/// Whether `e`, the answer to a FLAC upload, may mean "not FLAC" (so WAV is worth a try):
+/// a 400/415/422 that is not about the key, or an answer that is not a transcript.
+pub fn refuses_flac(e: &RemoteError) -> bool {
+    match e {
+        RemoteError::Http { status, body } if matches!(status, 400 | 415 | 422) => {
+            let body = body.to_ascii_lowercase();
+            ![
+                "api key",
+                "api_key",
+                "apikey",
+                "auth",
+                "token",
+                "credential",
+                "permission",
+                "forbidden",
+            ]
+            .iter()
+            .any(|w| body.contains(w))
+        }
+        RemoteError::Garbage(_) => true,
+        _ => false,
+    }
 }
 
 /// A client for one speech server (rebuilt when the settings change).
@@ -148,6 +234,7 @@ pub struct RemoteStt {
     model: String,
     language: String,
     timeout_ms: u64,
+    upload: SttUpload,
     pub key_source: KeySource,
     pub breaker: Breaker,
 }
@@ -187,6 +274,7 @@ impl RemoteStt {
             model: stt.remote_model.trim().to_string(),
             language: stt.language.clone(),
             timeout_ms: stt.timeout_ms,
+            upload: stt.upload,
             key_source: key.map_or(KeySource::None, |k| k.source),
             breaker: Breaker::new(Duration::from_millis(stt.retry_after_ms)),
         })
@@ -210,10 +298,61 @@ impl RemoteStt {
         &self.model
     }
 
+    /// The format the next utterance goes in first (`stt.upload`, and what the server took).
+    pub fn upload_format(&self) -> Upload {
+        match self.upload {
+            SttUpload::Wav => Upload::Wav,
+            SttUpload::Flac => Upload::Flac,
+            SttUpload::Auto if server_wants_wav(self.transcriptions.as_str()) => Upload::Wav,
+            SttUpload::Auto => Upload::Flac,
+        }
+    }
+
     /// Sends `samples` (16 kHz mono, already trimmed) with `prompt`; the breaker is not
-    /// consulted here (see [`Breaker`]).
+    /// consulted here (see [`Breaker`]). With `stt.upload = "auto"`, a FLAC refusal is retried
+    /// as WAV at once (see the module doc).
     pub fn transcribe(&self, samples: &[f32], prompt: &str) -> Result<RemoteOutput, RemoteError> {
-        let wav = wav_bytes(samples);
+        let pcm = pcm16(samples);
+        let start = Instant::now();
+        let format = self.upload_format();
+        let first = self.send(format, &pcm, prompt);
+        let refused = match first {
+            Err(e)
+                if format == Upload::Flac && self.upload == SttUpload::Auto && refuses_flac(&e) =>
+            {
+                e
+            }
+            other => return other,
+        };
+        tracing::info!(
+            "the speech server at {} refused FLAC ({refused}); sending this utterance again as WAV",
+            self.url
+        );
+        let mut out = self.send(Upload::Wav, &pcm, prompt)?;
+        remember_wants_wav(self.transcriptions.as_str());
+        tracing::info!(
+            "the speech server at {} takes WAV: WAV from now on for it",
+            self.url
+        );
+        out.round_trip_ms = start.elapsed().as_secs_f64() * 1000.0;
+        out.upload_ms = out.server_ms.map(|s| (out.round_trip_ms - s).max(0.0));
+        out.flac_refused = Some(refused.to_string());
+        Ok(out)
+    }
+
+    /// One request: `pcm` as `format`, with `prompt`.
+    fn send(&self, format: Upload, pcm: &[i16], prompt: &str) -> Result<RemoteOutput, RemoteError> {
+        // The round trip counts from here: encoding is part of what the server costs.
+        let start = Instant::now();
+        let audio = format.encode(pcm);
+        let encode_ms = start.elapsed().as_secs_f64() * 1000.0;
+        tracing::debug!(
+            "speech server upload: {}, {} bytes for {:.2} s of audio (WAV: {} bytes), encoded in {encode_ms:.1} ms",
+            format.as_str(),
+            audio.len(),
+            pcm.len() as f64 / f64::from(crate::SAMPLE_RATE),
+            44 + 2 * pcm.len()
+        );
         let boundary = format!(
             "dictum-{:x}",
             std::time::SystemTime::now()
@@ -232,10 +371,11 @@ impl RemoteStt {
         if !prompt.trim().is_empty() {
             fields.push(("prompt", prompt.trim()));
         }
-        let body = multipart(&boundary, &fields, "audio.wav", "audio/wav", &wav);
-        let bytes = wav.len();
+        let (file_name, file_type) = format.file();
+        let body = multipart(&boundary, &fields, file_name, file_type, &audio);
+        let bytes = audio.len();
+        drop(audio);
         let url = self.transcriptions.clone();
-        let start = Instant::now();
         let request = |body: Vec<u8>| {
             self.client
                 .post(url.clone())
@@ -298,6 +438,7 @@ impl RemoteStt {
         out.server_ms = server_ms;
         out.upload_ms = server_ms.map(|s| (round_trip_ms - s).max(0.0));
         out.bytes = bytes;
+        out.format = format.as_str();
         Ok(out)
     }
 
@@ -428,13 +569,19 @@ pub fn check_server(stt: &SttConfig) -> ServerCheck {
     match remote.transcribe(&samples, "") {
         Ok(out) => {
             check.ok = true;
+            let refused = if out.flac_refused.is_some() {
+                ", FLAC refused"
+            } else {
+                ""
+            };
             check.detail = format!(
-                "{} answered in {:.0} ms: \"{}\" ({}; model {})",
+                "{} answered in {:.0} ms: \"{}\" ({}; model {}; {} upload{refused})",
                 remote.url(),
                 out.round_trip_ms,
                 net::snippet(&out.text, 80),
                 check.key,
-                remote.model()
+                remote.model(),
+                out.format.to_ascii_uppercase()
             );
             check.round_trip_ms = Some(out.round_trip_ms);
             check.text = Some(out.text);
@@ -516,8 +663,21 @@ pub fn parse_answer(body: &[u8]) -> Result<RemoteOutput, RemoteError> {
     })
 }
 
+/// 16-bit PCM of `samples` (clamped to [-1, 1]), as WAV and FLAC carry it.
+pub fn pcm16(samples: &[f32]) -> Vec<i16> {
+    samples
+        .iter()
+        .map(|s| (s.clamp(-1.0, 1.0) * 32767.0).round() as i16)
+        .collect()
+}
+
 /// 16 kHz mono 16-bit PCM WAV of `samples` (clamped to [-1, 1]).
 pub fn wav_bytes(samples: &[f32]) -> Vec<u8> {
+    wav_from_pcm(&pcm16(samples))
+}
+
+/// 16 kHz mono WAV of 16-bit `samples`.
+pub fn wav_from_pcm(samples: &[i16]) -> Vec<u8> {
     let data_len = (samples.len() * 2) as u32;
     let rate = crate::SAMPLE_RATE;
     let mut out = Vec::with_capacity(44 + data_len as usize);
@@ -534,8 +694,7 @@ pub fn wav_bytes(samples: &[f32]) -> Vec<u8> {
     out.extend_from_slice(b"data");
     out.extend_from_slice(&data_len.to_le_bytes());
     for s in samples {
-        let v = (s.clamp(-1.0, 1.0) * 32767.0).round() as i16;
-        out.extend_from_slice(&v.to_le_bytes());
+        out.extend_from_slice(&s.to_le_bytes());
     }
     out
 }
@@ -653,6 +812,81 @@ mod tests {
         assert_eq!(r.spec().sample_rate, 16_000);
         assert_eq!(r.spec().channels, 1);
         assert_eq!(r.len(), 1600);
+    }
+
+    #[test]
+    fn what_counts_as_a_flac_refusal() {
+        let http = |status: u16, body: &str| RemoteError::Http {
+            status,
+            body: body.into(),
+        };
+        assert!(refuses_flac(&http(415, "Unsupported media type")));
+        assert!(refuses_flac(&http(400, "Invalid request")));
+        assert!(refuses_flac(&http(422, "file: could not decode audio")));
+        assert!(refuses_flac(&RemoteError::Garbage(
+            "no \"text\" field".into()
+        )));
+        // About the key, or not about the request at all: WAV would not help.
+        assert!(!refuses_flac(&http(400, "Invalid API key provided")));
+        assert!(!refuses_flac(&http(422, "missing bearer token")));
+        assert!(!refuses_flac(&http(500, "CUDA out of memory")));
+        assert!(!refuses_flac(&http(404, "not found")));
+        assert!(!refuses_flac(&RemoteError::Auth { status: 401 }));
+        assert!(!refuses_flac(&RemoteError::Timeout {
+            url: "u".into(),
+            ms: 1
+        }));
+    }
+
+    #[test]
+    fn the_format_follows_the_setting_and_what_the_server_took() {
+        let mut c = openai("http://127.0.0.1:9/only-this-test");
+        let remote = |c: &SttConfig| RemoteStt::new(c).expect("client");
+        assert_eq!(
+            remote(&c).upload_format(),
+            Upload::Flac,
+            "auto starts with FLAC"
+        );
+        c.upload = SttUpload::Wav;
+        assert_eq!(remote(&c).upload_format(), Upload::Wav);
+        let flac_only = {
+            let mut c = c.clone();
+            c.upload = SttUpload::Flac;
+            remote(&c)
+        };
+        c.upload = SttUpload::Auto;
+        let auto = remote(&c);
+        remember_wants_wav(auto.transcriptions.as_str());
+        assert_eq!(auto.upload_format(), Upload::Wav, "remembered");
+        assert_eq!(
+            remote(&c).upload_format(),
+            Upload::Wav,
+            "per URL, not per client"
+        );
+        assert_eq!(flac_only.upload_format(), Upload::Flac, "flac means flac");
+        assert_eq!(
+            remote(&openai("http://127.0.0.1:9/another")).upload_format(),
+            Upload::Flac
+        );
+    }
+
+    #[test]
+    fn wav_and_flac_carry_the_same_samples() {
+        let samples: Vec<f32> = (0..20_000).map(|i| (i as f32 / 37.0).sin() * 1.2).collect();
+        let pcm = pcm16(&samples);
+        let wav: Vec<i16> = hound::WavReader::new(std::io::Cursor::new(wav_bytes(&samples)))
+            .expect("wav")
+            .into_samples::<i16>()
+            .map(|s| s.expect("sample"))
+            .collect();
+        assert_eq!(wav, pcm);
+        let flac: Vec<i16> =
+            claxon::FlacReader::new(std::io::Cursor::new(Upload::Flac.encode(&pcm)))
+                .expect("flac")
+                .samples()
+                .map(|s| s.expect("sample") as i16)
+                .collect();
+        assert_eq!(flac, pcm);
     }
 
     #[test]
