@@ -9,6 +9,14 @@ real server behind them is whisper.cpp's whisper-server).
       Accepted requests are forwarded unchanged and answered with the upstream's answer plus
       an "x-processing-ms" header (the upstream's time), as gateways report it. Each request's
       Authorization verdict is appended to $STANDIN_LOG ("ok" / "refused"; never the key).
+  stt_server_standin.py noflac PORT UPSTREAM   a speech server that takes WAV only, in front
+      of UPSTREAM: a request whose uploaded file is FLAC (it starts with "fLaC", whatever its
+      name or type says) is refused the way an OpenAI-compatible server refuses a format it
+      cannot read: HTTP 415 with {"error": {"message": "Unsupported audio format ...",
+      "type": "invalid_request_error"}}; with STANDIN_FLAC_ANSWER=garbage it is answered
+      HTTP 200 with an HTML page instead (a server whose decoder fails without saying so).
+      Other requests are forwarded unchanged. Each transcription request appends
+      "<flac|wav|other> <status>" to $STANDIN_LOG.
   stt_server_standin.py hang PORT            accepts connections and reads requests, and never
       answers (a server that hangs); each connection accepted is a line "accepted" in
       $STANDIN_LOG.
@@ -26,8 +34,22 @@ import urllib.error
 import urllib.request
 
 
-def auth(port, upstream):
-    key = os.environ["STANDIN_KEY"]
+def file_format(body, ctype):
+    """The uploaded file's format, sniffed from the multipart body's file part."""
+    if not body or "multipart/form-data" not in (ctype or ""):
+        return "other"
+    marker = b'name="file"'
+    i = body.find(marker)
+    if i < 0:
+        return "other"
+    j = body.find(b"\r\n\r\n", i)
+    head = body[j + 4:j + 8] if j >= 0 else b""
+    return {b"fLaC": "flac", b"RIFF": "wav"}.get(head, "other")
+
+
+def proxy(port, upstream, check):
+    """Forwards requests to UPSTREAM unless check(handler, body) answers them first with
+    (status, content type, body bytes)."""
     log = os.environ.get("STANDIN_LOG")
 
     class H(http.server.BaseHTTPRequestHandler):
@@ -41,21 +63,23 @@ def auth(port, upstream):
                 with open(log, "a") as f:
                     f.write(v + "\n")
 
+        def answer(self, status, ctype, data, extra=()):
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(data)))
+            for k, v in extra:
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(data)
+
         def handle_any(self, method):
             n = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(n) if n else None
-            if self.headers.get("Authorization", "") != "Bearer " + key:
-                self.verdict("refused")
-                out = json.dumps({"error": {"message": "Incorrect API key provided.",
-                                            "type": "invalid_request_error",
-                                            "param": None, "code": "invalid_api_key"}}).encode()
-                self.send_response(401)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(out)))
-                self.end_headers()
-                self.wfile.write(out)
+            self.tag = None  # set by check: log "<tag> <status>" once forwarded
+            early = check(self, body)
+            if early is not None:
+                self.answer(*early)
                 return
-            self.verdict("ok")
             req = urllib.request.Request(upstream + self.path, data=body, method=method)
             for h in ("Content-Type",):
                 if self.headers.get(h):
@@ -67,12 +91,10 @@ def auth(port, upstream):
             except urllib.error.HTTPError as e:
                 status, data, ctype = e.code, e.read(), e.headers.get("Content-Type", "")
             ms = (time.monotonic() - t) * 1000
-            self.send_response(status)
-            self.send_header("Content-Type", ctype or "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.send_header("x-processing-ms", "%.1f" % ms)
-            self.end_headers()
-            self.wfile.write(data)
+            if self.tag:
+                self.verdict("%s %d" % (self.tag, status))
+            self.answer(status, ctype or "application/json", data,
+                        [("x-processing-ms", "%.1f" % ms)])
 
         def do_POST(self):
             self.handle_any("POST")
@@ -83,6 +105,45 @@ def auth(port, upstream):
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", port), H)
     print("listening", srv.server_address[1], flush=True)
     srv.serve_forever()
+
+
+def auth(port, upstream):
+    key = os.environ["STANDIN_KEY"]
+
+    def check(h, body):
+        if h.headers.get("Authorization", "") != "Bearer " + key:
+            h.verdict("refused")
+            out = json.dumps({"error": {"message": "Incorrect API key provided.",
+                                        "type": "invalid_request_error",
+                                        "param": None, "code": "invalid_api_key"}}).encode()
+            return 401, "application/json", out
+        h.verdict("ok")
+        return None
+
+    proxy(port, upstream, check)
+
+
+def noflac(port, upstream):
+    garbage = os.environ.get("STANDIN_FLAC_ANSWER") == "garbage"
+
+    def check(h, body):
+        if h.command != "POST":
+            return None
+        fmt = file_format(body, h.headers.get("Content-Type"))
+        if fmt == "flac":
+            if garbage:
+                h.verdict("flac 200-garbage")
+                return 200, "text/html", b"<html><body>decoder error</body></html>"
+            h.verdict("flac 415")
+            out = json.dumps({"error": {"message": "Unsupported audio format: flac. "
+                                        "Supported formats: wav",
+                                        "type": "invalid_request_error",
+                                        "param": "file", "code": None}}).encode()
+            return 415, "application/json", out
+        h.tag = fmt
+        return None
+
+    proxy(port, upstream, check)
 
 
 def hang(port):
@@ -113,7 +174,9 @@ def hang(port):
 if __name__ == "__main__":
     if sys.argv[1] == "auth":
         auth(int(sys.argv[2]), sys.argv[3])
+    elif sys.argv[1] == "noflac":
+        noflac(int(sys.argv[2]), sys.argv[3])
     elif sys.argv[1] == "hang":
         hang(int(sys.argv[2]))
     else:
-        sys.exit("usage: stt_server_standin.py auth PORT UPSTREAM | hang PORT")
+        sys.exit("usage: stt_server_standin.py auth PORT UPSTREAM | noflac PORT UPSTREAM | hang PORT")

@@ -1,5 +1,9 @@
 //! Shared speech servers (issue 15), against the real whisper.cpp `whisper-server`:
-//! - `dictum transcribe --stt-backend openai` gives the same words as the local model;
+//! - `dictum transcribe --stt-backend openai` gives the same words as the local model, with the
+//!   audio sent as FLAC (the default) and as WAV;
+//! - a server that refuses FLAC (a declared stand-in in front of whisper-server) gets the same
+//!   dictation again as WAV at once, and WAV from then on; the FLAC files pass libFLAC's own
+//!   `flac -t` and decode to the very samples;
 //! - the server killed → the next dictation is transcribed locally, the row says so, the
 //!   circuit breaker then skips the server (engine level, one process, with the costs measured);
 //! - a server that hangs is cut off at `stt.timeout_ms`;
@@ -15,7 +19,7 @@ mod common;
 #[path = "support/stt_servers.rs"]
 mod stt_servers;
 
-use dictum_engine::config::{Config, SttBackend};
+use dictum_engine::config::{Config, SttBackend, SttUpload};
 use dictum_engine::eval::normalize;
 use dictum_engine::pipeline::Engine;
 use dictum_engine::store::{Entry, History, Query};
@@ -77,21 +81,38 @@ fn remote_transcription_gives_the_local_words_and_falls_back_when_the_server_die
         let path = common::clip(clip);
         let path = path.to_str().expect("path");
         let local = json_of(&dictum(dir.path(), &["transcribe", path, "--json"], &[]));
-        let remote = json_of(&dictum(
-            dir.path(),
-            &[
-                "transcribe",
-                path,
-                "--json",
-                "--stt-backend",
-                "openai",
-                "--stt-url",
-                &url,
-                "--stt-timeout-ms",
-                "120000",
-            ],
-            &[],
-        ));
+        let server_run = |upload: &str| {
+            dictum(
+                dir.path(),
+                &[
+                    "transcribe",
+                    path,
+                    "--json",
+                    "--stt-backend",
+                    "openai",
+                    "--stt-url",
+                    &url,
+                    "--stt-timeout-ms",
+                    "120000",
+                    "--stt-upload",
+                    upload,
+                ],
+                &[],
+            )
+        };
+        // The default (auto) sends FLAC, which whisper-server decodes (miniaudio's dr_flac).
+        let o = server_run("auto");
+        let remote = json_of(&o);
+        let log = String::from_utf8_lossy(&o.stderr);
+        assert!(log.contains("speech server upload: flac,"), "{log}");
+        assert!(!log.contains("refused FLAC"), "{log}");
+        let wav = json_of(&server_run("wav"));
+        assert_eq!(wav["stt_backend"], "openai", "{wav}");
+        assert_eq!(
+            normalize(wav["text"].as_str().unwrap_or_default()),
+            normalize(remote["text"].as_str().unwrap_or_default()),
+            "{clip}: FLAC and WAV uploads differ"
+        );
         assert_eq!(local["stt_backend"], "local", "{local}");
         assert_eq!(remote["stt_backend"], "openai", "{remote}");
         assert!(remote["stt_fallback"].is_null(), "{remote}");
@@ -463,6 +484,193 @@ fn a_wrong_key_is_one_line_and_keys_never_leak() {
         })
         .expect("rows");
     assert!(rows.len() >= 2, "{}", rows.len());
+}
+
+/// `stt.upload = "auto"` against a server that takes WAV only (the declared stand-in in front
+/// of the real whisper-server, refusing FLAC with 415, or answering it with an HTML page): the
+/// first dictation is sent again as WAV at once (no local fallback, no timeout), the second
+/// goes straight to WAV (the stand-in counts the requests); `upload = "flac"` makes the
+/// refusal a failure, transcribed locally with the row saying why.
+#[test]
+fn a_server_that_refuses_flac_gets_wav_on_the_same_dictation_and_after() {
+    let Some(bin) = whisper_server_bin() else {
+        return;
+    };
+    let server = WhisperServer::start(&bin, &common::tiny_model());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let history = History::open(&dir.path().join("h.sqlite3")).expect("history");
+    let clip = common::clip("goforward.wav");
+    for (answer, refusal, why) in [
+        (
+            "415",
+            "flac 415",
+            "HTTP 415: Unsupported audio format: flac",
+        ),
+        ("garbage", "flac 200-garbage", "not a transcript"),
+    ] {
+        let log = dir.path().join(format!("noflac-{answer}.log"));
+        let standin = Standin::start(
+            &["noflac", "0", &server.url()],
+            &[
+                ("STANDIN_LOG", log.to_str().expect("path")),
+                ("STANDIN_FLAC_ANSWER", answer),
+            ],
+        );
+        let requests = || -> Vec<String> {
+            std::fs::read_to_string(&log)
+                .unwrap_or_default()
+                .lines()
+                .map(String::from)
+                .collect()
+        };
+        let mut config = Config::default();
+        config.stt.model = common::tiny_model().display().to_string();
+        config.stt.threads = 2;
+        config.stt.backend = SttBackend::Openai;
+        config.stt.url = standin.url();
+        config.stt.timeout_ms = 60_000;
+        config.stt.retry_after_ms = 600_000;
+        assert_eq!(config.stt.upload, SttUpload::Auto, "auto is the default");
+        let mut engine = Engine::new(config.clone(), Vec::new());
+        let run = |engine: &mut Engine| -> Entry {
+            let t = Instant::now();
+            let u = engine.transcribe_file(&history, &clip).expect("transcribe");
+            assert!(u.error.is_none(), "{:?}", u.error);
+            eprintln!(
+                "{answer}: {:.0} ms, stt {:?} ms, backend {:?}, fallback {:?}, requests {:?}",
+                t.elapsed().as_secs_f64() * 1000.0,
+                u.entry.stt_ms,
+                u.entry.stt_backend,
+                u.entry.stt_fallback,
+                requests()
+            );
+            assert_eq!(
+                normalize(u.entry.text.as_deref().unwrap_or_default()),
+                normalize("go forward 10 meters")
+            );
+            u.entry
+        };
+        let e = run(&mut engine);
+        assert_eq!(e.stt_backend.as_deref(), Some("openai"), "{e:?}");
+        assert!(e.stt_fallback.is_none(), "{e:?}");
+        assert_eq!(
+            requests(),
+            [refusal, "wav 200"],
+            "refused, then WAV at once"
+        );
+        assert!(!engine.model_loaded(), "no local fallback was needed");
+        let e = run(&mut engine);
+        assert_eq!(e.stt_backend.as_deref(), Some("openai"), "{e:?}");
+        assert_eq!(
+            requests(),
+            [refusal, "wav 200", "wav 200"],
+            "the second dictation goes straight to WAV"
+        );
+
+        // FLAC only: the refusal is a failure like any other, and the row says which.
+        config.stt.upload = SttUpload::Flac;
+        engine.reconfigure(config).expect("reconfigure");
+        let e = run(&mut engine);
+        assert_eq!(e.stt_backend.as_deref(), Some("local"), "{e:?}");
+        let fallback = e.stt_fallback.unwrap_or_default();
+        assert!(fallback.contains(why), "{fallback}");
+        assert_eq!(requests(), [refusal, "wav 200", "wav 200", refusal]);
+    }
+}
+
+/// The encoder against libFLAC, the reference: every dev clip's FLAC passes `flac -t` (frame
+/// CRCs and the STREAMINFO MD5 of the decoded samples) and `flac -d` gives back exactly the
+/// clip's samples. Prints the sizes (WAV, Dictum's FLAC, libFLAC -5 with LPC, no padding) and the encode
+/// time for docs/REMOTE.md (this test binary is a debug build unless run with --release).
+#[test]
+fn flac_uploads_pass_libflac_and_are_smaller() {
+    if !common::tools_ready(&["flac"], " (apt install flac)") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let assets = common::clip("jfk.wav")
+        .parent()
+        .expect("dev clips")
+        .to_path_buf();
+    let mut clips: Vec<_> = std::fs::read_dir(&assets)
+        .expect("dev clips")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "wav"))
+        .collect();
+    clips.sort();
+    assert!(clips.len() >= 4, "{clips:?}");
+    let (mut wav_total, mut flac_total, mut ref_total, mut secs, mut encode_s) =
+        (0usize, 0usize, 0usize, 0.0f64, 0.0f64);
+    println!("clip\ts\twav_bytes\tflac_bytes\tratio\tlibflac5_bytes\tencode_ms");
+    for clip in &clips {
+        let samples: Vec<i16> = hound::WavReader::open(clip)
+            .expect("wav")
+            .into_samples::<i16>()
+            .map(|s| s.expect("sample"))
+            .collect();
+        let t = Instant::now();
+        let flac = dictum_engine::stt::flac::encode(&samples);
+        let took = t.elapsed().as_secs_f64();
+        let name = clip.file_name().and_then(|n| n.to_str()).expect("name");
+        let file = dir.path().join(format!("{name}.flac"));
+        std::fs::write(&file, &flac).expect("write");
+        let test = Command::new("flac")
+            .args(["-t", "-s", "-w"])
+            .arg(&file)
+            .output()
+            .expect("flac -t");
+        assert!(
+            test.status.success(),
+            "{name}: flac -t: {}",
+            String::from_utf8_lossy(&test.stderr)
+        );
+        let back = dir.path().join(format!("{name}.back.wav"));
+        let decode = Command::new("flac")
+            .args(["-d", "-s", "-f", "-o"])
+            .arg(&back)
+            .arg(&file)
+            .output()
+            .expect("flac -d");
+        assert!(decode.status.success(), "{name}: flac -d");
+        let decoded: Vec<i16> = hound::WavReader::open(&back)
+            .expect("decoded wav")
+            .into_samples::<i16>()
+            .map(|s| s.expect("sample"))
+            .collect();
+        assert!(decoded == samples, "{name}: libFLAC decoded other samples");
+        let reference = dir.path().join(format!("{name}.ref.flac"));
+        let r = Command::new("flac")
+            .args(["-5", "--no-padding", "--no-seektable", "-s", "-f", "-o"])
+            .arg(&reference)
+            .arg(clip)
+            .output()
+            .expect("flac -5");
+        assert!(r.status.success(), "{name}: flac -5");
+        let ref_len = std::fs::metadata(&reference).expect("ref").len() as usize;
+        let wav_len = 44 + 2 * samples.len();
+        let s = samples.len() as f64 / 16_000.0;
+        println!(
+            "{name}\t{s:.2}\t{wav_len}\t{}\t{:.3}\t{ref_len}\t{:.1}",
+            flac.len(),
+            flac.len() as f64 / wav_len as f64,
+            took * 1000.0
+        );
+        wav_total += wav_len;
+        flac_total += flac.len();
+        ref_total += ref_len;
+        secs += s;
+        encode_s += took;
+    }
+    println!(
+        "total\t{secs:.1}\t{wav_total}\t{flac_total}\t{:.3}\t{ref_total} ({:.3})\t{:.2} ms per s of audio",
+        flac_total as f64 / wav_total as f64,
+        ref_total as f64 / wav_total as f64,
+        encode_s * 1000.0 / secs
+    );
+    assert!(
+        flac_total * 10 < wav_total * 8,
+        "FLAC should save at least 20% on speech: {flac_total} vs {wav_total}"
+    );
 }
 
 fn walk(dir: &Path) -> Vec<std::path::PathBuf> {

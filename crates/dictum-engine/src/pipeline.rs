@@ -936,4 +936,5 @@ fn server_settings_changed(old: &crate::config::SttConfig, new: &crate::config::
         || old.allow_insecure != new.allow_insecure
         || old.retry_after_ms != new.retry_after_ms
         || old.language != new.language
+        || old.upload != new.upload
 }
