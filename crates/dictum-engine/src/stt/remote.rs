@@ -205,7 +205,10 @@ fn remember_wants_wav(transcriptions: &str) {
 /// a 400/415/422 that is not about the key, or an answer that is not a transcript.
 pub fn refuses_flac(e: &RemoteError) -> bool {
     match e {
-        RemoteError::Http { status, body } if matches!(status, 400 | 415 | 422) => {
+        RemoteError::Http {
+            status: 400 | 415 | 422,
+            body,
+        } => {
             let body = body.to_ascii_lowercase();
             ![
                 "api key",
