@@ -148,6 +148,6 @@ ensure_package_deps() {
 # whisper.cpp whisper-server (built once, cached outside the clone) and a real Secret Service
 # (gnome-keyring on a private D-Bus session) for the keyring path.
 ensure_remote_stt_deps() {
-    apt_ensure dbus gnome-keyring
+    apt_ensure dbus gnome-keyring flac
     "$repo_root/scripts/whisper-cpp-baseline" --build-only
 }
