@@ -158,6 +158,8 @@ await test('speech server: backend, Test button, key to the keyring only', async
   await page.getByTestId('settings').waitFor();
   assert.equal(await page.getByTestId('stt-url').count(), 0, 'server fields shown for the local backend');
   await page.getByTestId('stt-backend').selectOption('openai');
+  assert.equal(await page.getByTestId('stt-upload').inputValue(), 'auto');
+  await page.getByTestId('stt-upload').selectOption('wav');
   await page.getByTestId('stt-url').fill('https://gpu-box.lan:8000');
   await page.getByTestId('stt-test').click();
   await page.getByTestId('stt-result').waitFor();
@@ -173,6 +175,7 @@ await test('speech server: backend, Test button, key to the keyring only', async
   const saved = state.saved.at(-1);
   assert.equal(saved.stt.backend, 'openai');
   assert.equal(saved.stt.url, 'https://gpu-box.lan:8000');
+  assert.equal(saved.stt.upload, 'wav');
   assert.ok(!JSON.stringify(saved).includes('sk-e2e-secret-key'), 'the key reached the config');
   assert.ok(state.calls.includes('stt_key_set'));
   await page.getByTestId('card-speech').screenshot({ path: path.join(out, 'settings-speech-server.png') });

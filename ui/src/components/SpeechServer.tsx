@@ -48,6 +48,12 @@ export function SpeechServer({ stt, set }: { stt: SttConfig; set: (p: Partial<St
             <datalist id="stt-models">{(check?.models ?? []).map((m) => <option key={m} value={m} />)}</datalist>
             <label>Timeout</label>
             <input type="number" min={100} step={500} style="width:90px" value={stt.timeout_ms} onChange={(e) => set({ timeout_ms: Number(val(e)) || 0 })} data-testid="stt-timeout" /> ms
+            <label title="FLAC is about 40 % smaller than WAV; 'auto' sends FLAC and switches to WAV for a server that refuses it">Upload</label>
+            <select value={stt.upload} onChange={(e) => set({ upload: val(e) as SttConfig['upload'] })} data-testid="stt-upload">
+              <option value="auto">FLAC, WAV if refused</option>
+              <option value="flac">FLAC only</option>
+              <option value="wav">WAV only</option>
+            </select>
           </div>
           <div class="row">
             <label title="Stored in the desktop keyring, never in the config file">API key</label>

@@ -46,8 +46,10 @@ export function Settings() {
       setStatus({ ok: false, text: errorText(e) });
     }
   };
+  // From the latest state, not this render's: two changes before a re-render (a text field's
+  // change on blur, then a select) must both stay.
   const up = <K extends keyof Config>(section: K, patch: Partial<Config[K]>) =>
-    setCfg({ ...cfg, [section]: { ...cfg[section], ...patch } });
+    setCfg((c) => (c ? { ...c, [section]: { ...c[section], ...patch } } : c));
 
   return (
     <div data-testid="settings">
