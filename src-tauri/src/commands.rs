@@ -59,17 +59,12 @@ pub(crate) fn save(app: &AppHandle, state: &AppState, mut config: Config) -> Res
     config
         .save_to(&state.config_path)
         .map_err(|e| e.to_string())?;
-    let days = config.history.retention_days;
     state.set_config(config);
     if let Ok(mut w) = state.warnings.write() {
         w.clear();
     }
-    if days > 0 {
-        let removed = state.with_history(|h| h.apply_retention(days))?;
-        if removed > 0 {
-            tracing::info!("retention: removed {removed} entries older than {days} days");
-        }
-    }
+    // A pass with the saved retention_days now, then daily.
+    state.restart_retention();
     crate::controller::config_changed(app, state);
     view(state)
 }

@@ -116,14 +116,8 @@ fn main() {
                 tracing::warn!("cannot create the tray icon: {e}; open windows with `dictum-tray --show settings`");
             }
             let state = app.state::<AppState>();
-            let days = state.config().history.retention_days;
-            if days > 0 {
-                match state.with_history(|h| h.apply_retention(days)) {
-                    Ok(n) if n > 0 => tracing::info!("retention: removed {n} entries older than {days} days"),
-                    Ok(_) => {}
-                    Err(e) => tracing::warn!("{e}"),
-                }
-            }
+            // Retention runs now and daily while the tray runs, whether dictation is on or not.
+            state.restart_retention();
             controller::quit_on_signals(app.handle());
             controller::attach(app.handle(), &state);
             if welcome::needed(&state) {

@@ -1,8 +1,10 @@
 //! What the app holds between calls: the config as last saved (read by every command, so a
-//! saved change applies at once), the history connection, running downloads, the tray status.
+//! saved change applies at once), the history connection, running downloads, the tray status,
+//! the daily history retention.
 
 use dictum_engine::config::Config;
 use dictum_engine::ipc::{DictationState, TrayStatus};
+use dictum_engine::store::retention::{self, RetentionHandle};
 use dictum_engine::store::History;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -19,6 +21,8 @@ pub struct AppState {
     pub downloads: Mutex<HashMap<String, Arc<AtomicBool>>>,
     pub meter: Mutex<Option<crate::meter::Meter>>,
     pub status: Mutex<TrayStatus>,
+    /// History retention, daily, for as long as the tray runs (dictation on or off).
+    retention: Mutex<Option<RetentionHandle>>,
 }
 
 impl AppState {
@@ -40,6 +44,7 @@ impl AppState {
                 message: None,
                 controller: false,
             }),
+            retention: Mutex::new(None),
         })
     }
 
@@ -54,6 +59,18 @@ impl AppState {
         match self.config.write() {
             Ok(mut c) => *c = config,
             Err(poisoned) => *poisoned.into_inner() = config,
+        }
+    }
+
+    /// (Re)starts history retention with the configured `retention_days`: a pass now, then
+    /// one a day while the tray runs; none with 0 (keep everything).
+    pub fn restart_retention(&self) {
+        let days = self.config().history.retention_days;
+        let mut slot = self.retention.lock().unwrap_or_else(|e| e.into_inner());
+        // The old thread stops (and is joined) before the new one starts its pass.
+        slot.take();
+        if days > 0 {
+            *slot = Some(retention::spawn_daily(self.history_path.clone(), days));
         }
     }
 
