@@ -408,6 +408,76 @@ fn dictation_into_a_real_window_with_a_real_hotkey_and_microphone() {
     drop(d);
 }
 
+/// Issue 13's regression guard: the user pauses briefly, says a few more words and lets go
+/// 100 ms after the last one. The pass whisper started at the pause is made stale by those
+/// words; the release must never wait for it to run to its end (it is stopped through
+/// whisper's abort callback), and the text still holds both phrases. Asserted on the
+/// dictation event's `release` fields, not on wall time. The `base` model on one thread
+/// makes a pass (~2-3 s here) far longer than the phrase after the pause, so the stale pass
+/// is still running at the release on any machine this runs on.
+#[test]
+fn quick_release_never_waits_for_a_stale_pass() {
+    if !tools_present() {
+        return;
+    }
+    let _pulse = Pulse::start();
+    let x = Xvfb::start();
+    let term = Xterm::start(&x, "Dictum target");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = common::assets().join("models/ggml-base-q8_0.bin");
+    std::fs::write(
+        dir.path().join("config.toml"),
+        format!(
+            "[stt]\nmodel = \"{}\"\nthreads = 1\nlanguage = \"en\"\n\n[inject]\nnotify_on_failure = false\n",
+            model.display()
+        ),
+    )
+    .expect("write config");
+    // "He was not an ill disposed young man" · 0.4 s pause · "ten of clubs", each clip's own
+    // leading and trailing silence cut, so the release really is 100 ms after "clubs".
+    let speech = |name: &str| {
+        let s = dictum_engine::audio::decode_16k(&clip(name), 60)
+            .expect("clip")
+            .samples;
+        let loud = |v: &&f32| v.abs() > 0.01;
+        let first = s.iter().position(|v| loud(&v)).unwrap_or(0);
+        let last = s.iter().rposition(|v| loud(&v)).unwrap_or(s.len());
+        s[first.saturating_sub(800)..(last + 800).min(s.len())].to_vec()
+    };
+    let mut samples = speech("sns-0880.wav");
+    samples.extend(std::iter::repeat_n(0.0, 16_000 * 4 / 10));
+    samples.extend(speech("cards-001.wav"));
+    let wav = dir.path().join("pause-then-words.wav");
+    common::write_wav(&wav, &samples);
+
+    let mut d = Daemon::start(dir.path(), &x);
+    let mut seen = 0usize;
+    let mut aborted = 0;
+    for run in 0..3 {
+        let ev = dictate(&x, &mut d, HOTKEY, &wav, 100);
+        eprintln!("run {run}: {ev}");
+        let line = typed_line(&term, &x, &mut seen);
+        let text = ev["text"].as_str().unwrap_or_default().to_lowercase();
+        assert_eq!(line.trim_end().to_lowercase(), text, "{ev}");
+        assert!(
+            text.contains("young man") && text.contains("clubs"),
+            "both phrases are typed: {ev}"
+        );
+        let r = &ev["release"];
+        assert!(
+            r.is_object(),
+            "live dictations report their release path: {ev}"
+        );
+        assert_eq!(
+            r["stale_passes_completed"], 0,
+            "the release waited for a whole stale pass: {ev}"
+        );
+        aborted += r["stale_passes_aborted"].as_u64().unwrap_or(0);
+    }
+    // The scenario happened: a stale pass was running at the release and was stopped.
+    assert!(aborted >= 1, "no stale pass was stopped in 3 runs");
+}
+
 /// The latency measurement behind `docs/perf/live.md` (run by `scripts/bench-live`, release
 /// build): `DICTUM_LIVE_BENCH=N` dictations of each clip in `DICTUM_LIVE_BENCH_CLIPS`
 /// (`label=path,...`) with each injection method, released `DICTUM_LIVE_BENCH_TAIL_MS` after
@@ -419,10 +489,17 @@ fn bench_release_latency() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(5);
-    let tail_ms: u64 = std::env::var("DICTUM_LIVE_BENCH_TAIL_MS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(500);
+    // Release tails after the last word, ms (a list).
+    let tails: Vec<u64> = std::env::var("DICTUM_LIVE_BENCH_TAIL_MS")
+        .unwrap_or_else(|_| "100,200,400".into())
+        .split(',')
+        .filter_map(|t| t.trim().parse().ok())
+        .collect();
+    let methods: Vec<String> = std::env::var("DICTUM_LIVE_BENCH_METHODS")
+        .unwrap_or_else(|_| "type".into())
+        .split(',')
+        .map(str::to_string)
+        .collect();
     let clips: Vec<(String, PathBuf)> = std::env::var("DICTUM_LIVE_BENCH_CLIPS")
         .unwrap_or_else(|_| {
             format!(
@@ -436,47 +513,80 @@ fn bench_release_latency() {
         .map(|(k, v)| (k.to_string(), PathBuf::from(v)))
         .collect();
     let out_path = std::env::var("DICTUM_LIVE_BENCH_OUT").ok();
+    let extra = std::env::var("DICTUM_LIVE_BENCH_CONFIG").unwrap_or_default();
     assert!(
         tools_present(),
         "the bench needs Xvfb, xterm, xdotool, xclip"
     );
     let _pulse = Pulse::start();
     let x = Xvfb::start();
-    let term = Xterm::start(&x, "Dictum target");
+    // Not line-buffered: each typed character reaches the file at once, so the first one
+    // can be timed from outside the daemon.
+    let term = Xterm::start_with(&x, "Dictum target", true);
     let dir = tempfile::tempdir().expect("tempdir");
     write_initial_config(dir.path());
     let mut d = Daemon::start(dir.path(), &x);
     let mut seen = 0usize;
     let mut rows = vec![
-        "method\tclip\trun\taudio_ms\trelease_to_text_ms\trelease_to_typed_ms\ttail_stt_ms\tchunks\tchars\ttext"
+        "method\tclip\ttail_ms\trun\taudio_ms\tkeyup_to_first_char_ms\trelease_to_text_ms\trelease_to_typed_ms\ttail_stt_ms\ttail_pass_start_ms\tstale_aborted\tstale_completed\tchunks\tchars\ttext"
             .to_string(),
     ];
-    for method in ["type", "paste"] {
-        if method != "type" {
-            // The daemon starts with the default, typing.
+    let mut first_config = true;
+    for method in &methods {
+        if method != "type" || !first_config || !extra.is_empty() {
             d.notices.clear();
-            d.write_config(&format!("method = \"{method}\"\n"));
+            d.write_config(&format!("method = \"{method}\"\n{extra}"));
             d.wait_notice("config applied");
         }
+        first_config = false;
         for (label, path) in &clips {
-            for run in 0..n {
-                let ev = dictate(&x, &mut d, HOTKEY, path, tail_ms);
-                let line = typed_line(&term, &x, &mut seen);
-                let text = ev["text"].as_str().unwrap_or_default();
-                assert_eq!(line.trim_end(), text, "{ev}");
-                assert_eq!(ev["inject_method"], format!("x11_{method}"), "{ev}");
-                let row = format!(
-                    "{method}\t{label}\t{run}\t{}\t{:.1}\t{:.1}\t{:.1}\t{}\t{}\t{}",
-                    ev["audio_ms"],
-                    ev["release_to_text_ms"].as_f64().unwrap_or(f64::NAN),
-                    ev["release_to_typed_ms"].as_f64().unwrap_or(f64::NAN),
-                    ev["tail_stt_ms"].as_f64().unwrap_or(f64::NAN),
-                    ev["chunks"],
-                    text.chars().count(),
-                    text
-                );
-                eprintln!("{row}");
-                rows.push(row);
+            for &tail_ms in &tails {
+                for run in 0..n {
+                    x.xdotool(&["keydown", HOTKEY]);
+                    std::thread::sleep(Duration::from_millis(100));
+                    let status = Command::new("paplay")
+                        .arg("--device=dictum_sink")
+                        .arg(path)
+                        .status()
+                        .expect("paplay");
+                    assert!(status.success());
+                    std::thread::sleep(Duration::from_millis(tail_ms));
+                    let before = std::fs::metadata(&term.file).map_or(0, |m| m.len());
+                    // Outside the daemon: from just before the key-up is sent to the first
+                    // character in the xterm's file.
+                    let t0 = Instant::now();
+                    x.xdotool(&["keyup", HOTKEY]);
+                    let first_char = loop {
+                        if std::fs::metadata(&term.file).map_or(0, |m| m.len()) > before {
+                            break t0.elapsed().as_secs_f64() * 1000.0;
+                        }
+                        if t0.elapsed() > Duration::from_secs(60) {
+                            break f64::NAN;
+                        }
+                        std::thread::sleep(Duration::from_millis(2));
+                    };
+                    let ev = d.next("dictation", Duration::from_secs(60));
+                    let line = typed_line(&term, &x, &mut seen);
+                    let text = ev["text"].as_str().unwrap_or_default();
+                    assert_eq!(line.trim_end(), text, "{ev}");
+                    assert_eq!(ev["inject_method"], format!("x11_{method}"), "{ev}");
+                    let r = &ev["release"];
+                    let row = format!(
+                        "{method}\t{label}\t{tail_ms}\t{run}\t{}\t{first_char:.1}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{}\t{}\t{}\t{}\t{}",
+                        ev["audio_ms"],
+                        ev["release_to_text_ms"].as_f64().unwrap_or(f64::NAN),
+                        ev["release_to_typed_ms"].as_f64().unwrap_or(f64::NAN),
+                        ev["tail_stt_ms"].as_f64().unwrap_or(f64::NAN),
+                        r["tail_pass_start_ms"].as_f64().unwrap_or(f64::NAN),
+                        r["stale_passes_aborted"],
+                        r["stale_passes_completed"],
+                        ev["chunks"],
+                        text.chars().count(),
+                        text
+                    );
+                    eprintln!("{row}");
+                    rows.push(row);
+                }
             }
         }
     }

@@ -170,7 +170,7 @@ impl Default for SttConfig {
             threads: 0,
             audio_ctx: AudioCtxMode::Auto,
             audio_ctx_margin: 64,
-            audio_ctx_min: 768,
+            audio_ctx_min: 384,
             use_gpu: true,
             vocabulary: Vec::new(),
             max_file_s: crate::audio::DEFAULT_MAX_SECONDS,
@@ -232,9 +232,9 @@ threads = 0
 audio_ctx = "auto"
 # Extra encoder frames (20 ms each, 0-1500) on top of the utterance when audio_ctx = "auto".
 audio_ctx_margin = 64
-# Smallest auto-sized window in frames (0-1500; 768 = 15.36 s); smaller windows make whisper
-# repeat itself on short clips (measured: docs/PERFORMANCE.md).
-audio_ctx_min = 768
+# Smallest auto-sized window in frames (0-1500; 384 = 7.68 s); smaller windows make whisper
+# repeat itself or drop words on short clips (measured: docs/PERFORMANCE.md).
+audio_ctx_min = 384
 # Use the GPU when this binary was built with the `cuda` feature.
 use_gpu = true
 # Words and names whisper should spell your way, e.g. ["Kubernetes", "Dictum"].

@@ -967,15 +967,21 @@ impl Controller {
         let Some(capture) = self.capture.as_mut() else {
             return;
         };
-        // Post-roll keeps the last word; when the speech had already ended that long before
-        // the release, the silence already recorded is the post-roll.
+        // Post-roll keeps the last word: `post_roll_ms` of audio after the last speech. The
+        // silence already recorded before the release counts, so only the rest is recorded.
         let post_roll = self.config.dictation.post_roll_ms;
-        let post = if !live.seg.heard_speech() || live.seg.trailing_silence_ms() >= post_roll as u64
-        {
+        let post = if !live.seg.heard_speech() {
             0
         } else {
-            post_roll
+            post_roll.saturating_sub(live.seg.trailing_silence_ms().min(u32::MAX as u64) as u32)
         };
+        // Whisper starts on what was said while the post-roll is recorded; speech in the
+        // post-roll makes this pass stale and it is stopped (worker: abort).
+        if self.config.dictation.streaming && post > 0 {
+            if let Some(d) = live.seg.at_release() {
+                queue_chunks(&self.queue, live.seq, vec![d], &live.buf);
+            }
+        }
         let captured = match capture.stop(post) {
             Ok(c) => c,
             Err(e) => {

@@ -233,6 +233,7 @@ pub(crate) fn run(
         }
         let seq = typed.seq;
         let release_at = typed.release_at;
+        let release = typed.release.clone();
         let mut entry = typed.entry.clone();
         match catch(|| deliver(sink.as_mut(), typed, &shared, &to_controller)) {
             Ok(delivered) => entry = delivered,
@@ -258,7 +259,7 @@ pub(crate) fn run(
         }
         let _ = to_controller.send(Input::Done {
             seq,
-            report: Box::new(report(&entry)),
+            report: Box::new(report(&entry, release)),
         });
     }
     if let Some(m) = backlog.retry(&history) {
@@ -284,6 +285,7 @@ fn deliver(
         seq,
         mut entry,
         release_at,
+        ..
     } = typed;
     let id = entry.id.unwrap_or(0);
     let text = entry.text.clone().unwrap_or_default();

@@ -40,6 +40,7 @@ mod worker;
 
 pub use injector::{injector_sink, window_probe, Sink, SinkFactory, SinkReport, StdoutSink};
 pub use state::State;
+pub use worker::ReleasePath;
 
 use crate::config::Config;
 use crate::store::Outcome;
@@ -128,6 +129,8 @@ pub struct Report {
     pub inject_method: Option<String>,
     pub inject_error: Option<String>,
     pub error: Option<String>,
+    /// Live dictations: which whisper passes the release waited for (issue 13).
+    pub release: Option<worker::ReleasePath>,
 }
 
 /// Re-applies command-line overrides to a re-read config file.

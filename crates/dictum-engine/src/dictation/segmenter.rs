@@ -149,6 +149,23 @@ impl Segmenter {
         }
     }
 
+    /// The key went up: speech not yet covered by a decision is sent now, as a speculation
+    /// over everything since the last commit, so whisper works while the post-roll is
+    /// recorded. It stays valid unless the post-roll holds more speech (then the finish
+    /// stops it and transcribes the tail itself).
+    pub fn at_release(&mut self) -> Option<Decision> {
+        if !self.fresh_speech {
+            return None;
+        }
+        let now = self.frames * FRAME;
+        self.fresh_speech = false;
+        self.speculated_to = Some(now);
+        Some(Decision::Speculate {
+            start: self.committed,
+            end: now,
+        })
+    }
+
     /// Where the not-yet-final part of the utterance starts.
     pub fn committed(&self) -> usize {
         self.committed
@@ -189,6 +206,58 @@ mod tests {
         assert!(!s.heard_speech());
         assert!(s.trailing_silence_ms() >= 4900);
         assert_eq!(s.valid_speculation(), None);
+    }
+
+    /// Real speech from the test assets (`$DICTUM_TEST_ASSETS`, default `../shared`).
+    fn speech() -> Vec<f32> {
+        let dir = std::env::var_os("DICTUM_TEST_ASSETS")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| {
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
+            });
+        let path = dir.join("audio/dev/cards-002.wav");
+        match crate::audio::decode_16k(&path, 60) {
+            Ok(d) => d.samples,
+            Err(e) => panic!(
+                "test asset {}: {e} (set DICTUM_TEST_ASSETS)",
+                path.display()
+            ),
+        }
+    }
+
+    #[test]
+    fn release_right_after_speech_speculates_at_once_and_silence_after_keeps_it_valid() {
+        let clip = speech();
+        let mut s = Segmenter::new(&cfg(), 0.5);
+        // Up to the end of the speech only: no pause yet, so no decision.
+        let end = s_end_of_speech(&clip);
+        s.push(&clip[..end]);
+        let d = s.at_release();
+        let Some(Decision::Speculate { start: 0, end: to }) = d else {
+            panic!("expected a speculation at the release, got {d:?}");
+        };
+        assert_eq!(s.at_release(), None, "nothing new to send twice");
+        // The post-roll: silence keeps the speculation.
+        assert!(s.push(&vec![0.0; 16_000 / 4]).is_empty());
+        assert_eq!(s.valid_speculation(), Some(to));
+    }
+
+    #[test]
+    fn speech_in_the_post_roll_makes_the_release_speculation_stale() {
+        let clip = speech();
+        let mut s = Segmenter::new(&cfg(), 0.5);
+        let half = s_end_of_speech(&clip) / 2;
+        s.push(&clip[..half]);
+        assert!(s.at_release().is_some());
+        s.push(&clip[half..]);
+        assert_eq!(s.valid_speculation(), None);
+    }
+
+    /// Index just after the last loud sample (the clip's own trailing silence cut off).
+    fn s_end_of_speech(clip: &[f32]) -> usize {
+        clip.iter()
+            .rposition(|v| v.abs() > 0.02)
+            .map_or(clip.len(), |i| i + 1)
     }
 
     #[test]

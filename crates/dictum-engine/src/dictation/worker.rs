@@ -15,6 +15,7 @@ use crate::pipeline::{Engine, Segment};
 use crate::store::{Entry, History, Outcome};
 use crate::timing::{ms_since, StageTimings};
 use crate::Error;
+use serde::Serialize;
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -60,6 +61,28 @@ pub(crate) struct Typed {
     pub seq: u64,
     pub entry: Entry,
     pub release_at: Instant,
+    pub release: Option<ReleasePath>,
+}
+
+/// How the release of one live dictation was served: which whisper passes it waited for.
+/// Published with the dictation (`Report::release`), not stored.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ReleasePath {
+    /// Passes over this utterance that were running at the release or ran after it, whose
+    /// text was not used (new speech or the post-roll made them stale) and that whisper ran
+    /// to their end: time the release waited for nothing. Always 0 unless aborting failed.
+    pub stale_passes_completed: u32,
+    /// Such stale passes that were stopped early through whisper's abort callback.
+    pub stale_passes_aborted: u32,
+    /// Milliseconds after the release spent in passes whose text was not used.
+    pub stale_ms_after_release: f64,
+    /// The pass whose text became the tail: when it started, in ms relative to the release
+    /// (negative: before it), and how long it ran. `None` when the finish transcribed the
+    /// tail itself.
+    pub tail_pass_start_ms: Option<f64>,
+    pub tail_pass_ms: Option<f64>,
+    /// Whole passes over this utterance (speculations and commits) before the tail.
+    pub passes: u32,
 }
 
 #[derive(Default)]
@@ -71,6 +94,22 @@ pub(crate) struct Queue {
     /// The controller gave up on this queue's worker (stuck) and started another: the worker
     /// ends as soon as its current job returns, if it ever does.
     retired: AtomicBool,
+    /// The speculation being transcribed now (utterance, end), if any.
+    running: Mutex<Option<(u64, usize)>>,
+    /// Raised when a job pushed while `running` makes it useless: whisper then stops it
+    /// (`Transcriber::set_abort`).
+    pub(crate) abort: Arc<AtomicBool>,
+}
+
+/// True when `job`, coming after a speculation over utterance `utt` ending at `end`, makes
+/// that speculation useless.
+fn makes_stale(job: &Job, utt: u64, end: usize) -> bool {
+    match job {
+        Job::Chunk { utt: u, .. } => *u == utt,
+        Job::Finish(f) => f.seq == utt && f.speculation_end != Some(end),
+        Job::Forget(u) => *u == utt,
+        _ => false,
+    }
 }
 
 impl Queue {
@@ -98,8 +137,37 @@ impl Queue {
 
     pub fn push(&self, job: Job) {
         let mut q = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
+        let running = *self.running.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((utt, end)) = running {
+            if makes_stale(&job, utt, end) {
+                self.abort.store(true, Ordering::Relaxed);
+            }
+        }
         q.push_back(job);
         self.ready.notify_one();
+    }
+
+    /// A speculation over `utt` ending at `end` starts: from now on a job that makes it
+    /// useless raises `abort`. Returns false (and nothing starts) when a queued job already
+    /// has.
+    fn begin_speculation(&self, utt: u64, end: usize) -> bool {
+        {
+            let mut r = self.running.lock().unwrap_or_else(|e| e.into_inner());
+            *r = Some((utt, end));
+            self.abort.store(false, Ordering::Relaxed);
+        }
+        if self.supersedes(utt, end) {
+            self.end_speculation();
+            return false;
+        }
+        true
+    }
+
+    /// The speculation ended (or was stopped); returns true when it was aborted.
+    fn end_speculation(&self) -> bool {
+        let mut r = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        *r = None;
+        self.abort.swap(false, Ordering::Relaxed)
     }
 
     fn pop(&self, timeout: Duration) -> Option<Job> {
@@ -117,13 +185,18 @@ impl Queue {
     /// True when a later job makes a speculation over `utt` ending at `end` useless.
     fn supersedes(&self, utt: u64, end: usize) -> bool {
         let q = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
-        q.iter().any(|j| match j {
-            Job::Chunk { utt: u, .. } => *u == utt,
-            Job::Finish(f) => f.seq == utt && f.speculation_end != Some(end),
-            Job::Forget(u) => *u == utt,
-            _ => false,
-        })
+        q.iter().any(|j| makes_stale(j, utt, end))
     }
+}
+
+/// One whisper pass over part of an utterance while the key was held (or just after).
+struct Pass {
+    start: usize,
+    end: usize,
+    commit: bool,
+    began: Instant,
+    ended: Instant,
+    aborted: bool,
 }
 
 /// Per-utterance progress while the key is held.
@@ -136,6 +209,7 @@ struct Progress {
     speculation: Option<(usize, usize, Segment)>,
     chunks: i64,
     segments: Vec<Segment>,
+    passes: Vec<Pass>,
 }
 
 pub(crate) struct Worker {
@@ -221,15 +295,42 @@ impl Worker {
                 samples,
                 commit,
             } => {
-                if !commit && self.queue.supersedes(utt, end) {
+                if !commit && !self.queue.begin_speculation(utt, end) {
                     tracing::debug!(utt, start, end, "speculation skipped: superseded");
                     return;
                 }
                 let t0 = Instant::now();
                 let p = progress.entry(utt).or_default();
                 let context = p.texts.join(" ");
+                // Only a speculation may be stopped: a commit's text is final.
+                let flag = (!commit).then(|| self.queue.abort.clone());
+                if let Some(t) = self.engine.resilient_mut() {
+                    t.primary_mut().set_abort(flag);
+                }
                 let result = catch(|| self.engine.transcribe_segment(&samples, &context))
                     .unwrap_or_else(|msg| Err(Error::Transcribe(format!("crashed: {msg}"))));
+                if let Some(t) = self.engine.resilient_mut() {
+                    t.primary_mut().set_abort(None);
+                }
+                let aborted = !commit && self.queue.end_speculation();
+                p.passes.push(Pass {
+                    start,
+                    end,
+                    commit,
+                    began: t0,
+                    ended: Instant::now(),
+                    aborted,
+                });
+                if aborted {
+                    tracing::debug!(
+                        utt,
+                        start,
+                        end,
+                        ms = ms_since(t0),
+                        "speculation aborted: stale"
+                    );
+                    return;
+                }
                 match result {
                     Ok(seg) => {
                         p.chunks += 1;
@@ -289,6 +390,7 @@ impl Worker {
             seq,
             entry,
             release_at,
+            release: None,
         })));
     }
 
@@ -439,6 +541,11 @@ impl Worker {
             }
             _ => None,
         };
+        let release = release_path(
+            &p.passes,
+            release_at,
+            reuse.is_some().then_some((committed, speculation_end)),
+        );
         let tail_start = committed.min(samples.len());
         let context = p.texts.join(" ");
         let tail = match reuse {
@@ -539,13 +646,58 @@ impl Worker {
             seq,
             entry,
             release_at,
+            release: Some(release),
         })));
     }
 }
 
+/// What the release waited for, from the passes over the utterance. `reused` is the
+/// (start, end) of the speculation whose text became the tail, if one did.
+fn release_path(
+    passes: &[Pass],
+    release_at: Instant,
+    reused: Option<(usize, Option<usize>)>,
+) -> ReleasePath {
+    let mut r = ReleasePath {
+        passes: passes.len() as u32,
+        ..ReleasePath::default()
+    };
+    let used = |p: &Pass| {
+        p.commit || (!p.aborted && reused.is_some_and(|(s, e)| p.start == s && Some(p.end) == e))
+    };
+    // The reused speculation is the last pass over its stretch.
+    let tail = passes.iter().rposition(|p| !p.commit && used(p));
+    for (i, p) in passes.iter().enumerate() {
+        let rel = |t: Instant| {
+            if t >= release_at {
+                t.duration_since(release_at).as_secs_f64() * 1000.0
+            } else {
+                -(release_at.duration_since(t).as_secs_f64() * 1000.0)
+            }
+        };
+        if Some(i) == tail {
+            r.tail_pass_start_ms = Some(rel(p.began));
+            r.tail_pass_ms = Some(p.ended.duration_since(p.began).as_secs_f64() * 1000.0);
+            continue;
+        }
+        if p.ended <= release_at || used(p) {
+            continue;
+        }
+        let from = p.began.max(release_at);
+        r.stale_ms_after_release += p.ended.duration_since(from).as_secs_f64() * 1000.0;
+        if p.aborted {
+            r.stale_passes_aborted += 1;
+        } else {
+            r.stale_passes_completed += 1;
+        }
+    }
+    r
+}
+
 /// Builds the report the controller publishes once a dictation is done.
-pub(crate) fn report(entry: &Entry) -> Report {
+pub(crate) fn report(entry: &Entry, release: Option<ReleasePath>) -> Report {
     Report {
+        release,
         id: entry.id.unwrap_or(0),
         outcome: entry.outcome,
         text: entry.text.clone().unwrap_or_default(),
@@ -557,5 +709,91 @@ pub(crate) fn report(entry: &Entry) -> Report {
         inject_method: entry.inject_method.clone(),
         inject_error: entry.inject_error.clone(),
         error: entry.error.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk(utt: u64, end: usize) -> Job {
+        Job::Chunk {
+            utt,
+            start: 0,
+            end,
+            samples: Vec::new(),
+            commit: false,
+        }
+    }
+
+    #[test]
+    fn a_job_that_makes_the_running_speculation_stale_raises_abort() {
+        let q = Queue::default();
+        assert!(q.begin_speculation(1, 16_000));
+        // Another utterance's work does not touch it.
+        q.push(chunk(2, 8_000));
+        assert!(!q.abort.load(Ordering::Relaxed));
+        // New speech in the same utterance (a later chunk) does.
+        q.push(chunk(1, 32_000));
+        assert!(q.abort.load(Ordering::Relaxed));
+        assert!(q.end_speculation(), "reported as aborted");
+        assert!(
+            !q.abort.load(Ordering::Relaxed),
+            "lowered for the next pass"
+        );
+        // Nothing runs: nothing is aborted.
+        q.push(Job::Forget(1));
+        assert!(!q.abort.load(Ordering::Relaxed));
+    }
+
+    #[test]
+    fn a_speculation_already_superseded_in_the_queue_does_not_start() {
+        let q = Queue::default();
+        q.push(chunk(1, 32_000));
+        assert!(!q.begin_speculation(1, 16_000));
+        assert!(q.begin_speculation(2, 16_000));
+        q.push(Job::Forget(2));
+        assert!(q.end_speculation());
+    }
+
+    fn pass(
+        start: usize,
+        end: usize,
+        commit: bool,
+        began: Instant,
+        ms: u64,
+        aborted: bool,
+    ) -> Pass {
+        Pass {
+            start,
+            end,
+            commit,
+            began,
+            ended: began + Duration::from_millis(ms),
+            aborted,
+        }
+    }
+
+    #[test]
+    fn release_path_counts_only_stale_passes_after_the_release() {
+        let t = Instant::now();
+        let release = t + Duration::from_millis(1000);
+        let passes = [
+            // Done before the release: not counted.
+            pass(0, 100, false, t, 300, false),
+            // Stale, running at the release, ran to its end: 500 ms waited for nothing.
+            pass(0, 200, false, t + Duration::from_millis(700), 800, false),
+            // Stale, stopped 50 ms after the release.
+            pass(0, 300, false, t + Duration::from_millis(900), 150, true),
+            // The tail: started 20 ms after the release.
+            pass(0, 400, false, t + Duration::from_millis(1020), 300, false),
+        ];
+        let r = release_path(&passes, release, Some((0, Some(400))));
+        assert_eq!(r.stale_passes_completed, 1);
+        assert_eq!(r.stale_passes_aborted, 1);
+        assert!((r.stale_ms_after_release - 550.0).abs() < 1.0, "{r:?}");
+        assert!((r.tail_pass_start_ms.unwrap_or(f64::NAN) - 20.0).abs() < 1.0);
+        assert!((r.tail_pass_ms.unwrap_or(f64::NAN) - 300.0).abs() < 1.0);
+        assert_eq!(r.passes, 4);
     }
 }

@@ -6,7 +6,10 @@ use super::worker_process::{self, WorkerProcess};
 use crate::timing::{ms_since, timed};
 use crate::{Error, Result, SAMPLE_RATE};
 use serde::{Deserialize, Serialize};
+use std::ffi::c_void;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 use whisper_rs::{
     FullParams, SamplingStrategy, WhisperContext, WhisperContextParameters, WhisperState,
@@ -49,8 +52,8 @@ pub struct SttOutput {
     /// True when the sized window gave degenerate output and the full window was used.
     pub redone_full: bool,
     pub ms: f64,
-    /// Where whisper's last segment ends, in ms from the start of the audio given (timestamp
-    /// mode, i.e. the full window, only): speech after it was not transcribed.
+    /// Where whisper's last segment ends, in ms from the start of the audio given: speech
+    /// after it was not transcribed.
     #[serde(default)]
     pub end_ms: Option<u64>,
 }
@@ -75,7 +78,13 @@ pub struct Transcriber {
     pub device: String,
     pub load_ms: f64,
     pub warmup_ms: Option<f64>,
+    /// Raised by another thread to stop the decode under way (a live pass made stale by new
+    /// speech or by the release); whisper checks it between graph nodes. In-process only.
+    abort: Option<Arc<AtomicBool>>,
 }
+
+/// The message of a decode stopped through [`Transcriber::set_abort`].
+pub const ABORTED: &str = "aborted: the pass was made stale";
 
 /// Encoder window for `samples` of audio: the audio plus a margin, at least `min`, and 0
 /// (the full 30 s) when that would not be smaller.
@@ -95,6 +104,14 @@ pub fn audio_ctx_for(samples: usize, window: Window) -> i32 {
 fn max_tokens_for(samples: usize) -> i32 {
     let secs = samples as f64 / SAMPLE_RATE as f64;
     (24.0 + secs * 10.0).ceil() as i32
+}
+
+/// True when whisper's text stops well before the audio does (its last segment ends over 2 s
+/// before the end, and there was text): tiny models end a decode at a pause and drop what
+/// follows. Silence at the end is rare here (the VAD trims it), so this is redone.
+fn ended_early(out: &SttOutput, samples: usize) -> bool {
+    let audio_ms = (samples as u64 * 1000) / SAMPLE_RATE as u64;
+    !out.text.is_empty() && out.end_ms.is_some_and(|end| end + 2000 < audio_ms)
 }
 
 /// Output that cannot be a transcript of `samples` of speech: far too many words for the
@@ -149,6 +166,7 @@ impl Transcriber {
             },
             load_ms: ms_since(start),
             warmup_ms: None,
+            abort: None,
         })
     }
 
@@ -180,6 +198,7 @@ impl Transcriber {
             device: if gpu { "cuda".into() } else { "cpu".into() },
             load_ms: ms_since(start),
             warmup_ms: None,
+            abort: None,
         })
     }
 
@@ -213,7 +232,10 @@ impl Transcriber {
     pub fn transcribe(&mut self, pcm: &[f32], opts: &SttOptions) -> Result<SttOutput> {
         let start = Instant::now();
         let first = self.decode(pcm, opts, opts.window)?;
-        if first.audio_ctx == 0 || !looks_degenerate(&first.text, pcm.len()) {
+        if first.audio_ctx == 0
+            || !(looks_degenerate(&first.text, pcm.len()) || ended_early(&first, pcm.len()))
+            || self.abort_raised()
+        {
             return Ok(SttOutput {
                 ms: ms_since(start),
                 ..first
@@ -230,6 +252,20 @@ impl Transcriber {
             ms: ms_since(start),
             ..second
         })
+    }
+
+    /// A flag that, once raised, stops the decode under way (checked between whisper's graph
+    /// nodes, so within a few ms); the call then fails with [`ABORTED`]. Lower it before the
+    /// next decode. Ignored by the worker-process backend.
+    pub fn set_abort(&mut self, flag: Option<Arc<AtomicBool>>) {
+        self.abort = flag;
+    }
+
+    /// True when the flag given to [`Transcriber::set_abort`] is raised.
+    pub fn abort_raised(&self) -> bool {
+        self.abort
+            .as_ref()
+            .is_some_and(|f| f.load(Ordering::Relaxed))
     }
 
     /// Why the worker process stopped, when the model ran in one that has.
@@ -254,7 +290,9 @@ impl Transcriber {
         window: Option<Window>,
     ) -> Result<SttOutput> {
         match &mut self.backend {
-            Backend::InProcess { state, .. } => decode_in(state, pcm, opts, window),
+            Backend::InProcess { state, .. } => {
+                decode_in(state, pcm, opts, window, self.abort.as_deref())
+            }
             Backend::Worker(w) => w.decode(pcm, opts, window),
         }
     }
@@ -266,11 +304,19 @@ fn file_name(path: &Path) -> String {
         .unwrap_or_default()
 }
 
+/// whisper's abort callback: true stops the decode. `data` is the `AtomicBool` given to
+/// `decode_in`.
+unsafe extern "C" fn abort_requested(data: *mut c_void) -> bool {
+    // SAFETY: `decode_in` passes a pointer to an `AtomicBool` that outlives the decode.
+    unsafe { (*(data as *const AtomicBool)).load(Ordering::Relaxed) }
+}
+
 fn decode_in(
     state: &mut WhisperState,
     pcm: &[f32],
     opts: &SttOptions,
     window: Option<Window>,
+    abort: Option<&AtomicBool>,
 ) -> Result<SttOutput> {
     let start = Instant::now();
     let mut params = FullParams::new(SamplingStrategy::Greedy { best_of: 1 });
@@ -295,12 +341,12 @@ fn decode_in(
     params.set_audio_ctx(audio_ctx);
     params.set_max_tokens(max_tokens_for(pcm.len()));
     if audio_ctx > 0 {
-        // Whole utterance fits in one window: one segment, no timestamp tokens needed.
-        params.set_single_segment(true);
-        params.set_no_timestamps(true);
-        // No temperature fallback on the fast path: a failed decode is caught by
-        // `looks_degenerate` and redone once with the full window instead of up to five
-        // times at rising temperatures.
+        // Timestamp tokens are kept in the sized window: without them a window under ~768
+        // frames makes whisper loop on its own output (corpus WER 71 % at 384 frames, 9.3 %
+        // with them; examples/pass_cost.rs). No temperature fallback on the fast path: a
+        // failed decode is caught by `looks_degenerate` (or by ending early, see
+        // `Transcriber::transcribe`) and redone once with the full window instead of up to
+        // five times at rising temperatures.
         params.set_temperature_inc(0.0);
     }
     if !opts.initial_prompt.is_empty() {
@@ -315,18 +361,26 @@ fn decode_in(
     } else {
         pcm
     };
-    state
-        .full(params, pcm)
-        .map_err(|e| Error::Transcribe(e.to_string()))?;
+    if let Some(flag) = abort {
+        // SAFETY: `flag` outlives `state.full` below (it is borrowed for this whole call), and
+        // the callback only reads it atomically.
+        unsafe {
+            params.set_abort_callback(Some(abort_requested));
+            params.set_abort_callback_user_data(flag as *const AtomicBool as *mut c_void);
+        }
+    }
+    let done = state.full(params, pcm);
+    if abort.is_some_and(|f| f.load(Ordering::Relaxed)) {
+        return Err(Error::Transcribe(ABORTED.into()));
+    }
+    done.map_err(|e| Error::Transcribe(e.to_string()))?;
     let mut text = String::new();
     let mut no_speech_prob = 0.0f32;
     let mut end_ms = None;
     for segment in state.as_iter() {
         no_speech_prob = no_speech_prob.max(segment.no_speech_probability());
-        if audio_ctx == 0 {
-            // Centiseconds.
-            end_ms = u64::try_from(segment.end_timestamp()).ok().map(|t| t * 10);
-        }
+        // Centiseconds.
+        end_ms = u64::try_from(segment.end_timestamp()).ok().map(|t| t * 10);
         let piece = segment
             .to_str_lossy()
             .map_err(|e| Error::Transcribe(e.to_string()))?;

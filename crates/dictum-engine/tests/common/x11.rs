@@ -186,9 +186,20 @@ pub struct Xterm {
 
 impl Xterm {
     pub fn start(x: &Xvfb, title: &str) -> Xterm {
+        Xterm::start_with(x, title, false)
+    }
+
+    /// `raw`: the terminal is not line-buffered (`stty -icanon`), so each character reaches
+    /// `file` as soon as the xterm gets it (for timing the first typed character).
+    pub fn start_with(x: &Xvfb, title: &str, raw: bool) -> Xterm {
         let dir = tempfile::tempdir().expect("tempdir");
         let file = dir.path().join("typed.txt");
-        let script = format!("cat > '{}'", file.display());
+        let stty = if raw {
+            "stty -icanon min 1 time 0; "
+        } else {
+            ""
+        };
+        let script = format!("{stty}cat > '{}'", file.display());
         let child = Command::new("xterm")
             .args([
                 "-T",
