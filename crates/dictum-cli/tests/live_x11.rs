@@ -412,9 +412,9 @@ fn dictation_into_a_real_window_with_a_real_hotkey_and_microphone() {
 /// 100 ms after the last one. The pass whisper started at the pause is made stale by those
 /// words; the release must never wait for it to run to its end (it is stopped through
 /// whisper's abort callback), and the text still holds both phrases. Asserted on the
-/// dictation event's `release` fields, not on wall time. The `base` model on one thread
-/// makes a pass (~2-3 s here) far longer than the phrase after the pause, so the stale pass
-/// is still running at the release on any machine this runs on.
+/// dictation event's `release` fields, not on wall time. The `base` model on one thread over
+/// 11 s of speech (kept a speculation: `commit_min_ms` above it) makes that pass (~3 s here)
+/// far longer than the phrase after the pause, so it is still running at the release.
 #[test]
 fn quick_release_never_waits_for_a_stale_pass() {
     if !tools_present() {
@@ -428,13 +428,15 @@ fn quick_release_never_waits_for_a_stale_pass() {
     std::fs::write(
         dir.path().join("config.toml"),
         format!(
-            "[stt]\nmodel = \"{}\"\nthreads = 1\nlanguage = \"en\"\n\n[inject]\nnotify_on_failure = false\n",
+            "[stt]\nmodel = \"{}\"\nthreads = 1\nlanguage = \"en\"\n\n\
+             [dictation]\ncommit_min_ms = 28000\nchunk_max_ms = 28000\n\n\
+             [inject]\nnotify_on_failure = false\n",
             model.display()
         ),
     )
     .expect("write config");
-    // "He was not an ill disposed young man" · 0.4 s pause · "ten of clubs", each clip's own
-    // leading and trailing silence cut, so the release really is 100 ms after "clubs".
+    // jfk.wav · 0.4 s pause · "ten of clubs", each clip's own leading and trailing silence
+    // cut, so the release really is 100 ms after the last word.
     let speech = |name: &str| {
         let s = dictum_engine::audio::decode_16k(&clip(name), 60)
             .expect("clip")
@@ -444,7 +446,7 @@ fn quick_release_never_waits_for_a_stale_pass() {
         let last = s.iter().rposition(|v| loud(&v)).unwrap_or(s.len());
         s[first.saturating_sub(800)..(last + 800).min(s.len())].to_vec()
     };
-    let mut samples = speech("sns-0880.wav");
+    let mut samples = speech("jfk.wav");
     samples.extend(std::iter::repeat_n(0.0, 16_000 * 4 / 10));
     samples.extend(speech("cards-001.wav"));
     let wav = dir.path().join("pause-then-words.wav");
@@ -460,7 +462,7 @@ fn quick_release_never_waits_for_a_stale_pass() {
         let text = ev["text"].as_str().unwrap_or_default().to_lowercase();
         assert_eq!(line.trim_end().to_lowercase(), text, "{ev}");
         assert!(
-            text.contains("young man") && text.contains("clubs"),
+            text.contains("your country") && text.contains("ten of"),
             "both phrases are typed: {ev}"
         );
         let r = &ev["release"];
