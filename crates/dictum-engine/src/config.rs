@@ -345,7 +345,7 @@ input_device = ""
 # (0-5000).
 preroll_ms = 300
 # Audio recorded after the release (the last word is never clipped), in ms (0-5000).
-# Skipped when the speech had already ended that long before the release.
+# The silence already heard before the release counts toward it.
 post_roll_ms = 300
 # Longest utterance in seconds (1-3600); you are told when it is reached.
 max_utterance_s = 300
@@ -356,10 +356,11 @@ streaming = true
 pause_ms = 250
 # What was said so far becomes final (never transcribed again) at a pause once it holds this
 # much audio (ms, 0 to chunk_max_ms); shorter stretches are re-transcribed whole at the next
-# pause, which keeps whisper's context (one pass over 10 s costs about the same as over 1 s).
-commit_min_ms = 10000
+# pause. Small stretches keep the work left at the release small: a pass costs about in
+# proportion to its audio (whisper's window is sized to it), and the text before is its prompt.
+commit_min_ms = 3000
 # Speech without a pause is cut at its quietest point after this long (ms, 5000-28000;
-# 15000 fits whisper's smallest sized window).
+# whisper sees at most 30 s at once).
 chunk_max_ms = 15000
 # Utterances that may wait for transcription (1-64); one over the cap is stored (row and
 # audio), not dropped, and you are told.

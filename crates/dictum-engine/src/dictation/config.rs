@@ -60,7 +60,7 @@ impl Default for DictationConfig {
             max_utterance_s: 300,
             streaming: true,
             pause_ms: 250,
-            commit_min_ms: 10_000,
+            commit_min_ms: 3_000,
             chunk_max_ms: 15_000,
             queue_max: 8,
             idle_unload_min: 0.0,

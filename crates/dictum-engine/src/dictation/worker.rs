@@ -312,7 +312,10 @@ impl Worker {
                 if let Some(t) = self.engine.resilient_mut() {
                     t.primary_mut().set_abort(None);
                 }
-                let aborted = !commit && self.queue.end_speculation();
+                // Stale: a later job made it useless (its text is dropped). Aborted: whisper
+                // actually stopped on the flag, rather than finishing first.
+                let stale = !commit && self.queue.end_speculation();
+                let aborted = matches!(&result, Err(e) if crate::stt::is_aborted(e));
                 p.passes.push(Pass {
                     start,
                     end,
@@ -321,13 +324,14 @@ impl Worker {
                     ended: Instant::now(),
                     aborted,
                 });
-                if aborted {
+                if stale || aborted {
                     tracing::debug!(
                         utt,
                         start,
                         end,
+                        aborted,
                         ms = ms_since(t0),
-                        "speculation aborted: stale"
+                        "speculation dropped: stale"
                     );
                     return;
                 }

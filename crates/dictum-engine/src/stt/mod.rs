@@ -12,4 +12,6 @@ pub mod worker_process;
 pub use model_file::{check_model_file, ModelInfo};
 pub use nonspeech::{is_silence_phrase, strip_nonspeech};
 pub use resilient::{Delivered, ResilientTranscriber, MAX_GPU_FAILURES};
-pub use whisper::{audio_ctx_for, looks_degenerate, SttOptions, SttOutput, Transcriber, Window};
+pub use whisper::{
+    audio_ctx_for, is_aborted, looks_degenerate, SttOptions, SttOutput, Transcriber, Window,
+};

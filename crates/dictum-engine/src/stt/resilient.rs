@@ -149,6 +149,8 @@ impl ResilientTranscriber {
                         fallback: None,
                     })
                 }
+                // A pass stopped on purpose (made stale) is not a GPU failure.
+                Err(e) if super::whisper::is_aborted(&e) => return Err(e),
                 Err(e) => {
                     self.gpu_failures += 1;
                     if self.primary.worker_stalled() && self.gpu_failures < MAX_GPU_FAILURES {

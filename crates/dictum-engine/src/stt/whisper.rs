@@ -304,11 +304,28 @@ fn file_name(path: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// whisper's abort callback: true stops the decode. `data` is the `AtomicBool` given to
+/// What whisper's abort callback reads: the flag another thread raises, and whether whisper
+/// actually stopped on it (a flag raised after the last check leaves a finished decode).
+struct AbortWatch<'a> {
+    flag: &'a AtomicBool,
+    fired: AtomicBool,
+}
+
+/// whisper's abort callback: true stops the decode. `data` is the `AbortWatch` given by
 /// `decode_in`.
 unsafe extern "C" fn abort_requested(data: *mut c_void) -> bool {
-    // SAFETY: `decode_in` passes a pointer to an `AtomicBool` that outlives the decode.
-    unsafe { (*(data as *const AtomicBool)).load(Ordering::Relaxed) }
+    // SAFETY: `decode_in` passes a pointer to an `AbortWatch` that outlives the decode.
+    let watch = unsafe { &*(data as *const AbortWatch) };
+    let stop = watch.flag.load(Ordering::Relaxed);
+    if stop {
+        watch.fired.store(true, Ordering::Relaxed);
+    }
+    stop
+}
+
+/// True when `e` is a decode stopped through [`Transcriber::set_abort`].
+pub fn is_aborted(e: &Error) -> bool {
+    matches!(e, Error::Transcribe(m) if m == ABORTED)
 }
 
 fn decode_in(
@@ -361,16 +378,20 @@ fn decode_in(
     } else {
         pcm
     };
-    if let Some(flag) = abort {
-        // SAFETY: `flag` outlives `state.full` below (it is borrowed for this whole call), and
-        // the callback only reads it atomically.
+    let watch = abort.map(|flag| AbortWatch {
+        flag,
+        fired: AtomicBool::new(false),
+    });
+    if let Some(w) = &watch {
+        // SAFETY: `watch` outlives `state.full` below (it lives to the end of this call), and
+        // the callback only touches it atomically.
         unsafe {
             params.set_abort_callback(Some(abort_requested));
-            params.set_abort_callback_user_data(flag as *const AtomicBool as *mut c_void);
+            params.set_abort_callback_user_data(w as *const AbortWatch as *mut c_void);
         }
     }
     let done = state.full(params, pcm);
-    if abort.is_some_and(|f| f.load(Ordering::Relaxed)) {
+    if watch.is_some_and(|w| w.fired.load(Ordering::Relaxed)) {
         return Err(Error::Transcribe(ABORTED.into()));
     }
     done.map_err(|e| Error::Transcribe(e.to_string()))?;
