@@ -122,9 +122,26 @@ impl Daemon {
     }
 
     fn write_config(&self, extra: &str) {
-        let model = common::tiny_model();
+        self.write_config_with(&common::tiny_model(), extra)
+    }
+
+    /// `extra` goes at the end; lines of its own `[stt]` table, if it has one, join the
+    /// `[stt]` table written here (TOML has one table per name).
+    fn write_config_with(&self, model: &Path, extra: &str) {
+        let (mut stt, mut rest, mut in_stt) = (String::new(), String::new(), false);
+        for line in extra.lines() {
+            if line.trim_start().starts_with('[') {
+                in_stt = line.trim() == "[stt]";
+                if in_stt {
+                    continue;
+                }
+            }
+            let to = if in_stt { &mut stt } else { &mut rest };
+            to.push_str(line);
+            to.push('\n');
+        }
         let text = format!(
-            "[stt]\nmodel = \"{}\"\nthreads = 2\n\n[inject]\nnotify_on_failure = false\n{extra}",
+            "[stt]\nmodel = \"{}\"\nthreads = 2\n{stt}\n[inject]\nnotify_on_failure = false\n{rest}",
             model.display()
         );
         let path = self.dir.join("config.toml");
@@ -525,6 +542,8 @@ fn bench_release_latency() {
         .collect();
     let out_path = std::env::var("DICTUM_LIVE_BENCH_OUT").ok();
     let extra = std::env::var("DICTUM_LIVE_BENCH_CONFIG").unwrap_or_default();
+    // Another speech model than tiny.en (e.g. base), by path.
+    let model = std::env::var_os("DICTUM_LIVE_BENCH_MODEL").map(PathBuf::from);
     assert!(
         tools_present(),
         "the bench needs Xvfb, xterm, xdotool, xclip"
@@ -544,9 +563,10 @@ fn bench_release_latency() {
     ];
     let mut first_config = true;
     for method in &methods {
-        if method != "type" || !first_config || !extra.is_empty() {
+        if method != "type" || !first_config || !extra.is_empty() || model.is_some() {
             d.notices.clear();
-            d.write_config(&format!("method = \"{method}\"\n{extra}"));
+            let model = model.clone().unwrap_or_else(common::tiny_model);
+            d.write_config_with(&model, &format!("method = \"{method}\"\n{extra}"));
             d.wait_notice("config applied");
         }
         first_config = false;
