@@ -45,9 +45,11 @@ impl Daemon {
             .env_remove("XDG_SESSION_TYPE")
             .env("DICTUM_DATA_DIR", dir)
             .env("DICTUM_CONFIG", dir.join("config.toml"))
+            // The caller's DICTUM_LOG wins (to see the daemon's debug lines in a bench).
             .env(
                 "DICTUM_LOG",
-                "warn,pulseaudio=off,enigo=error,arboard=error",
+                std::env::var("DICTUM_LOG")
+                    .unwrap_or_else(|_| "warn,pulseaudio=off,enigo=error,arboard=error".into()),
             )
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -111,6 +111,26 @@ pub struct Segment {
 }
 
 impl Segment {
+    /// Adds what whisper made of the rest of the same stretch (see
+    /// [`Engine::transcribe_segment`]): its text after this one, its time on top. The speech
+    /// found was already counted over the whole stretch.
+    fn append(&mut self, rest: Segment) {
+        for (to, from) in [(&mut self.text, &rest.text), (&mut self.raw, &rest.raw)] {
+            if !from.trim().is_empty() {
+                if !to.is_empty() {
+                    to.push(' ');
+                }
+                to.push_str(from.trim());
+            }
+        }
+        self.vad_ms += rest.vad_ms;
+        self.stt_ms += rest.stt_ms;
+        self.no_speech_prob = self.no_speech_prob.min(rest.no_speech_prob);
+        self.uncovered_from = rest.uncovered_from;
+        self.fallback = self.fallback.take().or(rest.fallback);
+        self.model_load = self.model_load.or(rest.model_load);
+    }
+
     /// Copies the timings and facts (not the text) into a history row.
     pub fn apply_to(&self, entry: &mut Entry, timings: &mut StageTimings) {
         timings.vad = Some(timings.vad.unwrap_or(0.0) + self.vad_ms);
@@ -708,8 +728,56 @@ impl Engine {
     /// VAD → whisper on one stretch of 16 kHz mono audio. `context` is the text said just
     /// before it (earlier chunks of the same utterance): whisper gets it as its prompt, after
     /// the vocabulary, so words and casing carry across chunk boundaries.
+    ///
+    /// Whisper (tiny especially) can end its text at a pause and drop the sentences after it
+    /// without saying so (its one segment's timestamps then span the whole stretch). People
+    /// dictate 2–3 words a second; under one a second over 6 s of speech, the stretch is
+    /// transcribed again in two halves cut at its quietest point, kept if they say more.
+    /// Measured: a live 10.7 s stretch ("ask what you can do for your country" + 0.4 s +
+    /// a 7 s sentence) came back as its first 8 words.
     pub fn transcribe_segment(&mut self, samples: &[f32], context: &str) -> Result<Segment> {
-        self.transcribe_piece(samples, context, false)
+        self.transcribe_checked(samples, context, 0)
+    }
+
+    fn transcribe_checked(
+        &mut self,
+        samples: &[f32],
+        context: &str,
+        depth: u32,
+    ) -> Result<Segment> {
+        let mut seg = self.transcribe_piece(samples, context, false)?;
+        let rate = crate::SAMPLE_RATE as usize;
+        let words = |s: &Segment| s.text.split_whitespace().count();
+        let speech_s = seg.speech_ms as f64 / 1000.0;
+        if depth >= 2
+            || speech_s < 6.0
+            || words(&seg) as f64 >= speech_s
+            || samples.len() < 4 * rate
+        {
+            return Ok(seg);
+        }
+        let cut =
+            crate::audio::cut::quietest_point(samples, samples.len() / 4, samples.len() * 3 / 4);
+        let mut first = self.transcribe_checked(&samples[..cut], context, depth + 1)?;
+        let before = format!("{context} {}", first.text);
+        let second = self.transcribe_checked(&samples[cut..], before.trim(), depth + 1)?;
+        let halves = words(&first) + words(&second);
+        tracing::debug!(
+            whole = words(&seg),
+            halves,
+            speech_s,
+            "whisper's text was short for the speech; redone in two halves"
+        );
+        if halves > words(&seg) {
+            first.append(second);
+            first.speech_ms = seg.speech_ms;
+            first.stt_ms += seg.stt_ms;
+            first.vad_ms += seg.vad_ms;
+            return Ok(first);
+        }
+        seg.stt_ms += first.stt_ms + second.stt_ms;
+        seg.vad_ms += first.vad_ms + second.vad_ms;
+        Ok(seg)
     }
 
     /// [`Engine::transcribe_segment`]; `full_window` forces whisper's full 30 s window

@@ -217,3 +217,43 @@ fn gpu_failures_are_redone_on_cpu_and_then_pinned_there() {
     assert_eq!(rows.len(), 4);
     assert!(rows.iter().all(|r| r.outcome == Outcome::Ok));
 }
+
+/// A live stretch holding the end of one sentence, a 0.4 s pause and a whole second sentence:
+/// tiny can stop its text at the pause and drop the second sentence, with a segment whose
+/// timestamps span the whole stretch (seen live with 6 s commit stretches: this stretch came
+/// back as its first 8 words). `transcribe_segment` redoes a stretch that says far too little
+/// for its speech in two halves.
+#[test]
+fn a_sentence_after_a_pause_inside_a_live_stretch_is_not_dropped() {
+    let decode = |name: &str| {
+        dictum_engine::audio::decode_16k(&common::clip(name), 60)
+            .expect("clip")
+            .samples
+    };
+    let jfk = decode("jfk.wav");
+    // From jfk's pause before "ask what you can do for your country".
+    let from = dictum_engine::audio::cut::quietest_point(&jfk, 7 * 16_000, 9 * 16_000);
+    let mut stretch = jfk[from..].to_vec();
+    stretch.extend(std::iter::repeat_n(0.0, 16_000 * 4 / 10));
+    let sns = decode("sns-0870.wav");
+    let loud = |v: &&f32| v.abs() > 0.01;
+    let first = sns.iter().position(|v| loud(&v)).unwrap_or(0);
+    stretch.extend_from_slice(&sns[first.saturating_sub(800)..]);
+    let mut engine = engine();
+    let seg = engine
+        .transcribe_segment(
+            &stretch,
+            "And so my fellow Americans ask not what your country can do for you.",
+        )
+        .expect("transcribed");
+    let text = seg.text.to_lowercase();
+    eprintln!("{:.1} s of speech: {text:?}", seg.speech_ms as f64 / 1000.0);
+    assert!(
+        text.contains("your country"),
+        "first sentence lost: {text:?}"
+    );
+    assert!(
+        text.contains("dashwood") && text.contains("for them"),
+        "the sentence after the pause was dropped: {text:?}"
+    );
+}
