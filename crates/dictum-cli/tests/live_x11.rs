@@ -23,6 +23,14 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
+
+/// One live session at a time in this test binary: each test starts its own PulseAudio (whose
+/// address goes into the process environment) and X server, and cargo runs tests in parallel.
+static LIVE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    LIVE.lock().unwrap_or_else(|p| p.into_inner())
+}
 use std::time::{Duration, Instant};
 
 const HOTKEY: &str = "ctrl+alt+space";
@@ -212,6 +220,7 @@ fn dictation_into_a_real_window_with_a_real_hotkey_and_microphone() {
     if !tools_present() {
         return;
     }
+    let _live = one_at_a_time();
     let _pulse = Pulse::start();
     let x = Xvfb::start();
     let term = Xterm::start(&x, "Dictum target");
@@ -439,6 +448,7 @@ fn quick_release_never_waits_for_a_stale_pass() {
     if !tools_present() {
         return;
     }
+    let _live = one_at_a_time();
     let _pulse = Pulse::start();
     let x = Xvfb::start();
     let term = Xterm::start(&x, "Dictum target");
@@ -550,6 +560,7 @@ fn bench_release_latency() {
         tools_present(),
         "the bench needs Xvfb, xterm, xdotool, xclip"
     );
+    let _live = one_at_a_time();
     let _pulse = Pulse::start();
     let x = Xvfb::start();
     // Not line-buffered: each typed character reaches the file at once, so the first one
@@ -684,6 +695,7 @@ fn soak() {
         tools_present(),
         "the soak needs Xvfb, xterm, xdotool, xclip"
     );
+    let _live = one_at_a_time();
     let _pulse = Pulse::start();
     let x = Xvfb::start();
     let term = Xterm::start(&x, "Dictum target");

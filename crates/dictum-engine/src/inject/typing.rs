@@ -109,19 +109,21 @@ impl Keys {
         })
     }
 
-    /// Waits up to `timeout` for every modifier to be up (the user lets go of the hotkey);
-    /// whatever is still down then gets a key-up, so typed letters never become shortcuts.
+    /// Waits up to `timeout` for every key to be up (the user lets go of the hotkey: its
+    /// modifiers, and its own key, whose passive grab sends typed keys to the grabbing client
+    /// until it comes up — a toggle ends on a key press, and the text can be ready before the
+    /// key is released); modifiers still down then get a key-up, so typed letters never
+    /// become shortcuts.
     pub(crate) fn release_modifiers(
         &mut self,
         x11: &X11,
         timeout: Duration,
     ) -> Result<ModifierRelease, String> {
         let start = Instant::now();
-        let mut held = x11.held_modifiers()?;
-        while !held.is_empty() && start.elapsed() < timeout {
+        while !x11.held_keys()?.is_empty() && start.elapsed() < timeout {
             std::thread::sleep(POLL);
-            held = x11.held_modifiers()?;
         }
+        let held = x11.held_modifiers()?;
         let waited_ms = start.elapsed().as_secs_f64() * 1e3;
         for &keycode in &held {
             self.enigo

@@ -315,6 +315,20 @@ mod x11 {
             Ok(mask.contains(x11rb::protocol::xproto::KeyButMask::LOCK))
         }
 
+        /// Keycodes of every key that is down right now (physically or by XTest).
+        pub(crate) fn held_keys(&self) -> Result<Vec<u8>, String> {
+            let keys = self
+                .conn
+                .query_keymap()
+                .map_err(|e| err("query_keymap", e))?
+                .reply()
+                .map_err(|e| err("query_keymap", e))?
+                .keys;
+            Ok((8..=255u8)
+                .filter(|&k| keys[usize::from(k / 8)] & (1 << (k % 8)) != 0)
+                .collect())
+        }
+
         /// Keycodes of modifier keys that are down right now (physically or by XTest).
         pub(crate) fn held_modifiers(&self) -> Result<Vec<u8>, String> {
             let keys = self
@@ -348,6 +362,9 @@ impl X11 {
     }
     pub(crate) fn focused_window(&self) -> Result<WindowInfo, String> {
         Ok(WindowInfo::default())
+    }
+    pub(crate) fn held_keys(&self) -> Result<Vec<u8>, String> {
+        Ok(Vec::new())
     }
     pub(crate) fn held_modifiers(&self) -> Result<Vec<u8>, String> {
         Ok(Vec::new())
