@@ -331,18 +331,10 @@ mod x11 {
 
         /// Keycodes of modifier keys that are down right now (physically or by XTest).
         pub(crate) fn held_modifiers(&self) -> Result<Vec<u8>, String> {
-            let keys = self
-                .conn
-                .query_keymap()
-                .map_err(|e| err("query_keymap", e))?
-                .reply()
-                .map_err(|e| err("query_keymap", e))?
-                .keys;
             let mut held: Vec<u8> = self
-                .modifier_keycodes
-                .iter()
-                .copied()
-                .filter(|&k| keys[usize::from(k / 8)] & (1 << (k % 8)) != 0)
+                .held_keys()?
+                .into_iter()
+                .filter(|k| self.modifier_keycodes.contains(k))
                 .collect();
             held.sort_unstable();
             held.dedup();
