@@ -19,10 +19,8 @@ use common::pulse::{play_and_wait, reference, Pulse};
 use common::x11::{tools_present, Xterm, Xvfb};
 use dictum_engine::eval::WerCount;
 use serde_json::Value;
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc;
+use std::path::PathBuf;
+use std::process::Command;
 
 /// One live session at a time in this test binary: each test starts its own PulseAudio (whose
 /// address goes into the process environment) and X server, and cargo runs tests in parallel.
@@ -33,186 +31,12 @@ fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
 }
 use std::time::{Duration, Instant};
 
-const HOTKEY: &str = "ctrl+alt+space";
-
-struct Daemon {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    events: mpsc::Receiver<Value>,
-    notices: Vec<String>,
-    dir: PathBuf,
-}
-
-impl Daemon {
-    fn start(dir: &Path, x: &Xvfb) -> Daemon {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_dictum"))
-            .args(["run", "--json", "--stdin-commands"])
-            .env("DISPLAY", &x.display)
-            // An X11 session, whatever session the tests run in.
-            .env_remove("WAYLAND_DISPLAY")
-            .env_remove("XDG_SESSION_TYPE")
-            .env("DICTUM_DATA_DIR", dir)
-            .env("DICTUM_CONFIG", dir.join("config.toml"))
-            // The caller's DICTUM_LOG wins (to see the daemon's debug lines in a bench).
-            .env(
-                "DICTUM_LOG",
-                std::env::var("DICTUM_LOG")
-                    .unwrap_or_else(|_| "warn,pulseaudio=off,enigo=error,arboard=error".into()),
-            )
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start dictum run");
-        let stdout = child.stdout.take().expect("stdout");
-        let stdin = child.stdin.take();
-        let events = events::json_events(stdout);
-        let mut d = Daemon {
-            child,
-            stdin,
-            events,
-            notices: Vec::new(),
-            dir: dir.to_path_buf(),
-        };
-        let ready = d.next("ready", Duration::from_secs(90));
-        eprintln!("ready: {ready}");
-        assert_eq!(ready["hotkey"], HOTKEY);
-        d
-    }
-
-    /// The next event of `kind` (notices are collected on the way).
-    fn next(&mut self, kind: &str, within: Duration) -> Value {
-        let deadline = Instant::now() + within;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let ev = match self.events.recv_timeout(left) {
-                Ok(ev) => ev,
-                Err(e) => panic!(
-                    "no `{kind}` event within {within:?} ({e}); notices: {:?}",
-                    self.notices
-                ),
-            };
-            if ev["event"] == "notice" {
-                self.notices
-                    .push(ev["message"].as_str().unwrap_or_default().to_string());
-            }
-            if ev["event"] == kind {
-                return ev;
-            }
-        }
-    }
-
-    fn wait_notice(&mut self, needle: &str) {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !self.notices.iter().any(|n| n.contains(needle)) {
-            assert!(
-                Instant::now() < deadline,
-                "no notice {needle:?}: {:?}",
-                self.notices
-            );
-            let left = deadline.saturating_duration_since(Instant::now());
-            if let Ok(ev) = self.events.recv_timeout(left) {
-                if ev["event"] == "notice" {
-                    self.notices
-                        .push(ev["message"].as_str().unwrap_or_default().to_string());
-                }
-            }
-        }
-    }
-
-    /// Nothing but state/notice events for `within`.
-    fn no_dictation(&mut self, within: Duration) {
-        let deadline = Instant::now() + within;
-        while let Ok(ev) = self
-            .events
-            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-        {
-            assert_ne!(ev["event"], "dictation", "unexpected dictation: {ev}");
-        }
-    }
-
-    fn write_config(&self, extra: &str) {
-        self.write_config_with(&common::tiny_model(), extra)
-    }
-
-    /// `extra` goes at the end; lines of its own `[stt]` table, if it has one, join the
-    /// `[stt]` table written here (TOML has one table per name).
-    fn write_config_with(&self, model: &Path, extra: &str) {
-        let (mut stt, mut rest, mut in_stt) = (String::new(), String::new(), false);
-        for line in extra.lines() {
-            if line.trim_start().starts_with('[') {
-                in_stt = line.trim() == "[stt]";
-                if in_stt {
-                    continue;
-                }
-            }
-            let to = if in_stt { &mut stt } else { &mut rest };
-            to.push_str(line);
-            to.push('\n');
-        }
-        let text = format!(
-            "[stt]\nmodel = \"{}\"\nthreads = 2\n{stt}\n[inject]\nnotify_on_failure = false\n{rest}",
-            model.display()
-        );
-        let path = self.dir.join("config.toml");
-        // Written whole and renamed: the daemon never reads half a file.
-        let tmp = self.dir.join("config.toml.tmp");
-        std::fs::write(&tmp, text).expect("write config");
-        std::fs::rename(&tmp, &path).expect("rename config");
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        if let Some(mut stdin) = self.stdin.take() {
-            let _ = writeln!(stdin, "quit");
-        }
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn write_initial_config(dir: &Path) {
-    let text = format!(
-        "[stt]\nmodel = \"{}\"\nthreads = 2\n\n[inject]\nnotify_on_failure = false\n",
-        common::tiny_model().display()
-    );
-    std::fs::write(dir.join("config.toml"), text).expect("write config");
-}
-
-/// Holds `keys` down while `clip` plays (from 100 ms after the press), releases `tail_ms`
-/// after the clip ends; returns the dictation event.
-fn dictate(x: &Xvfb, d: &mut Daemon, keys: &str, clip: &Path, tail_ms: u64) -> Value {
-    x.xdotool(&["keydown", keys]);
-    std::thread::sleep(Duration::from_millis(100));
-    let status = Command::new("paplay")
-        .arg("--device=dictum_sink")
-        .arg(clip)
-        .status()
-        .expect("paplay");
-    assert!(status.success());
-    std::thread::sleep(Duration::from_millis(tail_ms));
-    x.xdotool(&["keyup", keys]);
-    d.next("dictation", Duration::from_secs(60))
-}
+#[path = "support/x11_daemon.rs"]
+mod x11_daemon;
+use x11_daemon::{dictate, typed_line, write_initial_config, Daemon, HOTKEY};
 
 fn clip(name: &str) -> PathBuf {
     common::clip(name)
-}
-
-/// What the xterm got since the last call (one line: the dictations and a Return).
-fn typed_line(term: &Xterm, x: &Xvfb, seen: &mut usize) -> String {
-    let all = term.line(x);
-    let new = all[*seen..].to_string();
-    *seen = all.len();
-    new.trim_end_matches('\n').to_string()
 }
 
 #[test]
