@@ -4,8 +4,10 @@
 //! five sentences from the dev clips, 1 s of silence between them, and 10 s of room noise
 //! between the second and the third. Each sentence must become its own history row and be
 //! typed into a real xterm, in order; the noise must give nothing (no row, nothing typed);
-//! listening must stop by itself after `hands_free_idle_s` without speech; and `hands-free
-//! on` / `hands-free off` on the command input must start and stop it.
+//! listening must stop by itself after `hands_free_idle_s` without speech; `hands-free on` /
+//! `hands-free off` on the command input must start and stop it; and when the microphone
+//! goes away while listening and comes back, listening must resume by itself (without a
+//! stream of notices meanwhile) and type what is said next.
 //!
 //! The room noise: sox brown noise at -40 dBFS RMS (a fan or a busy room, 13 dB under the
 //! speech) with `alsa-Noise.wav` (a white-noise burst) looped under it at -45 dBFS RMS.
@@ -204,7 +206,7 @@ fn hands_free_types_each_sentence_as_its_own_dictation_and_nothing_for_room_nois
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(700);
-    let _pulse = Pulse::start();
+    let pulse = Pulse::start();
     let x = Xvfb::start();
     let term = Xterm::start(&x, "Dictum target");
     let dir = tempfile::tempdir().expect("tempdir");
@@ -220,7 +222,7 @@ fn hands_free_types_each_sentence_as_its_own_dictation_and_nothing_for_room_nois
         write!(
             f,
             "\n[dictation]\nmode = \"hands-free\"\nhands_free_pause_ms = {pause_ms}\n\
-             hands_free_idle_s = {IDLE_S}\n"
+             hands_free_idle_s = {IDLE_S}\ninput_device = \"dictum_mic\"\n"
         )
         .expect("write config");
     }
@@ -314,4 +316,47 @@ fn hands_free_types_each_sentence_as_its_own_dictation_and_nothing_for_room_nois
     assert!(rest.iter().all(|e| e["event"] != "dictation"), "{rest:?}");
     d.no_dictation(Duration::from_millis(500));
     assert_eq!(history(dir.path()).len(), SENTENCES.len());
+
+    // 4. The microphone goes away while listening and comes back: listening resumes by
+    //    itself, with no stream of notices meanwhile.
+    send(&mut d, "hands-free on");
+    until_notice(&mut d, "hands-free on", Duration::from_secs(10));
+    pulse.pactl(&["unload-module", "module-virtual-source"]);
+    until_notice(&mut d, "microphone is gone", Duration::from_secs(15));
+    let gone_at = d.notices.len();
+    let quiet_until = Instant::now() + Duration::from_secs(6);
+    while let Ok(ev) = d
+        .events
+        .recv_timeout(quiet_until.saturating_duration_since(Instant::now()))
+    {
+        assert_ne!(ev["event"], "dictation", "{ev}");
+        if ev["event"] == "notice" {
+            d.notices
+                .push(ev["message"].as_str().unwrap_or_default().to_string());
+        }
+    }
+    let meanwhile = &d.notices[gone_at..];
+    assert!(meanwhile.len() <= 2, "notices while gone: {meanwhile:?}");
+    pulse.pactl(&[
+        "load-module",
+        "module-virtual-source",
+        "source_name=dictum_mic",
+        "master=dictum_sink.monitor",
+    ]);
+    until_notice(&mut d, "listening again", Duration::from_secs(15));
+    std::thread::sleep(Duration::from_millis(500));
+    let status = Command::new("paplay")
+        .arg("--device=dictum_sink")
+        .arg(common::clip("goforward.wav"))
+        .status()
+        .expect("paplay");
+    assert!(status.success());
+    let back = d.next("dictation", Duration::from_secs(30));
+    eprintln!("after the microphone came back: {back}");
+    assert_eq!(back["outcome"], "ok", "{back}");
+    let text = back["text"].as_str().unwrap_or_default();
+    let w = WerCount::of(&reference("goforward.wav"), text);
+    assert!(w.rate() <= 0.35, "{text:?} ({w:?})");
+    send(&mut d, "hands-free off");
+    until_notice(&mut d, "hands-free off", Duration::from_secs(10));
 }

@@ -613,6 +613,14 @@ impl Capture {
         }
     }
 
+    /// Asks the audio server whether this stream's source is still there (PulseAudio moves a
+    /// stream whose source went away to another one and says nothing); `Some(why)` when it
+    /// is gone or the server does not answer within a second. For a stream that records all
+    /// along (hands-free), between two utterances.
+    pub fn source_missing(&self) -> Option<String> {
+        self.source_gone()
+    }
+
     /// True once the stream has failed (device gone, server gone): reopen it.
     pub fn has_failed(&self) -> bool {
         self.shared.failed.load(Ordering::SeqCst)

@@ -38,7 +38,12 @@ struct Listening {
     mic_lost: bool,
     /// Samples read from the stream (reused).
     scratch: Vec<f32>,
+    /// When the audio server was last asked whether the source is still there.
+    source_checked: Instant,
 }
+
+/// How often hands-free asks the audio server whether its source is still there.
+const SOURCE_CHECK_EVERY: Duration = Duration::from_secs(3);
 
 /// The utterance being recorded.
 struct Live {
@@ -1143,6 +1148,7 @@ impl Controller {
             last_activity: Instant::now(),
             mic_lost: false,
             scratch: Vec::with_capacity(SAMPLE_RATE as usize),
+            source_checked: Instant::now(),
         });
         self.notice_info(message);
         // Starts the stream's recording now (or says the microphone is missing).
@@ -1176,7 +1182,7 @@ impl Controller {
         let Some(mic_lost) = self.hands_free.as_ref().map(|hf| hf.mic_lost) else {
             return;
         };
-        if !self.capture.as_ref().is_some_and(|c| !c.has_failed()) {
+        if self.capture.as_ref().is_none_or(|c| c.has_failed()) {
             let why = self
                 .capture
                 .as_ref()
@@ -1407,6 +1413,25 @@ impl Controller {
                         "hands-free stopped: no speech for {idle_s} s ([dictation] hands_free_idle_s)"
                     )),
                 );
+            }
+        }
+        // Hands-free records all along, so no release asks whether the source went away:
+        // ask between two utterances (PulseAudio silently moves such a stream elsewhere).
+        if let Some(hf) = self.hands_free.as_mut() {
+            if self.live.is_none() && hf.source_checked.elapsed() >= SOURCE_CHECK_EVERY {
+                hf.source_checked = Instant::now();
+                let gone = self
+                    .capture
+                    .as_ref()
+                    .filter(|c| !c.has_failed())
+                    .and_then(|c| c.source_missing().map(|why| (c.info().device.clone(), why)));
+                if let Some((device, why)) = gone {
+                    tracing::warn!("hands-free: {why}");
+                    if let Some(c) = self.capture.take() {
+                        drop_in_background(c);
+                    }
+                    self.last_open_error = Some(format!("input device {device} is gone"));
+                }
             }
         }
         // A device that failed comes back by itself when it returns: re-opened in the
