@@ -278,6 +278,7 @@ fn print_human(ev: &Event) {
                 eprintln!("dictum: could not type it ({e}); the text is on the clipboard");
             }
         }
+        Event::HandsFree { on } => tracing::info!("hands-free: {}", if *on { "on" } else { "off" }),
         Event::Stopped => eprintln!("dictum: stopped"),
     }
 }

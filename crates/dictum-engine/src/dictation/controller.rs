@@ -1151,6 +1151,7 @@ impl Controller {
             source_checked: Instant::now(),
         });
         self.notice_info(message);
+        let _ = self.events.send(Event::HandsFree { on: true });
         // Starts the stream's recording now (or says the microphone is missing).
         self.pump_hands_free();
     }
@@ -1172,6 +1173,7 @@ impl Controller {
         if let Some(m) = message {
             self.notice_info(m);
         }
+        let _ = self.events.send(Event::HandsFree { on: false });
     }
 
     /// Hands-free: reads what the microphone recorded and lets the cutter open, feed and

@@ -102,6 +102,11 @@ pub enum Event {
         message: String,
     },
     Dictation(Report),
+    /// Hands-free listening went on or off (the state says listening vs recording vs
+    /// processing while it is on).
+    HandsFree {
+        on: bool,
+    },
     Stopped,
 }
 
