@@ -15,6 +15,11 @@
 //! `DICTUM_TEST_HF_PAUSE_MS` overrides `hands_free_pause_ms` (700): with 5000 the 1 s gaps no
 //! longer cut, and this test fails (fewer rows) — how its power to fail was checked.
 //!
+//! `soak_hands_free` (ignored; `scripts/soak-hands-free` runs it) keeps hands-free listening
+//! for `DICTUM_HF_SOAK_S` seconds (3600) over a looping playlist of the same sentences and
+//! noise, samples the daemon's RSS every minute, counts dictations and errors, and writes a
+//! TSV (`DICTUM_HF_SOAK_OUT`) and its summary (`.summary`).
+//!
 //! Skipped only when the tools are missing and `DICTUM_REQUIRE_E2E` is unset (`scripts/test`
 //! sets it and installs them).
 
@@ -57,17 +62,9 @@ fn sox(args: &[&str]) {
     );
 }
 
-/// Builds the played clip in `dir`: sentence, 1 s, sentence, 1 s, 10 s of noise, 1 s,
-/// sentence, 1 s, sentence, 1 s, sentence, 1 s.
-fn build_clip(dir: &Path) -> PathBuf {
+/// 10 s of room noise in `dir` (see the header).
+fn build_noise(dir: &Path) -> PathBuf {
     let fmt = ["-r", "16000", "-c", "1", "-b", "16"];
-    let gap = dir.join("gap.wav");
-    sox(&[
-        &["-n"][..],
-        &fmt,
-        &[gap.to_str().expect("utf-8"), "trim", "0", "1"],
-    ]
-    .concat());
     let brown = dir.join("brown.wav");
     // Brown noise normalised to -40 dBFS RMS (sox `gain -n` works on peaks: measured RMS of
     // sox brown noise sits ~12 dB under its peak, so -28 dB peak ≈ -40 dB RMS).
@@ -111,6 +108,21 @@ fn build_clip(dir: &Path) -> PathBuf {
         burst.to_str().expect("utf-8"),
         noise.to_str().expect("utf-8"),
     ]);
+    noise
+}
+
+/// Builds the played clip in `dir`: sentence, 1 s, sentence, 1 s, 10 s of noise, 1 s,
+/// sentence, 1 s, sentence, 1 s, sentence, 1 s.
+fn build_clip(dir: &Path) -> PathBuf {
+    let fmt = ["-r", "16000", "-c", "1", "-b", "16"];
+    let gap = dir.join("gap.wav");
+    sox(&[
+        &["-n"][..],
+        &fmt,
+        &[gap.to_str().expect("utf-8"), "trim", "0", "1"],
+    ]
+    .concat());
+    let noise = build_noise(dir);
     let mut parts: Vec<PathBuf> = Vec::new();
     for (i, (name, _)) in SENTENCES.iter().enumerate() {
         let s = dir.join(format!("s{i}.wav"));
@@ -359,4 +371,215 @@ fn hands_free_types_each_sentence_as_its_own_dictation_and_nothing_for_room_nois
     assert!(w.rate() <= 0.35, "{text:?} ({w:?})");
     send(&mut d, "hands-free off");
     until_notice(&mut d, "hands-free off", Duration::from_secs(10));
+}
+
+fn rss_mb(pid: u32) -> f64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        })
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+/// What the soak has seen so far.
+#[derive(Default)]
+struct Tally {
+    dictations: usize,
+    ok: usize,
+    no_speech: usize,
+    /// Rows with outcome error, typing failures, and notices that report a failure.
+    errors: usize,
+    error_samples: Vec<String>,
+}
+
+impl Tally {
+    fn take(&mut self, ev: &Value) {
+        match ev["event"].as_str() {
+            Some("dictation") => {
+                self.dictations += 1;
+                match ev["outcome"].as_str() {
+                    Some("ok") => self.ok += 1,
+                    Some("no_speech") => self.no_speech += 1,
+                    _ => self.error(format!("dictation {ev}")),
+                }
+                if !ev["inject_error"].is_null() {
+                    self.error(format!("typing: {}", ev["inject_error"]));
+                }
+            }
+            Some("notice") => {
+                let m = ev["message"].as_str().unwrap_or_default();
+                let failure = ["fail", "error", "could not", "cannot", "stuck", "gone"];
+                if failure.iter().any(|f| m.contains(f)) {
+                    self.error(format!("notice: {m}"));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn error(&mut self, what: String) {
+        eprintln!("soak: error: {what}");
+        self.errors += 1;
+        if self.error_samples.len() < 5 {
+            self.error_samples.push(what);
+        }
+    }
+}
+
+/// One hour (`DICTUM_HF_SOAK_S`) of hands-free listening over a looping playlist: RSS every
+/// minute, dictations, errors; fails when RSS after warm-up leaves a ±5 MB band, a sentence
+/// is lost, noise gives a dictation, or anything fails.
+#[test]
+#[ignore]
+fn soak_hands_free() {
+    let secs: u64 = std::env::var("DICTUM_HF_SOAK_S")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3600);
+    assert!(
+        tools_present(),
+        "the soak needs Xvfb, xterm, xdotool, xclip"
+    );
+    assert!(on_path("sox"), "the soak needs sox");
+    let _pulse = Pulse::start();
+    let x = Xvfb::start();
+    let _term = Xterm::start(&x, "Dictum target");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let noise = build_noise(dir.path());
+    write_initial_config(dir.path());
+    {
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(dir.path().join("config.toml"))
+            .expect("config");
+        // Never stops by itself: the soak ends it.
+        write!(
+            f,
+            "\n[dictation]\nmode = \"hands-free\"\nhands_free_idle_s = 0\n"
+        )
+        .expect("write config");
+    }
+    let mut d = Daemon::start(dir.path(), &x);
+    let pid = d.child.id();
+    send(&mut d, "hands-free on");
+    until_notice(&mut d, "hands-free on", Duration::from_secs(10));
+    // The playlist: the five sentences with the noise after the second, 1 s apart.
+    let mut playlist: Vec<(PathBuf, bool)> = SENTENCES
+        .iter()
+        .map(|(n, _)| (common::clip(n), true))
+        .collect();
+    playlist.insert(2, (noise, false));
+    let mut tally = Tally::default();
+    let mut rows = vec![
+        "minute\telapsed_s\trss_mb\tsentences_played\tdictations\tok\tno_speech\terrors"
+            .to_string(),
+    ];
+    let mut rss = Vec::new();
+    let mut played = 0usize;
+    let mut noise_played = 0usize;
+    let started = Instant::now();
+    let mut next_sample = started;
+    let mut minute = 0u64;
+    let drain = |d: &mut Daemon, tally: &mut Tally| {
+        while let Ok(ev) = d.events.try_recv() {
+            tally.take(&ev);
+        }
+    };
+    'run: loop {
+        for (clip, speech) in &playlist {
+            if Instant::now() >= next_sample {
+                drain(&mut d, &mut tally);
+                let m = rss_mb(pid);
+                rss.push(m);
+                rows.push(format!(
+                    "{minute}\t{:.0}\t{m:.1}\t{played}\t{}\t{}\t{}\t{}",
+                    started.elapsed().as_secs_f64(),
+                    tally.dictations,
+                    tally.ok,
+                    tally.no_speech,
+                    tally.errors
+                ));
+                eprintln!("soak: {}", rows.last().map(String::as_str).unwrap_or(""));
+                minute += 1;
+                next_sample += Duration::from_secs(60);
+            }
+            if started.elapsed() >= Duration::from_secs(secs) {
+                break 'run;
+            }
+            let status = Command::new("paplay")
+                .arg("--device=dictum_sink")
+                .arg(clip)
+                .status()
+                .expect("paplay");
+            assert!(status.success(), "paplay {}", clip.display());
+            if *speech {
+                played += 1;
+            } else {
+                noise_played += 1;
+            }
+            std::thread::sleep(Duration::from_secs(1));
+            drain(&mut d, &mut tally);
+        }
+    }
+    // The last dictations, then off.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while tally.dictations < played && Instant::now() < deadline {
+        if let Ok(ev) = d.events.recv_timeout(Duration::from_millis(500)) {
+            tally.take(&ev);
+        }
+    }
+    let end_rss = rss_mb(pid);
+    send(&mut d, "hands-free off");
+    let rest = until_notice(&mut d, "hands-free off", Duration::from_secs(30));
+    for ev in &rest {
+        tally.take(ev);
+    }
+    drop(d);
+    let rows_in_history = history(dir.path()).len();
+    // Warm-up: the first 10 minutes (a third of a short run).
+    let warm = (rss.len() / 3)
+        .clamp(1, 10)
+        .min(rss.len().saturating_sub(1));
+    let after = &rss[warm..];
+    let mut sorted = after.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted.get(sorted.len() / 2).copied().unwrap_or(f64::NAN);
+    let lo = after.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = after.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let band = (hi - median).max(median - lo);
+    let elapsed = started.elapsed().as_secs_f64();
+    let errors = if tally.error_samples.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", tally.error_samples.join("; "))
+    };
+    let summary = format!(
+        "hands-free soak: {elapsed:.0} s listening, {played} sentences and {noise_played} \
+         noise stretches (10 s) played; {} dictations ({} ok, {} no_speech), \
+         {rows_in_history} history rows; errors {}{errors}; RSS {} samples: {:.1} MB at the \
+         start, {median:.1} MB median after {warm} min of warm-up, {lo:.1}-{hi:.1} MB after \
+         it (±{band:.1} MB around the median), {end_rss:.1} MB at the end",
+        tally.dictations,
+        tally.ok,
+        tally.no_speech,
+        tally.errors,
+        rss.len(),
+        rss.first().copied().unwrap_or(f64::NAN),
+    );
+    eprintln!("{summary}");
+    if let Ok(out) = std::env::var("DICTUM_HF_SOAK_OUT") {
+        std::fs::write(&out, rows.join("\n") + "\n").expect("write soak rows");
+        std::fs::write(format!("{out}.summary"), summary.clone() + "\n").expect("write summary");
+    }
+    assert_eq!(tally.errors, 0, "{summary}");
+    assert_eq!(tally.ok, played, "one dictation a sentence: {summary}");
+    assert_eq!(tally.dictations, played, "nothing for the noise: {summary}");
+    assert_eq!(rows_in_history, played, "one row a sentence: {summary}");
+    assert!(
+        band <= 5.0,
+        "RSS leaves the ±5 MB band after warm-up: {summary}"
+    );
 }
