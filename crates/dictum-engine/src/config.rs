@@ -19,6 +19,7 @@ pub struct Config {
     pub dictation: crate::dictation::config::DictationConfig,
     pub inject: crate::inject::InjectConfig,
     pub models: ModelsConfig,
+    pub commands: crate::commands::CommandsConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -400,6 +401,22 @@ notify_on_failure = true
 # folder ("/path" or "file:///path") holding the ggml-*.bin files. Downloads are checked
 # (SHA-256 where known) before they are used.
 base_url = "https://huggingface.co/ggerganov/whisper.cpp/resolve/main/"
+
+[commands]
+# Spoken commands act instead of being typed, said alone or at the end of a dictation
+# ("...the report new line"), never in the middle ("a new line of products" stays text):
+# "new line", "new paragraph", "press enter", "tab" and "undo" (alone only; "press tab" and
+# "undo that" also at the end), "scratch that" / "delete that" (alone: removes the previous
+# dictation if Dictum typed it into the same window and nothing was typed since; at the
+# end: this dictation is not typed), "stop dictation" (ends hands-free listening).
+enabled = true
+# "comma", "period", "question mark", "exclamation mark", "colon", "semicolon" become marks.
+punctuation = false
+# Built-in commands to turn off, by name, e.g. ["undo", "tab"].
+disabled = []
+# Your own commands, pressing keys (chords separated by spaces), e.g.
+# custom = [{ phrase = "save the file", keys = "ctrl+s" }]
+custom = []
 "#;
 
 /// A loaded config plus what the loader noticed.
@@ -529,6 +546,9 @@ impl Config {
             return bad(key, &reason);
         }
         if let Err((key, reason)) = self.llm.validate() {
+            return bad(key, &reason);
+        }
+        if let Err((key, reason)) = self.commands.validate() {
             return bad(key, &reason);
         }
         if let Err(reason) = crate::models::download::check_base_url(&self.models.base_url) {

@@ -8,6 +8,7 @@
 
 pub mod audio;
 pub mod autostart;
+pub mod commands;
 pub mod config;
 pub mod dictation;
 pub mod error;

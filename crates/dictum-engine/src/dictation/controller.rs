@@ -589,6 +589,7 @@ impl Controller {
                 Ok(Input::ModelLoaded { .. }) => {}
                 Ok(Input::Problem(message)) | Ok(Input::Notice(message)) => self.notice(message),
                 Ok(Input::StateChanged) => {}
+                Ok(Input::VoiceStop) => self.voice_stop(),
                 Ok(Input::Done { seq, report }) => {
                     self.land(seq);
                     let _ = self.events.send(Event::Dictation(*report));
@@ -770,6 +771,12 @@ impl Controller {
             }
         }
         kept
+    }
+
+    /// "stop dictation" was said: ends hands-free listening; in push-to-talk there is
+    /// nothing to stop.
+    fn voice_stop(&mut self) {
+        self.notice("\"stop dictation\": nothing to stop (hands-free is not on)".into());
     }
 
     fn notice(&self, message: String) {

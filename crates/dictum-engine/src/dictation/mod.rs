@@ -131,6 +131,8 @@ pub struct Report {
     pub error: Option<String>,
     /// Live dictations: which whisper passes the release waited for (issue 13).
     pub release: Option<worker::ReleasePath>,
+    /// Voice commands executed (names), in the order said.
+    pub commands: Vec<String>,
 }
 
 /// Re-applies command-line overrides to a re-read config file.
@@ -178,6 +180,8 @@ pub(crate) enum Input {
     },
     Problem(String),
     Notice(String),
+    /// The spoken command "stop dictation" was said.
+    VoiceStop,
     StateChanged,
     /// Utterance `seq` is finished with (typed, stored, or given up on by the injector).
     Done {

@@ -62,6 +62,8 @@ pub(crate) struct Typed {
     pub entry: Entry,
     pub release_at: Instant,
     pub release: Option<ReleasePath>,
+    /// Voice commands said at the end (or alone), done after the text is typed.
+    pub commands: Vec<crate::commands::Spoken>,
 }
 
 /// How the release of one live dictation was served: which whisper passes it waited for.
@@ -395,6 +397,7 @@ impl Worker {
             entry,
             release_at,
             release: None,
+            commands: Vec::new(),
         })));
     }
 
@@ -625,9 +628,21 @@ impl Worker {
                 };
             }
         }
+        // Voice commands, matched on the transcript before any cleanup: what is left is the
+        // text to type (and to clean), the commands are done after it.
+        let (text, commands) = if entry.outcome == Outcome::Ok {
+            let parsed = crate::commands::parse(&text, &self.engine.config.commands);
+            entry.commands = parsed.names_json();
+            (parsed.text, parsed.commands)
+        } else {
+            (text, Vec::new())
+        };
         entry.text = Some(text.clone());
         // Any LLM problem is recorded and the raw text kept; a crash too.
         let cleaned = catch(|| {
+            if entry.outcome == Outcome::Ok && text.is_empty() {
+                return;
+            }
             if entry.outcome == Outcome::Ok && self.engine.cleaner().is_some() {
                 fault::point("llm_panic");
             }
@@ -651,6 +666,7 @@ impl Worker {
             entry,
             release_at,
             release: Some(release),
+            commands,
         })));
     }
 }
@@ -713,6 +729,11 @@ pub(crate) fn report(entry: &Entry, release: Option<ReleasePath>) -> Report {
         inject_method: entry.inject_method.clone(),
         inject_error: entry.inject_error.clone(),
         error: entry.error.clone(),
+        commands: entry
+            .commands
+            .as_deref()
+            .and_then(|c| serde_json::from_str(c).ok())
+            .unwrap_or_default(),
     }
 }
 

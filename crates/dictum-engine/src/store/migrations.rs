@@ -40,6 +40,10 @@ pub const MIGRATION_FILES: &[(&str, &str)] = &[
         "0007_remote_stt.sql",
         include_str!("../../../../migrations/0007_remote_stt.sql"),
     ),
+    (
+        "0008_commands.sql",
+        include_str!("../../../../migrations/0008_commands.sql"),
+    ),
 ];
 
 pub fn migrations() -> Migrations<'static> {
