@@ -4,6 +4,8 @@
 
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { SpeechServer } from '../components/SpeechServer';
+import { VoiceCommands } from '../components/VoiceCommands';
+import { savable } from '../lib/commands';
 import type { Config } from '../bindings/Config';
 import type { ConfigView } from '../bindings/ConfigView';
 import type { InjectBackend } from '../bindings/InjectBackend';
@@ -38,7 +40,7 @@ export function Settings() {
   const dirty = JSON.stringify(cfg) !== JSON.stringify(view.config);
   const save = async () => {
     try {
-      const v = await ipc.saveConfig(cfg);
+      const v = await ipc.saveConfig({ ...cfg, commands: savable(cfg.commands) });
       setView(v);
       setCfg(v.config);
       setStatus({ ok: true, text: 'Saved — applied now' });
@@ -125,6 +127,11 @@ export function Settings() {
             onChange={(e) => up('stt', { vocabulary: lines((e.target as HTMLTextAreaElement).value) })} />
         </div>
         <SpeechServer stt={cfg.stt} set={(p) => up('stt', p)} />
+      </section>
+
+      <section class="card" data-testid="card-commands">
+        <h2>Voice commands</h2>
+        <VoiceCommands c={cfg.commands} set={(p) => up('commands', p)} />
       </section>
 
       <section class="card" data-testid="card-models">
