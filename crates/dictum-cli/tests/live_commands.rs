@@ -12,58 +12,20 @@ mod common;
 
 #[path = "support/events.rs"]
 mod events;
+#[path = "support/speech.rs"]
+mod speech;
 #[path = "support/x11_daemon.rs"]
 mod x11_daemon;
 
 use common::pulse::Pulse;
-use common::x11::{on_path, tools_present, Xterm, Xvfb};
+use common::x11::{tools_present, Xterm, Xvfb};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use speech::speak;
 use std::time::{Duration, Instant};
 use x11_daemon::{dictate, write_initial_config, Daemon, HOTKEY};
 
-/// Speaks `text` into a 16 kHz mono WAV in `dir` (espeak-ng's British voice at 140 words a
-/// minute: the one whisper tiny.en hears "delete that" from).
-fn speak(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let raw = dir.join(format!("{name}.raw.wav"));
-    let out = dir.join(format!("{name}.wav"));
-    let ok = Command::new("espeak-ng")
-        .args(["-v", "en-gb", "-s", "140", "-w"])
-        .arg(&raw)
-        .arg(text)
-        .status()
-        .expect("espeak-ng")
-        .success();
-    assert!(ok, "espeak-ng failed for {text:?}");
-    let ok = Command::new("sox")
-        .arg(&raw)
-        .args(["-r", "16000", "-c", "1", "-b", "16"])
-        .arg(&out)
-        .status()
-        .expect("sox")
-        .success();
-    assert!(ok, "sox failed for {name}");
-    out
-}
-
 fn tools() -> bool {
-    if !tools_present() {
-        return false;
-    }
-    let missing: Vec<&str> = ["espeak-ng", "sox", "paplay"]
-        .into_iter()
-        .filter(|t| !on_path(t))
-        .collect();
-    if missing.is_empty() {
-        return true;
-    }
-    assert!(
-        std::env::var_os("DICTUM_REQUIRE_E2E").is_none(),
-        "DICTUM_REQUIRE_E2E is set but {missing:?} are not installed (sudo apt install espeak-ng sox pulseaudio-utils)"
-    );
-    eprintln!("SKIPPED: {missing:?} not installed");
-    false
+    tools_present() && speech::tools()
 }
 
 /// The file's content once it has `lines` lines (or after 5 s).
