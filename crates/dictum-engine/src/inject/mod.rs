@@ -37,6 +37,8 @@
 
 pub mod config;
 pub mod focus;
+#[cfg(target_os = "linux")]
+pub mod focus_dbus;
 mod keywatch;
 pub mod notify;
 mod paste;
@@ -406,6 +408,25 @@ impl Injector {
     /// The window that would receive the text; all `None` when unknown (no display, GNOME
     /// or KDE, nothing focused). Never fails.
     pub fn focused_window(&mut self) -> WindowInfo {
+        #[cfg(target_os = "linux")]
+        if self.session.kind == SessionKind::Wayland {
+            // KDE and GNOME tell only through D-Bus (the app, not how to reach it).
+            let asked = match self.session.desktop {
+                session::Desktop::Kde => {
+                    Some(focus_dbus::kde_focused(&crate::portal::Bus::Session))
+                }
+                session::Desktop::Gnome => {
+                    Some(focus_dbus::gnome_focused(&crate::portal::Bus::Session))
+                }
+                _ => None,
+            };
+            if let Some(asked) = asked {
+                return asked.unwrap_or_else(|e| {
+                    tracing::debug!("focused app unknown: {e}");
+                    WindowInfo::default()
+                });
+            }
+        }
         self.focused().0
     }
 
