@@ -876,7 +876,9 @@ mod tests {
         assert_eq!(c.profiles.len(), 1);
         assert_eq!(c.profiles[0].llm, Some(false));
         assert!(
-            warnings.iter().any(|w| w.contains("profile") && w.contains("match")),
+            warnings
+                .iter()
+                .any(|w| w.contains("profile") && w.contains("match")),
             "{warnings:?}"
         );
         let err = parse("[[profile]]\nname = \"mail\"\nmatch_title = \"(Inbox\"\n")
@@ -890,7 +892,10 @@ mod tests {
         let path = dir.path().join("config.toml");
         c.save_to(&path).expect("save");
         let saved = std::fs::read_to_string(&path).expect("read");
-        assert!(saved.contains("# Spoken language as a two-letter code"), "{saved}");
+        assert!(
+            saved.contains("# Spoken language as a two-letter code"),
+            "{saved}"
+        );
         assert!(saved.contains("[[profile]]"), "{saved}");
         let (back, warnings) = parse(&saved).expect("re-parses");
         assert_eq!(back, c);
