@@ -21,4 +21,9 @@ stt_upload_ms: number | null,
 /**
  * Server backend: the server's own processing time, when it reports one.
  */
-stt_server_ms: number | null, };
+stt_server_ms: number | null, 
+/**
+ * The per-app profile the focused window picked at the press ("default": none matched
+ * or the app could not be known).
+ */
+profile: string | null, };
