@@ -345,6 +345,31 @@ impl Profiles {
     }
 }
 
+/// A window as the settings panel's "use the window focused 3 seconds from now" picker
+/// sees it, through the probe dictation uses at a key press.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, TS)]
+#[ts(export)]
+pub struct FocusedWindow {
+    pub class: Option<String>,
+    pub title: Option<String>,
+    /// False where the focused app cannot be known (GNOME/KDE Wayland, no display):
+    /// dictations there use the default profile.
+    pub known: bool,
+}
+
+/// The window focused now, read as a dictation's key press reads it.
+pub fn focused_window(config: &Config) -> FocusedWindow {
+    let Some(probe) = crate::dictation::window_probe(config) else {
+        return FocusedWindow::default();
+    };
+    let (class, title) = probe();
+    FocusedWindow {
+        known: class.is_some() || title.is_some(),
+        class,
+        title,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -498,6 +523,31 @@ mod tests {
         assert_eq!(strip.finish_text("Done!"), "Done!");
         assert_eq!(strip.finish_text("A. B."), "A. B");
         assert_eq!(strip.finish_text(""), "");
+    }
+
+    #[test]
+    fn the_user_guide_example_is_a_valid_config() {
+        let guide = include_str!("../../../docs/user-guide.md");
+        let section = guide
+            .split("### Per-app profiles")
+            .nth(1)
+            .and_then(|s| s.split("```toml\n").nth(1))
+            .and_then(|s| s.split("```").next())
+            .unwrap_or_default();
+        let (config, warnings) = match Config::parse(section, std::path::Path::new("user-guide.md"))
+        {
+            Ok(c) => c,
+            Err(e) => panic!("{e}\n{section}"),
+        };
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let p = compiled(&config.profiles);
+        let term = p.pick(Some("org.gnome.Terminal"), Some("~"));
+        assert_eq!(term.name, "terminal");
+        assert_eq!(term.finish_text("ls."), "ls");
+        let mail = p.pick(Some("thunderbird"), Some("Write: (no subject)"));
+        assert_eq!(mail.name, "email");
+        assert!(mail.changes_llm_request(&config));
+        assert_eq!(p.pick(Some("thunderbird"), Some("Inbox")).name, "default");
     }
 
     #[test]
