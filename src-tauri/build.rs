@@ -31,6 +31,7 @@ const COMMANDS: &[&str] = &[
     "ui_log",
     "first_run_info",
     "import_model",
+    "focused_window_in",
 ];
 
 fn main() {

@@ -23,6 +23,7 @@ pub mod net;
 pub mod paths;
 pub mod pipeline;
 pub mod portal;
+pub mod profile;
 pub mod secrets;
 pub mod shortcut;
 pub mod store;

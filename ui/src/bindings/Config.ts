@@ -5,7 +5,12 @@ import type { HistoryConfig } from "./HistoryConfig";
 import type { InjectConfig } from "./InjectConfig";
 import type { LlmConfig } from "./LlmConfig";
 import type { ModelsConfig } from "./ModelsConfig";
+import type { ProfileConfig } from "./ProfileConfig";
 import type { SttConfig } from "./SttConfig";
 import type { VadConfig } from "./VadConfig";
 
-export type Config = { stt: SttConfig, vad: VadConfig, history: HistoryConfig, llm: LlmConfig, dictation: DictationConfig, inject: InjectConfig, models: ModelsConfig, commands: CommandsConfig, };
+export type Config = { stt: SttConfig, vad: VadConfig, history: HistoryConfig, llm: LlmConfig, dictation: DictationConfig, inject: InjectConfig, models: ModelsConfig, commands: CommandsConfig, 
+/**
+ * Per-app profiles (`[[profile]]` tables), first match wins (`profile.rs`).
+ */
+profile: Array<ProfileConfig>, };

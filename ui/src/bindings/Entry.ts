@@ -25,4 +25,9 @@ stt_server_ms: number | null,
 /**
  * Voice commands executed, as a JSON array of names (`["new line"]`).
  */
-commands: string | null, };
+commands: string | null, 
+/**
+ * The per-app profile the focused window picked at the press ("default": none matched
+ * or the app could not be known).
+ */
+profile: string | null, };

@@ -3,6 +3,7 @@
 // act immediately.
 
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { Profiles } from '../components/Profiles';
 import { SpeechServer } from '../components/SpeechServer';
 import { VoiceCommands } from '../components/VoiceCommands';
 import { savable } from '../lib/commands';
@@ -148,6 +149,11 @@ export function Settings() {
       <section class="card" data-testid="card-llm">
         <h2>LLM cleanup</h2>
         <Llm cfg={cfg} up={up} />
+      </section>
+
+      <section class="card" data-testid="card-profiles">
+        <h2>Per-app profiles</h2>
+        <Profiles list={cfg.profile ?? []} languages={LANGUAGES} set={(profile) => setCfg((c) => (c ? { ...c, profile } : c))} />
       </section>
 
       <section class="card" data-testid="card-privacy">

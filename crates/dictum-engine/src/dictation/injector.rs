@@ -10,6 +10,7 @@ use crate::dictation::{catch, fault, Input, Shared};
 use crate::inject::{InjectMethod, Injector};
 use crate::store::{History, Outcome};
 use crate::timing::ms_since;
+use std::collections::HashMap;
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
@@ -250,6 +251,9 @@ pub(crate) fn run(
         let _ = to_controller.send(Input::Notice(m));
     };
     let mut last: Option<LastTyped> = None;
+    // Sinks for a per-app profile's injection method other than the config's, built on
+    // demand from a copy of the config with that method, kept until the config changes.
+    let mut by_method: HashMap<InjectMethod, Box<dyn Sink>> = HashMap::new();
     loop {
         let msg = match jobs.recv_timeout(Duration::from_secs(1)) {
             Ok(msg) => msg,
@@ -268,6 +272,7 @@ pub(crate) fn run(
                     Ok(new) => sink = new,
                     Err(e) => notice(format!("injection settings not applied: {e}")),
                 }
+                by_method.clear();
                 config = *new;
                 continue;
             }
@@ -280,7 +285,29 @@ pub(crate) fn run(
         let release_at = typed.release_at;
         let release = typed.release.clone();
         let mut entry = typed.entry.clone();
-        match catch(|| deliver(sink.as_mut(), typed, &shared, &to_controller, &mut last)) {
+        let method = typed
+            .profile
+            .inject_method
+            .filter(|m| *m != config.inject.method);
+        if let Some(m) = method.filter(|m| !by_method.contains_key(m)) {
+            let mut with = config.clone();
+            with.inject.method = m;
+            match catch_factory(&factory, &with) {
+                Ok(s) => {
+                    by_method.insert(m, s);
+                }
+                Err(e) => notice(format!(
+                    "profile {}: {} could not start ({e}); typed with [inject] method instead",
+                    typed.profile.name,
+                    m.as_str()
+                )),
+            }
+        }
+        let target = match method.and_then(|m| by_method.get_mut(&m)) {
+            Some(s) => s.as_mut(),
+            None => sink.as_mut(),
+        };
+        match catch(|| deliver(target, typed, &shared, &to_controller, &mut last)) {
             Ok(delivered) => entry = delivered,
             Err(msg) => {
                 last = None;
@@ -291,9 +318,14 @@ pub(crate) fn run(
                 entry.inject_error = Some(what.clone());
                 notice(what);
                 // The sink may be left in any state: start a fresh one.
-                match factory(&config) {
-                    Ok(new) => sink = new,
-                    Err(e) => notice(format!("typing could not be restarted: {e}")),
+                match method {
+                    Some(m) => {
+                        by_method.remove(&m);
+                    }
+                    None => match factory(&config) {
+                        Ok(new) => sink = new,
+                        Err(e) => notice(format!("typing could not be restarted: {e}")),
+                    },
                 }
             }
         }
@@ -317,6 +349,11 @@ pub(crate) fn run(
             backlog.rows.len()
         );
     }
+}
+
+/// The factory, with a panic turned into its message.
+fn catch_factory(factory: &SinkFactory, config: &Config) -> Result<Box<dyn Sink>, String> {
+    catch(|| factory(config)).unwrap_or_else(|msg| Err(format!("crashed: {msg}")))
 }
 
 /// Types one dictation (unless it is cancelled, given up on, or has nothing to type) and

@@ -133,6 +133,12 @@ pub struct Report {
     pub release: Option<worker::ReleasePath>,
     /// Voice commands executed (names), in the order said.
     pub commands: Vec<String>,
+    /// The per-app profile the focused window picked at the press ("default": none matched,
+    /// or the app could not be known).
+    pub profile: String,
+    /// What the LLM stage did: "cleaned", "rejected", "failed", "disabled" (a profile turned
+    /// it off); None when the stage is off.
+    pub llm_outcome: Option<String>,
 }
 
 /// Re-applies command-line overrides to a re-read config file.

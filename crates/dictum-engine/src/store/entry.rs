@@ -115,6 +115,9 @@ pub struct Entry {
     pub stt_server_ms: Option<f64>,
     /// Voice commands executed, as a JSON array of names (`["new line"]`).
     pub commands: Option<String>,
+    /// The per-app profile the focused window picked at the press ("default": none matched
+    /// or the app could not be known).
+    pub profile: Option<String>,
 }
 
 /// Columns in the order of `Entry::values` (id excluded).
@@ -168,6 +171,7 @@ pub(super) const COLUMNS: &[&str] = &[
     "stt_upload_ms",
     "stt_server_ms",
     "commands",
+    "profile",
 ];
 
 fn opt<T: Into<Value> + Clone>(v: &Option<T>) -> Value {
@@ -227,6 +231,7 @@ impl Entry {
             stt_upload_ms: None,
             stt_server_ms: None,
             commands: None,
+            profile: None,
         }
     }
 
@@ -285,6 +290,7 @@ impl Entry {
             opt(&self.stt_upload_ms),
             opt(&self.stt_server_ms),
             opt(&self.commands),
+            opt(&self.profile),
         ]
     }
 
@@ -347,6 +353,7 @@ impl Entry {
             stt_upload_ms: row.get(47)?,
             stt_server_ms: row.get(48)?,
             commands: row.get(49)?,
+            profile: row.get(50)?,
         })
     }
 }

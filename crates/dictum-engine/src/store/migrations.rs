@@ -44,6 +44,10 @@ pub const MIGRATION_FILES: &[(&str, &str)] = &[
         "0008_commands.sql",
         include_str!("../../../../migrations/0008_commands.sql"),
     ),
+    (
+        "0009_profile.sql",
+        include_str!("../../../../migrations/0009_profile.sql"),
+    ),
 ];
 
 pub fn migrations() -> Migrations<'static> {
