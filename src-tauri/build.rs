@@ -32,6 +32,10 @@ const COMMANDS: &[&str] = &[
     "first_run_info",
     "import_model",
     "focused_window_in",
+    "stt_server_check",
+    "stt_key_set",
+    "stt_key_clear",
+    "stt_key_status",
 ];
 
 fn main() {
