@@ -80,6 +80,7 @@ fn report(app: &AppHandle, phase: Phase) {
     let status = match phase {
         Phase::Starting { attempt: 1 } => update(&state, |s| {
             s.controller = false;
+            s.hands_free = false;
             if s.state != DictationState::Error {
                 s.state = DictationState::Idle;
                 s.message = Some(STARTING.into());
@@ -98,6 +99,7 @@ fn report(app: &AppHandle, phase: Phase) {
             );
             update(&state, |s| {
                 s.controller = false;
+                s.hands_free = false;
                 s.state = DictationState::Error;
                 s.message = Some(format!(
                     "dictation could not start: {} (retrying in {} s; or choose Start dictation now)",
@@ -113,6 +115,7 @@ fn report(app: &AppHandle, phase: Phase) {
             );
             update(&state, |s| {
                 s.controller = false;
+                s.hands_free = false;
                 s.state = DictationState::Error;
                 s.message = Some(format!(
                     "dictation stopped: {} (restarting in {} s; or choose Start dictation now)",
@@ -222,6 +225,7 @@ impl Starter for TrayStarter {
                         LiveState::Idle => DictationState::Idle,
                         LiveState::Recording => DictationState::Recording,
                         LiveState::Processing | LiveState::Injecting => DictationState::Processing,
+                        LiveState::Listening => DictationState::Listening,
                     };
                     set_state(app, &state, new, None);
                 }
@@ -241,6 +245,10 @@ impl Starter for TrayStarter {
                     crate::tray::set_last(app, &report.text);
                     let _ = app.emit("dictation", &report);
                 }
+                Event::HandsFree { on } => {
+                    let status = update(&state, |s| s.hands_free = on);
+                    publish(app, &status);
+                }
                 Event::Stopped => break,
             }
         }
@@ -250,6 +258,7 @@ impl Starter for TrayStarter {
         stop_live();
         let status = update(&state, |s| {
             s.controller = false;
+            s.hands_free = false;
             if s.state != DictationState::Error {
                 s.state = DictationState::Idle;
             }
@@ -303,6 +312,16 @@ pub fn toggle(app: &AppHandle, state: &AppState) -> Result<TrayStatus, String> {
     Ok(update(state, |_| {}))
 }
 
+/// The tray's "Start/Stop hands-free": hands-free listening on or off, whatever the mode.
+pub fn hands_free(app: &AppHandle, state: &AppState) -> Result<TrayStatus, String> {
+    if with_live(|d| d.send(Command::HandsFree(None))).is_none() {
+        let status = update(state, |_| {});
+        publish(app, &status);
+        return Err("dictation is not running; hands-free cannot start yet".into());
+    }
+    Ok(update(state, |_| {}))
+}
+
 pub fn set_paused(app: &AppHandle, state: &AppState, paused: bool) -> Result<TrayStatus, String> {
     with_live(|d| d.send(Command::PauseHotkey(paused)));
     let status = update(state, |s| s.hotkey_paused = paused);
@@ -332,6 +351,7 @@ pub fn quit(app: &AppHandle, why: &str) {
     let state = app.state::<AppState>();
     let status = update(&state, |s| {
         s.controller = false;
+        s.hands_free = false;
         s.state = DictationState::Idle;
         s.message = Some("quitting".into());
     });

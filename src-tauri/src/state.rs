@@ -41,6 +41,7 @@ impl AppState {
             status: Mutex::new(TrayStatus {
                 state: DictationState::Idle,
                 hotkey_paused: false,
+                hands_free: false,
                 message: None,
                 controller: false,
             }),

@@ -13,6 +13,7 @@ fn icon(state: DictationState) -> tauri::Result<Image<'static>> {
         DictationState::Idle => include_bytes!("../icons/idle.png"),
         DictationState::Recording => include_bytes!("../icons/recording.png"),
         DictationState::Processing => include_bytes!("../icons/processing.png"),
+        DictationState::Listening => include_bytes!("../icons/listening.png"),
         DictationState::Error => include_bytes!("../icons/error.png"),
     };
     Image::from_bytes(bytes)
@@ -22,6 +23,8 @@ pub struct TrayItems {
     /// The first line, disabled: "Ready: …", "Starting…", "Dictation off: why (retrying in …)".
     pub status: MenuItem<Wry>,
     pub toggle: MenuItem<Wry>,
+    /// "Start hands-free" / "Stop hands-free", whatever the mode.
+    pub hands_free: MenuItem<Wry>,
     pub pause: CheckMenuItem<Wry>,
     /// "Copy last: …": the last dictation stays retrievable when typing could not be
     /// confirmed (Wayland) or failed.
@@ -75,6 +78,7 @@ fn copy_last(app: &AppHandle) -> Result<(), String> {
 pub fn create(app: &AppHandle) -> tauri::Result<()> {
     let status = MenuItem::with_id(app, "status", "Starting…", false, None::<&str>)?;
     let toggle = MenuItem::with_id(app, "toggle", "Start dictation", true, None::<&str>)?;
+    let hands_free = MenuItem::with_id(app, "hands_free", "Start hands-free", true, None::<&str>)?;
     let pause = CheckMenuItem::with_id(app, "pause", "Pause hotkey", true, false, None::<&str>)?;
     let last = MenuItem::with_id(
         app,
@@ -104,6 +108,7 @@ pub fn create(app: &AppHandle) -> tauri::Result<()> {
         &[
             &status,
             &toggle,
+            &hands_free,
             &pause,
             &last,
             &PredefinedMenuItem::separator(app)?,
@@ -118,6 +123,7 @@ pub fn create(app: &AppHandle) -> tauri::Result<()> {
     app.manage(TrayItems {
         status: status.clone(),
         toggle: toggle.clone(),
+        hands_free: hands_free.clone(),
         pause: pause.clone(),
         last: last.clone(),
     });
@@ -131,6 +137,11 @@ pub fn create(app: &AppHandle) -> tauri::Result<()> {
             match event.id().as_ref() {
                 "toggle" => {
                     if let Err(e) = crate::controller::toggle(app, &state) {
+                        tracing::warn!("{e}");
+                    }
+                }
+                "hands_free" => {
+                    if let Err(e) = crate::controller::hands_free(app, &state) {
                         tracing::warn!("{e}");
                     }
                 }
@@ -170,6 +181,7 @@ pub(crate) struct Texts {
     /// The menu's first line.
     pub status_line: String,
     pub toggle: &'static str,
+    pub hands_free: &'static str,
 }
 
 /// The longest menu status line; the tooltip has the whole message.
@@ -204,6 +216,7 @@ pub(crate) fn texts(status: &TrayStatus) -> Texts {
             tooltip: format!("Dictum — not running: {why}"),
             status_line: shorten(&format!("Dictation off: {why}"), STATUS_LINE_MAX),
             toggle: "Start dictation now",
+            hands_free: "Start hands-free",
         };
     }
     if !status.controller {
@@ -217,6 +230,7 @@ pub(crate) fn texts(status: &TrayStatus) -> Texts {
             tooltip: format!("Dictum — {what}"),
             status_line: shorten(&capitalized(what), STATUS_LINE_MAX),
             toggle: "Start dictation",
+            hands_free: "Start hands-free",
         };
     }
     let label = match status.state {
@@ -224,10 +238,16 @@ pub(crate) fn texts(status: &TrayStatus) -> Texts {
         DictationState::Idle => "idle",
         DictationState::Recording => "recording",
         DictationState::Processing => "transcribing",
+        DictationState::Listening => "listening",
         DictationState::Error => "error",
     };
+    let hands_free = if status.hands_free {
+        " (hands-free)"
+    } else {
+        ""
+    };
     Texts {
-        tooltip: format!("Dictum — {label}"),
+        tooltip: format!("Dictum — {label}{hands_free}"),
         status_line: if message.is_empty() {
             "Dictation ready".into()
         } else {
@@ -236,6 +256,11 @@ pub(crate) fn texts(status: &TrayStatus) -> Texts {
         toggle: match status.state {
             DictationState::Recording => "Stop dictation",
             _ => "Start dictation",
+        },
+        hands_free: if status.hands_free {
+            "Stop hands-free"
+        } else {
+            "Start hands-free"
         },
     }
 }
@@ -257,6 +282,7 @@ pub fn show_status(app: &AppHandle, status: &TrayStatus) {
     if let Some(items) = app.try_state::<TrayItems>() {
         let _ = items.status.set_text(&texts.status_line);
         let _ = items.toggle.set_text(texts.toggle);
+        let _ = items.hands_free.set_text(texts.hands_free);
         let _ = items.pause.set_checked(status.hotkey_paused);
     }
     let Some(tray) = app.tray_by_id(TRAY_ID) else {
@@ -294,6 +320,7 @@ mod tests {
         TrayStatus {
             state,
             hotkey_paused: false,
+            hands_free: false,
             message: message.map(str::to_string),
             controller,
         }
@@ -351,12 +378,26 @@ mod tests {
         let t = texts(&paused);
         assert_eq!(t.tooltip, "Dictum — idle, hotkey paused");
         assert_eq!(t.status_line, "Dictation ready");
+        assert_eq!(t.hands_free, "Start hands-free");
+    }
+
+    #[test]
+    fn hands_free_shows_listening_vs_processing_and_offers_to_stop() {
+        let mut s = status(DictationState::Listening, true, None);
+        s.hands_free = true;
+        let t = texts(&s);
+        assert_eq!(t.tooltip, "Dictum — listening (hands-free)");
+        assert_eq!(t.hands_free, "Stop hands-free");
+        s.state = DictationState::Processing;
+        assert_eq!(texts(&s).tooltip, "Dictum — transcribing (hands-free)");
+        s.state = DictationState::Recording;
+        assert_eq!(texts(&s).tooltip, "Dictum — recording (hands-free)");
     }
 
     #[test]
     fn each_state_has_its_own_recognisable_icon() {
         use DictationState::*;
-        for s in [Idle, Recording, Processing, Error] {
+        for s in [Idle, Recording, Processing, Listening, Error] {
             let (w, h, opaque, _) = look(s);
             assert_eq!((w, h), (64, 64), "{s:?}");
             assert!(opaque > 500, "{s:?}: {opaque} opaque pixels");
@@ -376,6 +417,12 @@ mod tests {
         assert!(
             r > 180.0 && (80.0..160.0).contains(&g) && b < 50.0,
             "processing {r} {g} {b}"
+        );
+        // Listening (hands-free): green.
+        let [r, g, b] = look(Listening).3;
+        assert!(
+            g > 1.5 * r && g > 1.5 * b && g > 120.0,
+            "listening {r} {g} {b}"
         );
         // Error: the idle microphone with a red mark on it.
         assert!(red_pixels(Error) > 50, "error has no red mark");

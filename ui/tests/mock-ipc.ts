@@ -34,7 +34,7 @@ const DEFAULT_CONFIG: Config = {
   dictation: {
     hotkey: 'ctrl+alt+space', mode: 'push_to_talk', cancel_key: 'escape', input_device: '', preroll_ms: 300,
     post_roll_ms: 300, max_utterance_s: 300, streaming: true, pause_ms: 250, commit_min_ms: 10000,
-    chunk_max_ms: 15000, queue_max: 8, idle_unload_min: 0,
+    chunk_max_ms: 15000, queue_max: 8, idle_unload_min: 0, hands_free_pause_ms: 700, hands_free_idle_s: 30,
   },
   inject: {
     method: 'type', backend: 'auto', terminal_classes: ['XTerm', 'kitty', 'Alacritty', 'foot'], paste_restore_delay_ms: 250,
@@ -64,7 +64,7 @@ const mock: MockState = {
   exports: [],
   deleted: [],
   calls: [],
-  status: { state: (params.get('state') as TrayStatus['state']) ?? 'idle', hotkey_paused: false, message: null, controller: false },
+  status: { state: (params.get('state') as TrayStatus['state']) ?? 'idle', hotkey_paused: false, hands_free: false, message: null, controller: false },
 };
 (window as unknown as { __mock: MockState }).__mock = mock;
 

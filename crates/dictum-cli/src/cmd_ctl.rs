@@ -6,14 +6,21 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// press, release, toggle, cancel, pause, resume or quit; `status` says whether one runs.
+    /// press, release, toggle, cancel, pause, resume, hands-free or quit; `status` says
+    /// whether one runs.
     command: String,
+    /// For hands-free: on, off or toggle (the default).
+    argument: Option<String>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Refuse a typo here, before bothering the daemon.
-    control::parse_request(&args.command).map_err(|e| anyhow::anyhow!(e))?;
-    let reply = control::send(&args.command)?;
+    let line = match &args.argument {
+        Some(arg) => format!("{} {arg}", args.command),
+        None => args.command.clone(),
+    };
+    control::parse_request(&line).map_err(|e| anyhow::anyhow!(e))?;
+    let reply = control::send(&line)?;
     if reply != "ok" {
         println!("{reply}");
     }

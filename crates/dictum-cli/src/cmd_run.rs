@@ -31,7 +31,7 @@ pub struct Args {
     /// config's [inject] method.
     #[arg(long)]
     output: Option<String>,
-    /// push-to-talk or toggle (default: the config's [dictation] mode).
+    /// push-to-talk, toggle or hands-free (default: the config's [dictation] mode).
     #[arg(long)]
     mode: Option<String>,
     /// Override the hotkey, e.g. "ctrl+alt+space".
@@ -43,7 +43,8 @@ pub struct Args {
     #[arg(long)]
     no_hotkey: bool,
     /// Read commands from standard input, one a line: press, release, toggle, cancel,
-    /// pause, resume, quit. (`dictum ctl COMMAND` sends the same from anywhere.)
+    /// pause, resume, hands-free [on|off|toggle], quit. (`dictum ctl COMMAND` sends the
+    /// same from anywhere.)
     #[arg(long)]
     stdin_commands: bool,
     /// Print events (ready, state, dictation, notice) as JSON lines on standard output.
@@ -67,7 +68,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         None => None,
         Some("push-to-talk" | "push_to_talk" | "ptt") => Some(Mode::PushToTalk),
         Some("toggle") => Some(Mode::Toggle),
-        Some(other) => anyhow::bail!("unknown mode `{other}`; use push-to-talk or toggle"),
+        Some("hands-free" | "hands_free") => Some(Mode::HandsFree),
+        Some(other) => {
+            anyhow::bail!("unknown mode `{other}`; use push-to-talk, toggle or hands-free")
+        }
     };
     if let Some(mode) = mode {
         config.dictation.mode = mode;
@@ -240,8 +244,12 @@ fn watch_signals(target: Arc<Mutex<Option<mpsc::Sender<Command>>>>) -> anyhow::R
 fn print_human(ev: &Event) {
     match ev {
         Event::Ready(info) => eprintln!(
-            "dictum: ready in {:.1} s: hold {} and speak ({}; hotkey via {}); typing via {}; {}; model {} on {} ({}; load {:.0} ms, warm-up {:.0} ms); microphone {}",
+            "dictum: ready in {:.1} s: {} {} and speak ({}; hotkey via {}); typing via {}; {}; model {} on {} ({}; load {:.0} ms, warm-up {:.0} ms); microphone {}",
             info.startup_ms / 1000.0,
+            match info.mode.as_str() {
+                "push_to_talk" => "hold",
+                _ => "press",
+            },
             info.hotkey.as_deref().unwrap_or("(no hotkey)"),
             info.mode,
             info.hotkey_path.replace('_', " "),
@@ -270,6 +278,7 @@ fn print_human(ev: &Event) {
                 eprintln!("dictum: could not type it ({e}); the text is on the clipboard");
             }
         }
+        Event::HandsFree { on } => tracing::info!("hands-free: {}", if *on { "on" } else { "off" }),
         Event::Stopped => eprintln!("dictum: stopped"),
     }
 }

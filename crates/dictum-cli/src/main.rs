@@ -43,7 +43,7 @@ enum Command {
     /// Run the dictation daemon: hold the hotkey, speak, release; the words are typed.
     Run(cmd_run::Args),
     /// Drive the running daemon or tray app: press, release, toggle, cancel, pause, resume,
-    /// quit (bind these to compositor shortcuts on Wayland).
+    /// hands-free [on|off|toggle], quit (bind these to compositor shortcuts on Wayland).
     Ctl(cmd_ctl::Args),
     /// Bind dictation to a desktop shortcut where no global hotkey can be grabbed (sway,
     /// Hyprland: push-to-talk; GNOME: toggle): print, install or remove it.

@@ -340,6 +340,10 @@ examples = true
 # cannot be grabbed. Changes apply without a restart.
 hotkey = "ctrl+alt+space"
 # "push_to_talk": hold the key while speaking. "toggle": press to start, press to stop.
+# "hands_free" (or "hands-free"): press to start listening, press again to stop; each pause
+# of hands_free_pause_ms after speech ends one dictation, typed while listening goes on.
+# Whatever the mode, the tray menu and `dictum ctl hands-free on|off|toggle` start and stop
+# hands-free listening.
 mode = "push_to_talk"
 # Discards the dictation under way; only grabbed while one is. "" = no cancel key.
 cancel_key = "escape"
@@ -372,6 +376,11 @@ queue_max = 8
 # Unload the speech model after this many idle minutes (0-10000; 0 = never); it reloads on
 # the next key press while the pre-roll keeps your first words.
 idle_unload_min = 0.0
+# Hands-free: ms of silence after speech that end a dictation (200-10000). Shorter cuts
+# sentences at a breath; longer waits before typing.
+hands_free_pause_ms = 700
+# Hands-free stops by itself after this many seconds without speech (0-86400; 0 = never).
+hands_free_idle_s = 30
 
 [inject]
 # How the text reaches the focused window: "type" (simulated key presses; leaves the

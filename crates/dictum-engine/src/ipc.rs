@@ -39,6 +39,8 @@ pub enum DictationState {
     Idle,
     Recording,
     Processing,
+    /// Hands-free, waiting for speech (its dictations are recording/processing).
+    Listening,
     Error,
 }
 
@@ -47,6 +49,8 @@ pub enum DictationState {
 pub struct TrayStatus {
     pub state: DictationState,
     pub hotkey_paused: bool,
+    /// Hands-free listening is on (the menu offers to stop it).
+    pub hands_free: bool,
     /// Why the state is `error`, or a note ("dictation controller not connected").
     pub message: Option<String>,
     /// A dictation controller (hotkey + capture + pipeline) is running in this process.

@@ -573,7 +573,18 @@ proptest! {
 // Control-socket command parser
 
 const COMMANDS: &[&str] = &[
-    "press", "release", "toggle", "cancel", "pause", "resume", "quit", "exit",
+    "press",
+    "release",
+    "toggle",
+    "cancel",
+    "pause",
+    "resume",
+    "quit",
+    "exit",
+    "hands-free",
+    "hands-free on",
+    "hands-free off",
+    "hands-free toggle",
 ];
 
 proptest! {

@@ -52,4 +52,13 @@ queue_max: number,
  * Unload the speech model after this many idle minutes (0 = keep it loaded; fractions
  * allowed); it is reloaded on the next key press while the pre-roll keeps the first words.
  */
-idle_unload_min: number, };
+idle_unload_min: number, 
+/**
+ * Hands-free: silence after speech that ends a dictation (it is then transcribed and
+ * typed while listening goes on).
+ */
+hands_free_pause_ms: number, 
+/**
+ * Hands-free stops by itself after this many seconds without speech (0 = never).
+ */
+hands_free_idle_s: number, };

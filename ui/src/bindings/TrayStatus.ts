@@ -3,6 +3,10 @@ import type { DictationState } from "./DictationState";
 
 export type TrayStatus = { state: DictationState, hotkey_paused: boolean, 
 /**
+ * Hands-free listening is on (the menu offers to stop it).
+ */
+hands_free: boolean, 
+/**
  * Why the state is `error`, or a note ("dictation controller not connected").
  */
 message: string | null, 

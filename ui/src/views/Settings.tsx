@@ -72,10 +72,10 @@ export function Settings() {
         </div>
         <div class="row">
           <label>Mode</label>
-          {(['push_to_talk', 'toggle'] as const).map((m) => (
+          {(['push_to_talk', 'toggle', 'hands_free'] as const).map((m) => (
             <label key={m}>
               <input type="radio" name="mode" checked={cfg.dictation.mode === m} onChange={() => up('dictation', { mode: m })} data-testid={`mode-${m}`} />{' '}
-              {m === 'push_to_talk' ? 'Push-to-talk (hold)' : 'Toggle (press to start / stop)'}
+              {m === 'push_to_talk' ? 'Push-to-talk (hold)' : m === 'toggle' ? 'Toggle (press to start / stop)' : 'Hands-free (press to listen; each pause ends a dictation)'}
             </label>
           ))}
         </div>

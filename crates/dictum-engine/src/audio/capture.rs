@@ -597,6 +597,30 @@ impl Capture {
         }
     }
 
+    /// Moves the utterance's samples recorded so far to `out` and goes on recording into the
+    /// emptied buffer (hands-free listening reads the stream this way: the buffer never grows
+    /// and never reallocates). Returns how many were moved.
+    pub fn take_recorded(&self, out: &mut Vec<f32>) -> usize {
+        let mut st = self.shared.lock();
+        match st.utterance.as_mut() {
+            Some(utt) => {
+                let n = utt.len();
+                out.extend_from_slice(utt);
+                utt.clear();
+                n
+            }
+            None => 0,
+        }
+    }
+
+    /// Asks the audio server whether this stream's source is still there (PulseAudio moves a
+    /// stream whose source went away to another one and says nothing); `Some(why)` when it
+    /// is gone or the server does not answer within a second. For a stream that records all
+    /// along (hands-free), between two utterances.
+    pub fn source_missing(&self) -> Option<String> {
+        self.source_gone()
+    }
+
     /// True once the stream has failed (device gone, server gone): reopen it.
     pub fn has_failed(&self) -> bool {
         self.shared.failed.load(Ordering::SeqCst)

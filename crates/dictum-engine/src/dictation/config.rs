@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "snake_case")]
 #[ts(export)]
 pub enum Mode {
@@ -12,6 +12,45 @@ pub enum Mode {
     PushToTalk,
     /// Press once to start, press again to stop.
     Toggle,
+    /// Press once to start listening, again to stop: each pause of `hands_free_pause_ms`
+    /// after speech ends one dictation (`"hands-free"` is accepted too).
+    HandsFree,
+}
+
+/// By hand only to accept `"hands-free"` (the spelling people write) next to `"hands_free"`.
+impl<'de> Deserialize<'de> for Mode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Mode, D::Error> {
+        let name = String::deserialize(d)?;
+        match name.as_str() {
+            "push_to_talk" => Ok(Mode::PushToTalk),
+            "toggle" => Ok(Mode::Toggle),
+            "hands_free" | "hands-free" => Ok(Mode::HandsFree),
+            other => Err(serde::de::Error::unknown_variant(
+                other,
+                &["push_to_talk", "toggle", "hands_free"],
+            )),
+        }
+    }
+}
+
+impl Mode {
+    /// The name used in the config file and the ready event.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::PushToTalk => "push_to_talk",
+            Mode::Toggle => "toggle",
+            Mode::HandsFree => "hands_free",
+        }
+    }
+
+    /// The name shown to people.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Mode::PushToTalk => "push-to-talk",
+            Mode::Toggle => "toggle",
+            Mode::HandsFree => "hands-free",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -46,6 +85,11 @@ pub struct DictationConfig {
     /// Unload the speech model after this many idle minutes (0 = keep it loaded; fractions
     /// allowed); it is reloaded on the next key press while the pre-roll keeps the first words.
     pub idle_unload_min: f64,
+    /// Hands-free: silence after speech that ends a dictation (it is then transcribed and
+    /// typed while listening goes on).
+    pub hands_free_pause_ms: u32,
+    /// Hands-free stops by itself after this many seconds without speech (0 = never).
+    pub hands_free_idle_s: u32,
 }
 
 impl Default for DictationConfig {
@@ -64,6 +108,8 @@ impl Default for DictationConfig {
             chunk_max_ms: 15_000,
             queue_max: 8,
             idle_unload_min: 0.0,
+            hands_free_pause_ms: 700,
+            hands_free_idle_s: 30,
         }
     }
 }
@@ -104,6 +150,20 @@ impl DictationConfig {
             ),
             ("dictation.pause_ms", self.pause_ms.into(), 100, 5000, " ms"),
             ("dictation.queue_max", self.queue_max.into(), 1, 64, ""),
+            (
+                "dictation.hands_free_pause_ms",
+                self.hands_free_pause_ms.into(),
+                200,
+                10_000,
+                " ms",
+            ),
+            (
+                "dictation.hands_free_idle_s",
+                self.hands_free_idle_s.into(),
+                0,
+                86_400,
+                " s",
+            ),
         ])?;
         if self.chunk_max_ms < 5000 || self.chunk_max_ms > 28_000 {
             return Err((
@@ -124,5 +184,47 @@ impl DictationConfig {
             ));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Deserialize)]
+    struct Doc {
+        dictation: DictationConfig,
+    }
+
+    fn parse(text: &str) -> Result<DictationConfig, String> {
+        toml::from_str::<Doc>(text)
+            .map(|d| d.dictation)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn hands_free_mode_takes_both_spellings_and_its_keys_are_checked() {
+        for name in ["hands-free", "hands_free"] {
+            let d = parse(&format!("[dictation]\nmode = \"{name}\"\n")).expect("parsed");
+            assert_eq!(d.mode, Mode::HandsFree);
+            assert_eq!(d.hands_free_pause_ms, 700);
+            assert_eq!(d.hands_free_idle_s, 30);
+            assert!(d.validate().is_ok());
+        }
+        let err = parse("[dictation]\nmode = \"handsfree\"\n").expect_err("refused");
+        assert!(err.contains("hands_free"), "{err}");
+        let d = parse("[dictation]\nhands_free_pause_ms = 100\n").expect("parsed");
+        assert_eq!(
+            d.validate().map_err(|e| e.0),
+            Err("dictation.hands_free_pause_ms")
+        );
+        let d = parse("[dictation]\nhands_free_idle_s = 0\n").expect("parsed");
+        assert!(d.validate().is_ok(), "0 = never");
+        let d = parse("[dictation]\nhands_free_idle_s = 100000\n").expect("parsed");
+        assert_eq!(
+            d.validate().map_err(|e| e.0),
+            Err("dictation.hands_free_idle_s")
+        );
+        assert_eq!(Mode::HandsFree.as_str(), "hands_free");
     }
 }

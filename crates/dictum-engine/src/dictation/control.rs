@@ -18,7 +18,8 @@ use std::path::PathBuf;
 use std::sync::mpsc::Sender;
 
 /// The words `dictum ctl` and `dictum run --stdin-commands` understand.
-pub const COMMANDS: &str = "press, release, toggle, cancel, pause, resume, quit";
+pub const COMMANDS: &str =
+    "press, release, toggle, cancel, pause, resume, hands-free [on|off|toggle], quit";
 
 /// Longest request line the socket reads, newline included; a longer one is refused.
 pub const MAX_LINE: usize = 256;
@@ -31,6 +32,22 @@ pub const READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// One command word as a [`Command`].
 pub fn parse_command(word: &str) -> std::result::Result<Command, String> {
+    let mut words = word.split_whitespace();
+    let first = words.next().unwrap_or("");
+    if matches!(first, "hands-free" | "hands_free") {
+        let on = match (words.next(), words.next()) {
+            (None | Some("toggle"), None) => None,
+            (Some("on" | "start"), None) => Some(true),
+            (Some("off" | "stop"), None) => Some(false),
+            _ => {
+                return Err(format!(
+                    "unknown command `{}` (hands-free on, hands-free off or hands-free toggle)",
+                    word.trim()
+                ))
+            }
+        };
+        return Ok(Command::HandsFree(on));
+    }
     Ok(match word.trim() {
         "press" => Command::Press,
         "release" => Command::Release,

@@ -7,6 +7,7 @@
 use crate::audio::capture::{drop_in_background, Capture, CaptureOptions, Reopener};
 use crate::config::Config;
 use crate::dictation::config::Mode;
+use crate::dictation::hands_free::{idle_expired, Cut, Cutter};
 use crate::dictation::injector::{self, InjectorMsg};
 use crate::dictation::segmenter::{Decision, Segmenter};
 use crate::dictation::state::{on_key, Action, State};
@@ -27,6 +28,23 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant, SystemTime};
+
+/// Hands-free listening: the microphone records all along, the cutter opens a [`Live`]
+/// utterance at speech and ends it at the pause (see `hands_free.rs`).
+struct Listening {
+    cutter: Cutter,
+    /// Last speech (or the start, or the microphone coming back): idle stop counts from here.
+    last_activity: Instant,
+    /// The microphone is gone: said once; listening resumes when it is back.
+    mic_lost: bool,
+    /// Samples read from the stream (reused).
+    scratch: Vec<f32>,
+    /// When the audio server was last asked whether the source is still there.
+    source_checked: Instant,
+}
+
+/// How often hands-free asks the audio server whether its source is still there.
+const SOURCE_CHECK_EVERY: Duration = Duration::from_secs(3);
 
 /// The utterance being recorded.
 struct Live {
@@ -57,6 +75,8 @@ struct Controller {
     to_injector: mpsc::Sender<InjectorMsg>,
     events: mpsc::Sender<Event>,
     live: Option<Live>,
+    /// Hands-free listening, when on.
+    hands_free: Option<Listening>,
     /// Utterances handed to the worker and not done yet, oldest first.
     flights: BTreeMap<u64, Flight>,
     /// Since when the oldest flight has been the oldest (its deadline counts from there).
@@ -356,10 +376,7 @@ fn start(
         hotkey_path,
         session: Session::detect().describe(),
         inject_route: sink_route,
-        mode: match config.dictation.mode {
-            Mode::PushToTalk => "push_to_talk".into(),
-            Mode::Toggle => "toggle".into(),
-        },
+        mode: config.dictation.mode.as_str().into(),
         llm: llm_on,
         startup_ms: ms_since(started),
     };
@@ -378,6 +395,7 @@ fn start(
             to_injector,
             events: events.clone(),
             live: None,
+            hands_free: None,
             flights: BTreeMap::new(),
             oldest_since: Instant::now(),
             next_seq: 1,
@@ -547,6 +565,14 @@ fn queue_chunks(
     }
 }
 
+fn new_cutter(config: &Config) -> Cutter {
+    Cutter::new(
+        config.dictation.hands_free_pause_ms,
+        config.dictation.preroll_ms,
+        config.vad.threshold,
+    )
+}
+
 fn mtime(path: &std::path::Path) -> Option<SystemTime> {
     std::fs::metadata(path).and_then(|m| m.modified()).ok()
 }
@@ -554,11 +580,12 @@ fn mtime(path: &std::path::Path) -> Option<SystemTime> {
 impl Controller {
     fn run(&mut self, inputs: mpsc::Receiver<Input>) {
         loop {
-            let timeout = if self.live.is_some() || self.shutdown_at.is_some() {
-                Duration::from_millis(40)
-            } else {
-                Duration::from_millis(250)
-            };
+            let timeout =
+                if self.live.is_some() || self.hands_free.is_some() || self.shutdown_at.is_some() {
+                    Duration::from_millis(40)
+                } else {
+                    Duration::from_millis(250)
+                };
             match inputs.recv_timeout(timeout) {
                 Ok(Input::Key { id, pressed, at }) => {
                     let ev = match &self.hotkeys {
@@ -590,6 +617,13 @@ impl Controller {
                 Ok(Input::Command(cmd, at)) => match cmd {
                     Command::Press => self.on_key(KeyEvent::Pressed, at),
                     Command::Release => self.on_key(KeyEvent::Released, at),
+                    Command::Toggle
+                        if self.hands_free.is_some()
+                            || self.config.dictation.mode == Mode::HandsFree =>
+                    {
+                        self.toggle_hands_free(None, at)
+                    }
+                    Command::HandsFree(on) => self.toggle_hands_free(on, at),
                     Command::Toggle => {
                         if self.live.is_some() {
                             self.stop(at);
@@ -609,6 +643,9 @@ impl Controller {
                     },
                     Command::Reconfigure(config) => self.reconfigure(*config),
                     Command::Shutdown => {
+                        if self.hands_free.is_some() {
+                            self.hands_free_off(at, None);
+                        }
                         if self.live.is_some() {
                             self.stop(at);
                         }
@@ -813,11 +850,18 @@ impl Controller {
         let _ = self.events.send(Event::Notice { message });
     }
 
+    /// A notice that is news, not a problem.
+    fn notice_info(&self, message: String) {
+        tracing::info!("{message}");
+        let _ = self.events.send(Event::Notice { message });
+    }
+
     fn publish_state(&mut self) {
         let state = State::derive(
             self.live.is_some(),
             self.shared.injecting(),
             self.flights.len(),
+            self.hands_free.is_some(),
         );
         if state != self.state {
             self.state = state;
@@ -829,10 +873,17 @@ impl Controller {
     }
 
     fn on_key(&mut self, ev: KeyEvent, at: Instant) {
-        match on_key(self.config.dictation.mode, self.live.is_some(), ev) {
+        let listening = self.hands_free.is_some();
+        match on_key(
+            self.config.dictation.mode,
+            self.live.is_some(),
+            listening,
+            ev,
+        ) {
             Action::Start => self.start(at),
             Action::Stop => self.stop(at),
             Action::Cancel => self.cancel(),
+            Action::ToggleHandsFree => self.toggle_hands_free(None, at),
             Action::Ignore => {}
         }
     }
@@ -994,6 +1045,10 @@ impl Controller {
 
     /// Copies new audio from the stream and lets the segmenter pick chunks to transcribe.
     fn pump(&mut self) {
+        if self.hands_free.is_some() {
+            self.pump_hands_free();
+            return;
+        }
         let (Some(live), Some(capture)) = (self.live.as_mut(), self.capture.as_ref()) else {
             return;
         };
@@ -1019,6 +1074,10 @@ impl Controller {
     }
 
     fn stop(&mut self, at: Instant) {
+        if self.hands_free.is_some() {
+            self.close_hands_free(at);
+            return;
+        }
         self.pump();
         self.shared.set_key_held(false);
         let Some(mut live) = self.live.take() else {
@@ -1074,6 +1133,12 @@ impl Controller {
                 queue_chunks(&self.queue, live.seq, &live.profile, decisions, &samples);
             }
         }
+        self.dispatch(live, samples, at);
+    }
+
+    /// Hands the finished utterance (`samples`, everything recorded) to the worker: its
+    /// streamed progress, its deadline, its `Finish` job.
+    fn dispatch(&mut self, mut live: Live, samples: Vec<f32>, at: Instant) {
         let (committed, speculation_end) = if self.config.dictation.streaming && !live.progress_lost
         {
             (live.seg.committed(), live.seg.valid_speculation())
@@ -1107,6 +1172,219 @@ impl Controller {
             timings: StageTimings::default(),
             profile: live.profile,
         })));
+    }
+
+    /// Hands-free on (`Some(true)`), off (`Some(false)`) or the other way (`None`).
+    fn toggle_hands_free(&mut self, on: Option<bool>, at: Instant) {
+        match (
+            on.unwrap_or(self.hands_free.is_none()),
+            self.hands_free.is_some(),
+        ) {
+            (true, false) => self.hands_free_on(at),
+            (false, true) => self.hands_free_off(at, Some("hands-free off".into())),
+            _ => {}
+        }
+    }
+
+    /// Starts listening: the microphone records from now on (its pre-roll first) and each
+    /// stretch of speech becomes a dictation. A push-to-talk utterance under way is finished
+    /// first. Without a microphone, listening starts once one is back.
+    fn hands_free_on(&mut self, at: Instant) {
+        if self.live.is_some() {
+            self.stop(at);
+        }
+        self.shared.set_key_held(false);
+        self.poll_reopen();
+        let d = &self.config.dictation;
+        let idle = match d.hands_free_idle_s {
+            0 => String::new(),
+            s => format!("; it stops after {s} s without speech"),
+        };
+        let message = format!(
+            "hands-free on: listening; a pause of {} ms ends each dictation{idle}",
+            d.hands_free_pause_ms
+        );
+        self.hands_free = Some(Listening {
+            cutter: new_cutter(&self.config),
+            last_activity: Instant::now(),
+            mic_lost: false,
+            scratch: Vec::with_capacity(SAMPLE_RATE as usize),
+            source_checked: Instant::now(),
+        });
+        self.notice_info(message);
+        let _ = self.events.send(Event::HandsFree { on: true });
+        // Starts the stream's recording now (or says the microphone is missing).
+        self.pump_hands_free();
+    }
+
+    /// Stops listening; the dictation under way is finished (transcribed and typed).
+    /// `message`: what to tell the user (none at quit).
+    fn hands_free_off(&mut self, at: Instant, message: Option<String>) {
+        if self.hands_free.is_none() {
+            return;
+        }
+        self.pump_hands_free();
+        self.close_hands_free(at);
+        self.hands_free = None;
+        if let Some(c) = self.capture.as_mut() {
+            if c.is_recording() {
+                let _ = c.stop(0);
+            }
+        }
+        if let Some(m) = message {
+            self.notice_info(m);
+        }
+        let _ = self.events.send(Event::HandsFree { on: false });
+    }
+
+    /// Hands-free: reads what the microphone recorded and lets the cutter open, feed and
+    /// close utterances. Watches the microphone: gone, the utterance under way is finished
+    /// and listening waits (housekeeping re-opens the device in the background); back, it
+    /// listens again.
+    fn pump_hands_free(&mut self) {
+        let Some(mic_lost) = self.hands_free.as_ref().map(|hf| hf.mic_lost) else {
+            return;
+        };
+        if self.capture.as_ref().is_none_or(|c| c.has_failed()) {
+            let why = self
+                .capture
+                .as_ref()
+                .and_then(|c| c.device_error())
+                .or_else(|| self.last_open_error.clone())
+                .unwrap_or_else(|| "it is being re-opened".into());
+            if let Some(live) = self.live.as_mut() {
+                live.entry.error_kind = Some("device_lost".into());
+                live.entry.error = Some(format!(
+                    "the microphone failed during this dictation ({why}); what was captured \
+                     was transcribed"
+                ));
+                self.close_hands_free(Instant::now());
+            }
+            if !mic_lost {
+                self.notice(format!(
+                    "hands-free: the microphone is gone ({why}); listening resumes when it is back"
+                ));
+            }
+            if let Some(hf) = self.hands_free.as_mut() {
+                hf.mic_lost = true;
+            }
+            return;
+        }
+        let (Some(hf), Some(capture)) = (self.hands_free.as_mut(), self.capture.as_mut()) else {
+            return;
+        };
+        if !capture.is_recording() {
+            // A fresh stream (first start, or the microphone came back).
+            if let Err(e) = capture.start() {
+                let message = format!("hands-free: cannot start recording: {e}");
+                self.notice(message);
+                return;
+            }
+            hf.cutter.reset();
+            if std::mem::take(&mut hf.mic_lost) {
+                hf.last_activity = Instant::now();
+                let _ = self.events.send(Event::Notice {
+                    message: "hands-free: listening again".into(),
+                });
+            }
+        }
+        hf.scratch.clear();
+        capture.take_recorded(&mut hf.scratch);
+        if hf.scratch.is_empty() {
+            return;
+        }
+        let cuts = hf.cutter.push(&hf.scratch);
+        for cut in cuts {
+            match cut {
+                Cut::Open(samples) => self.open_hands_free(samples),
+                Cut::More(samples) => self.feed_hands_free(&samples),
+                Cut::Close => {
+                    if let Some(hf) = self.hands_free.as_mut() {
+                        hf.last_activity = Instant::now();
+                    }
+                    self.close_hands_free(Instant::now());
+                }
+            }
+        }
+    }
+
+    /// Speech: a new utterance starts with `samples` (its pre-roll and first speech); its
+    /// history row is stored now.
+    fn open_hands_free(&mut self, samples: Vec<f32>) {
+        if self.live.is_some() {
+            self.close_hands_free(Instant::now());
+        }
+        if let Some(hf) = self.hands_free.as_mut() {
+            hf.last_activity = Instant::now();
+        }
+        // Wake the model if it was unloaded.
+        self.queue.push(Job::Prepare);
+        let mut entry = Entry::new(Source::Mic);
+        entry.press_to_capture_ms = Some(0.0);
+        entry.preroll_ms = Some(self.config.dictation.preroll_ms as i64);
+        entry.model = Some(self.config.stt.model.clone());
+        entry.language = Some(self.config.stt.language.clone());
+        if let Some(probe) = &self.window_probe {
+            let (class, title) = probe();
+            entry.app_class = class;
+            entry.window_title = title;
+        }
+        if let Err(e) = self.history.insert(&mut entry) {
+            self.notice(format!("could not store the dictation: {e}"));
+        }
+        let seg = Segmenter::new(&self.config.dictation, self.config.vad.threshold);
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.live = Some(Live {
+            seq,
+            entry,
+            buf: Vec::with_capacity(SAMPLE_RATE as usize * 30),
+            seg,
+            limit_told: false,
+            progress_lost: false,
+        });
+        self.feed_hands_free(&samples);
+    }
+
+    /// The next samples of the hands-free utterance under way, through its segmenter (the
+    /// streamed chunks); at `max_utterance_s` it is ended and the next one goes on.
+    fn feed_hands_free(&mut self, samples: &[f32]) {
+        let Some(live) = self.live.as_mut() else {
+            return;
+        };
+        let from = live.buf.len();
+        live.buf.extend_from_slice(samples);
+        let decisions = live.seg.push(&live.buf[from..]);
+        if self.config.dictation.streaming && !live.progress_lost {
+            queue_chunks(&self.queue, live.seq, decisions, &live.buf);
+        }
+        let max = self.config.dictation.max_utterance_s as usize * SAMPLE_RATE as usize;
+        if live.buf.len() >= max {
+            let secs = self.config.dictation.max_utterance_s;
+            self.notice(format!(
+                "this dictation reached the {secs} s limit ([dictation] max_utterance_s); \
+                 it ends here and the next one starts"
+            ));
+            self.close_hands_free(Instant::now());
+            self.open_hands_free(Vec::new());
+        }
+    }
+
+    /// The pause after speech (or hands-free off, or the microphone gone): the utterance
+    /// under way is finished like a released push-to-talk one. The pause already recorded
+    /// is its post-roll.
+    fn close_hands_free(&mut self, at: Instant) {
+        let Some(mut live) = self.live.take() else {
+            return;
+        };
+        if self.config.dictation.streaming && !live.progress_lost {
+            if let Some(d) = live.seg.at_release() {
+                queue_chunks(&self.queue, live.seq, vec![d], &live.buf);
+            }
+        }
+        live.entry.post_roll_ms = Some(live.seg.trailing_silence_ms().min(i64::MAX as u64) as i64);
+        let samples = std::mem::take(&mut live.buf);
+        self.dispatch(live, samples, at);
     }
 
     /// Too many utterances waiting: store this one's audio and row instead of queueing it.
@@ -1152,11 +1430,15 @@ impl Controller {
     fn cancel(&mut self) {
         self.shared.set_key_held(false);
         if let Some(mut live) = self.live.take() {
-            let audio = self
-                .capture
-                .as_mut()
-                .and_then(|c| c.stop(0).ok())
-                .map_or(0, |c| c.pcm.samples.len());
+            let audio = match self.hands_free.as_ref() {
+                // Listening goes on; the rest of this utterance is dropped until its pause.
+                Some(_) => live.buf.len(),
+                None => self
+                    .capture
+                    .as_mut()
+                    .and_then(|c| c.stop(0).ok())
+                    .map_or(0, |c| c.pcm.samples.len()),
+            };
             self.queue.push(Job::Forget(live.seq));
             live.entry.outcome = Outcome::Error;
             live.entry.error_kind = Some("cancelled".into());
@@ -1181,6 +1463,40 @@ impl Controller {
             return;
         }
         self.last_housekeeping = Instant::now();
+        if let Some(hf) = &self.hands_free {
+            let idle_s = self.config.dictation.hands_free_idle_s;
+            // Time without a microphone is not idle time: listening resumes when it is back.
+            if self.live.is_none()
+                && !hf.mic_lost
+                && idle_expired(idle_s, hf.last_activity.elapsed())
+            {
+                self.hands_free_off(
+                    Instant::now(),
+                    Some(format!(
+                        "hands-free stopped: no speech for {idle_s} s ([dictation] hands_free_idle_s)"
+                    )),
+                );
+            }
+        }
+        // Hands-free records all along, so no release asks whether the source went away:
+        // ask between two utterances (PulseAudio silently moves such a stream elsewhere).
+        if let Some(hf) = self.hands_free.as_mut() {
+            if self.live.is_none() && hf.source_checked.elapsed() >= SOURCE_CHECK_EVERY {
+                hf.source_checked = Instant::now();
+                let gone = self
+                    .capture
+                    .as_ref()
+                    .filter(|c| !c.has_failed())
+                    .and_then(|c| c.source_missing().map(|why| (c.info().device.clone(), why)));
+                if let Some((device, why)) = gone {
+                    tracing::warn!("hands-free: {why}");
+                    if let Some(c) = self.capture.take() {
+                        drop_in_background(c);
+                    }
+                    self.last_open_error = Some(format!("input device {device} is gone"));
+                }
+            }
+        }
         // A device that failed comes back by itself when it returns: re-opened in the
         // background, one attempt at a time (a frozen sound server costs one waiting
         // thread, and the hotkey is still answered meanwhile).
@@ -1261,13 +1577,16 @@ impl Controller {
             self.capture_wanted = true;
             self.reopener.request(capture_options(&self.config));
         }
+        // Hands-free picks up a new pause or pre-roll between two utterances.
+        if let Some(hf) = self.hands_free.as_mut() {
+            if !hf.cutter.is_open() {
+                hf.cutter = new_cutter(&self.config);
+            }
+        }
         let message = format!(
             "config applied (hotkey {}, {})",
             self.config.dictation.hotkey,
-            match self.config.dictation.mode {
-                Mode::PushToTalk => "push-to-talk",
-                Mode::Toggle => "toggle",
-            }
+            self.config.dictation.mode.describe()
         );
         let _ = self.events.send(Event::Notice { message });
     }

@@ -33,6 +33,7 @@
 pub mod config;
 pub mod control;
 mod controller;
+pub mod hands_free;
 mod injector;
 pub mod segmenter;
 pub mod state;
@@ -64,14 +65,28 @@ pub enum Command {
     /// The same as the hotkey going down / up (tray menu, tests, `dictum toggle`).
     Press,
     Release,
-    /// Start if idle, stop if recording, whatever the mode.
+    /// Start if idle, stop if recording, whatever the mode (in hands-free mode, or while
+    /// hands-free listens: hands-free on/off).
     Toggle,
+    /// Hands-free listening on (`Some(true)`), off (`Some(false)`: the dictation under way is
+    /// finished and typed first) or toggled (`None`), whatever the configured mode: the tray
+    /// menu, `dictum ctl hands-free on|off|toggle`, and the spoken "stop dictation" (which
+    /// sends `HandsFree(Some(false))`, see [`Command::stop_hands_free`]).
+    HandsFree(Option<bool>),
     Cancel,
     /// Let go of the hotkey (true) or take it again (false).
     PauseHotkey(bool),
     /// Apply a new config without a restart.
     Reconfigure(Box<Config>),
     Shutdown,
+}
+
+impl Command {
+    /// What stops hands-free listening (the spoken "stop dictation", the tray's "Stop
+    /// hands-free"); nothing happens when it is not on.
+    pub fn stop_hands_free() -> Command {
+        Command::HandsFree(Some(false))
+    }
 }
 
 /// What a running dictation tells its face.
@@ -87,6 +102,11 @@ pub enum Event {
         message: String,
     },
     Dictation(Report),
+    /// Hands-free listening went on or off (the state says listening vs recording vs
+    /// processing while it is on).
+    HandsFree {
+        on: bool,
+    },
     Stopped,
 }
 
