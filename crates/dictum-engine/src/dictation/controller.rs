@@ -842,7 +842,14 @@ impl Controller {
     /// "stop dictation" was said: ends hands-free listening; in push-to-talk there is
     /// nothing to stop.
     fn voice_stop(&mut self) {
-        self.notice("\"stop dictation\": nothing to stop (hands-free is not on)".into());
+        if self.hands_free.is_some() {
+            self.hands_free_off(
+                Instant::now(),
+                Some("hands-free off (\"stop dictation\")".into()),
+            );
+        } else {
+            self.notice("\"stop dictation\": nothing to stop (hands-free is not on)".into());
+        }
     }
 
     fn notice(&self, message: String) {
@@ -1329,6 +1336,10 @@ impl Controller {
             entry.app_class = class;
             entry.window_title = title;
         }
+        // The window focused when the speech began picks the profile.
+        let profile = self.pick_profile(&entry);
+        entry.language = Some(profile.language(&self.config).to_string());
+        entry.profile = Some(profile.name.clone());
         if let Err(e) = self.history.insert(&mut entry) {
             self.notice(format!("could not store the dictation: {e}"));
         }
@@ -1342,6 +1353,7 @@ impl Controller {
             seg,
             limit_told: false,
             progress_lost: false,
+            profile,
         });
         self.feed_hands_free(&samples);
     }
@@ -1356,7 +1368,7 @@ impl Controller {
         live.buf.extend_from_slice(samples);
         let decisions = live.seg.push(&live.buf[from..]);
         if self.config.dictation.streaming && !live.progress_lost {
-            queue_chunks(&self.queue, live.seq, decisions, &live.buf);
+            queue_chunks(&self.queue, live.seq, &live.profile, decisions, &live.buf);
         }
         let max = self.config.dictation.max_utterance_s as usize * SAMPLE_RATE as usize;
         if live.buf.len() >= max {
@@ -1379,7 +1391,7 @@ impl Controller {
         };
         if self.config.dictation.streaming && !live.progress_lost {
             if let Some(d) = live.seg.at_release() {
-                queue_chunks(&self.queue, live.seq, vec![d], &live.buf);
+                queue_chunks(&self.queue, live.seq, &live.profile, vec![d], &live.buf);
             }
         }
         live.entry.post_roll_ms = Some(live.seg.trailing_silence_ms().min(i64::MAX as u64) as i64);
