@@ -466,6 +466,8 @@ const KEYS: &[&str] = &[
     "chunk_max_ms",
     "queue_max",
     "idle_unload_min",
+    "hands_free_pause_ms",
+    "hands_free_idle_s",
     "method",
     "terminal_classes",
     "paste_restore_delay_ms",

@@ -388,3 +388,28 @@ pub fn serve(commands: Sender<Command>) -> Result<ControlServer> {
 pub fn send(word: &str) -> Result<String> {
     imp::send(word)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hands_free_takes_on_off_or_toggle() {
+        let on = |line: &str| match parse_command(line) {
+            Ok(Command::HandsFree(on)) => Ok(on),
+            Ok(other) => panic!("{line:?} gave {other:?}"),
+            Err(e) => Err(e),
+        };
+        assert_eq!(on("hands-free"), Ok(None));
+        assert_eq!(on(" hands-free toggle\n"), Ok(None));
+        assert_eq!(on("hands-free on"), Ok(Some(true)));
+        assert_eq!(on("hands_free off"), Ok(Some(false)));
+        let err = on("hands-free maybe").expect_err("refused");
+        assert!(err.starts_with("unknown command"), "{err}");
+        assert!(on("hands-free on now").is_err());
+        assert!(matches!(
+            parse_request("hands-free off"),
+            Ok(Request::Command(Command::HandsFree(Some(false))))
+        ));
+    }
+}

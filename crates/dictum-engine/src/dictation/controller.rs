@@ -1300,7 +1300,11 @@ impl Controller {
         if hf.scratch.is_empty() {
             return;
         }
+        let rejected = hf.cutter.rejected();
         let cuts = hf.cutter.push(&hf.scratch);
+        if hf.cutter.rejected() > rejected {
+            tracing::debug!("hands-free: a burst too short to be speech was dropped");
+        }
         for cut in cuts {
             match cut {
                 Cut::Open(samples) => self.open_hands_free(samples),
@@ -1327,8 +1331,11 @@ impl Controller {
         // Wake the model if it was unloaded.
         self.queue.push(Job::Prepare);
         let mut entry = Entry::new(Source::Mic);
-        entry.press_to_capture_ms = Some(0.0);
-        entry.preroll_ms = Some(self.config.dictation.preroll_ms as i64);
+        // No key press: the row's pre-roll is the cutter's (before the VAD's onset).
+        entry.preroll_ms = self
+            .hands_free
+            .as_ref()
+            .map(|hf| hf.cutter.preroll_ms() as i64);
         entry.model = Some(self.config.stt.model.clone());
         entry.language = Some(self.config.stt.language.clone());
         if let Some(probe) = &self.window_probe {

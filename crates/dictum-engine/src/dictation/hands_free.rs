@@ -128,6 +128,11 @@ impl Cutter {
         matches!(self.phase, Phase::Open { .. })
     }
 
+    /// The pre-roll each dictation starts with (before the VAD's onset), in ms.
+    pub fn preroll_ms(&self) -> u32 {
+        (self.preroll * 1000 / SAMPLE_RATE as usize) as u32
+    }
+
     /// Bursts dropped as too short to be a dictation.
     pub fn rejected(&self) -> u64 {
         self.rejected
@@ -371,6 +376,11 @@ mod tests {
         let stream = join(&[&silence(1000), burst, &silence(2000)]);
         let mut c = Cutter::new(700, 300, 0.5);
         assert!(dictations(&mut c, &stream, 320).is_empty());
+        assert_eq!(
+            c.rejected(),
+            1,
+            "the VAD called it speech, the cutter dropped it"
+        );
     }
 
     fn loudest(s: &[f32], len: usize) -> usize {
