@@ -1000,19 +1000,7 @@ impl Controller {
         let mut entry = Entry::new(Source::Mic);
         entry.press_to_capture_ms = Some(press_to_capture);
         entry.preroll_ms = Some(capture.preroll_ms() as i64);
-        entry.model = Some(self.config.stt.model.clone());
-        if let Some(probe) = &self.window_probe {
-            let (class, title) = probe();
-            entry.app_class = class;
-            entry.window_title = title;
-        }
-        let profile = self.pick_profile(&entry);
-        entry.language = Some(profile.language(&self.config).to_string());
-        entry.profile = Some(profile.name.clone());
-        // Stored before anything else can fail.
-        if let Err(e) = self.history.insert(&mut entry) {
-            self.notice(format!("could not store the dictation: {e}"));
-        }
+        let profile = self.describe_and_store(&mut entry);
         self.shared
             .set_key_held(self.config.dictation.mode == Mode::PushToTalk);
         let seg = Segmenter::new(&self.config.dictation, self.config.vad.threshold);
@@ -1181,6 +1169,24 @@ impl Controller {
         })));
     }
 
+    /// Fills a new utterance's row with the model, the focused window and the profile that
+    /// window picks (its language), and stores it before anything else can fail.
+    fn describe_and_store(&mut self, entry: &mut Entry) -> Arc<Profile> {
+        entry.model = Some(self.config.stt.model.clone());
+        if let Some(probe) = &self.window_probe {
+            let (class, title) = probe();
+            entry.app_class = class;
+            entry.window_title = title;
+        }
+        let profile = self.pick_profile(entry);
+        entry.language = Some(profile.language(&self.config).to_string());
+        entry.profile = Some(profile.name.clone());
+        if let Err(e) = self.history.insert(entry) {
+            self.notice(format!("could not store the dictation: {e}"));
+        }
+        profile
+    }
+
     /// Hands-free on (`Some(true)`), off (`Some(false)`) or the other way (`None`).
     fn toggle_hands_free(&mut self, on: Option<bool>, at: Instant) {
         match (
@@ -1336,20 +1342,8 @@ impl Controller {
             .hands_free
             .as_ref()
             .map(|hf| hf.cutter.preroll_ms() as i64);
-        entry.model = Some(self.config.stt.model.clone());
-        entry.language = Some(self.config.stt.language.clone());
-        if let Some(probe) = &self.window_probe {
-            let (class, title) = probe();
-            entry.app_class = class;
-            entry.window_title = title;
-        }
         // The window focused when the speech began picks the profile.
-        let profile = self.pick_profile(&entry);
-        entry.language = Some(profile.language(&self.config).to_string());
-        entry.profile = Some(profile.name.clone());
-        if let Err(e) = self.history.insert(&mut entry) {
-            self.notice(format!("could not store the dictation: {e}"));
-        }
+        let profile = self.describe_and_store(&mut entry);
         let seg = Segmenter::new(&self.config.dictation, self.config.vad.threshold);
         let seq = self.next_seq;
         self.next_seq += 1;

@@ -385,14 +385,7 @@ fn deliver(
         entry.inject_method = Some("none".into());
     } else if text.trim().is_empty() {
         // Only commands ("new line", "scratch that"): after the release, like text.
-        while shared.key_held() && !shared.shutting_down() {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let ready_at = release_at + sink.release_grace();
-        let now = Instant::now();
-        if ready_at > now {
-            std::thread::sleep(ready_at - now);
-        }
+        wait_for_release(sink, shared, release_at);
         shared.set_injecting(true);
         let t0 = Instant::now();
         run_commands(sink, &commands, &mut entry, to_controller, last);
@@ -400,16 +393,7 @@ fn deliver(
         entry.release_to_typed_ms = Some(ms_since(release_at));
         shared.set_injecting(false);
     } else {
-        // A result that is ready while the push-to-talk key is held for the next
-        // utterance waits for the release (order is kept: later ones queue behind it).
-        while shared.key_held() && !shared.shutting_down() {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let ready_at = release_at + sink.release_grace();
-        let now = Instant::now();
-        if ready_at > now {
-            std::thread::sleep(ready_at - now);
-        }
+        wait_for_release(sink, shared, release_at);
         shared.set_injecting(true);
         let _ = to_controller.send(Input::StateChanged);
         let t0 = Instant::now();
@@ -456,6 +440,20 @@ fn deliver(
         shared.set_injecting(false);
     }
     entry
+}
+
+/// A result that is ready while the push-to-talk key is held for the next utterance waits
+/// for the release (order is kept: later ones queue behind it), then for the sink's grace
+/// after the release (the hotkey's modifiers).
+fn wait_for_release(sink: &dyn Sink, shared: &Shared, release_at: Instant) {
+    while shared.key_held() && !shared.shutting_down() {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let ready_at = release_at + sink.release_grace();
+    let now = Instant::now();
+    if ready_at > now {
+        std::thread::sleep(ready_at - now);
+    }
 }
 
 /// The last dictation Dictum typed, for "scratch that".
