@@ -31,6 +31,11 @@ const COMMANDS: &[&str] = &[
     "ui_log",
     "first_run_info",
     "import_model",
+    "focused_window_in",
+    "stt_server_check",
+    "stt_key_set",
+    "stt_key_clear",
+    "stt_key_status",
 ];
 
 fn main() {

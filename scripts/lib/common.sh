@@ -45,11 +45,11 @@ ensure_build_deps() {
 
 # What the end-to-end injection tests drive: a private X server (Xvfb), a terminal to type
 # into (xterm), xdotool (pointer, held keys, Return), xclip (another clipboard owner) and
-# notify-send (the failure notification; harmless without a notification daemon) and sox
-# (builds the hands-free test's clip: sentences, gaps, room noise).
+# notify-send (the failure notification; harmless without a notification daemon); espeak-ng
+# and sox speak and shape the voice-command and hands-free clips (live_commands.rs, ...).
 # DICTUM_REQUIRE_E2E=1 makes those tests fail instead of skipping when a tool is missing.
 ensure_e2e_deps() {
-    apt_ensure xvfb xterm xdotool xclip x11-utils libnotify-bin sox
+    apt_ensure xvfb xterm xdotool xclip x11-utils libnotify-bin espeak-ng sox
     export DICTUM_REQUIRE_E2E=1
 }
 

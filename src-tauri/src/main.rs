@@ -10,6 +10,7 @@
 mod commands;
 mod controller;
 mod meter;
+mod profiles;
 mod state;
 mod stt_server;
 mod supervisor;
@@ -88,6 +89,7 @@ fn main() {
             commands::stop_level_meter,
             commands::llm_models,
             commands::llm_test,
+            profiles::focused_window_in,
             stt_server::stt_server_check,
             stt_server::stt_key_set,
             stt_server::stt_key_clear,

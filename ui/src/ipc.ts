@@ -12,6 +12,7 @@ import type { Entry } from './bindings/Entry';
 import type { ExportFormat } from './bindings/ExportFormat';
 import type { ExportResult } from './bindings/ExportResult';
 import type { ExportSelection } from './bindings/ExportSelection';
+import type { FocusedWindow } from './bindings/FocusedWindow';
 import type { HistoryFilter } from './bindings/HistoryFilter';
 import type { LlmConfig } from './bindings/LlmConfig';
 import type { LlmTestResult } from './bindings/LlmTestResult';
@@ -44,6 +45,8 @@ export const ipc = {
   llmModels: (llm: LlmConfig) => invoke<string[]>('llm_models', { llm }),
   llmTest: (llm: LlmConfig, vocabulary: string[], text: string) =>
     invoke<LlmTestResult>('llm_test', { llm, vocabulary, text }),
+  /** The window focused `seconds` from now (the per-app profile picker). */
+  focusedWindowIn: (seconds: number) => invoke<FocusedWindow>('focused_window_in', { seconds }),
   sttServerCheck: (stt: SttConfig) => invoke<ServerCheck>('stt_server_check', { stt }),
   sttKeySet: (secret: string) => invoke<void>('stt_key_set', { secret }),
   sttKeyClear: () => invoke<boolean>('stt_key_clear'),

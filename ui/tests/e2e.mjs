@@ -181,6 +181,23 @@ await test('speech server: backend, Test button, key to the keyring only', async
   await page.getByTestId('card-speech').screenshot({ path: path.join(out, 'settings-speech-server.png') });
 });
 
+await test('voice commands: built-ins, punctuation, a custom command', async (page) => {
+  await page.goto(`${base}#settings`);
+  await page.getByTestId('settings').waitFor();
+  assert.ok(await page.getByTestId('command-undo').isChecked());
+  await page.getByTestId('command-undo').uncheck();
+  await page.getByTestId('commands-punctuation').check();
+  await page.getByTestId('custom-add').click();
+  await page.getByTestId('custom-phrase-0').fill('save the file');
+  await page.getByTestId('custom-keys-0').fill('ctrl+s');
+  await page.getByTestId('custom-add').click(); // left empty: not saved
+  await page.getByTestId('save').click();
+  await page.getByTestId('save-status').filter({ hasText: 'Saved' }).waitFor();
+  const saved = (await mockState(page)).saved.at(-1);
+  assert.deepEqual(saved.commands, { enabled: true, punctuation: true, disabled: ['undo'], custom: [{ phrase: 'save the file', keys: 'ctrl+s' }] });
+  await page.getByTestId('card-commands').screenshot({ path: path.join(out, 'settings-commands.png') });
+});
+
 await test('model download progress, cancel and resume', async (page) => {
   await page.goto(`${base}#settings`);
   const row = page.getByTestId('model-small.en-q8_0');

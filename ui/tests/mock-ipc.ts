@@ -41,6 +41,8 @@ const DEFAULT_CONFIG: Config = {
     trailing_space: true, modifier_release_timeout_ms: 300, notify_on_failure: true,
   },
   models: { base_url: 'https://huggingface.co/ggerganov/whisper.cpp/resolve/main/' },
+  commands: { enabled: true, punctuation: false, disabled: [], custom: [] },
+  profile: [{ name: 'terminal', match_class: '^xterm$', llm: false, trailing_period: false }],
 };
 
 const params = new URLSearchParams(location.search);
@@ -123,7 +125,7 @@ for (let i = 0; i < N; i++) {
     llm_reject_reason: llm === 'rejected' ? 'output adds words that were not dictated' : null, llm_error: null, llm_prompt_eval_ms: null, llm_eval_ms: null,
     press_to_capture_ms: 2 + rnd() * 5, preroll_ms: 300, post_roll_ms: 0, release_to_text_ms: outcome === 'ok' ? 2 + rnd() * 200 : null,
     release_to_typed_ms: outcome === 'ok' ? 40 + rnd() * 400 : null, tail_stt_ms: 0, chunks: 1, inject_method: outcome === 'ok' ? 'type' : 'none', inject_error: null,
-    stt_backend: 'local', stt_fallback: null, stt_upload_ms: null, stt_server_ms: null,
+    stt_backend: 'local', stt_fallback: null, stt_upload_ms: null, stt_server_ms: null, commands: null, profile: 'default',
   });
 }
 rows = rows.reverse(); // newest first
@@ -237,6 +239,9 @@ mockIPC(async (cmd, args) => {
       return null;
     }
     case 'stop_level_meter': return null;
+    case 'focused_window_in':
+      await sleep(50);
+      return { class: 'XTerm', title: 'vim notes.txt', known: true };
     case 'stt_server_check':
       await sleep(80);
       return { url: (a.stt as SttConfig).url, ok: true, detail: 'answered', round_trip_ms: 231.4, text: '10 of clubs.', key: 'API key from the keyring (dictum/stt)', models: ['whisper-1', 'large-v3-turbo'] };

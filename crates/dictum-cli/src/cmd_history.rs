@@ -56,9 +56,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     for e in &entries {
         let when = format_utc(e.created_at_ms);
-        let text = match (&e.text, &e.error) {
-            (_, Some(err)) => format!("error: {err}"),
-            (Some(t), _) if !t.is_empty() => t.clone(),
+        let commands: Vec<String> = e
+            .commands
+            .as_deref()
+            .and_then(|c| serde_json::from_str(c).ok())
+            .unwrap_or_default();
+        let said = (!commands.is_empty()).then(|| format!("[{}]", commands.join("] [")));
+        let text = match (&e.text, &e.error, said) {
+            (_, Some(err), _) => format!("error: {err}"),
+            (Some(t), _, Some(c)) if !t.is_empty() => format!("{t} {c}"),
+            (Some(t), _, None) if !t.is_empty() => t.clone(),
+            (_, _, Some(c)) => c,
             _ => "(nothing)".into(),
         };
         println!(

@@ -29,6 +29,8 @@ mod common;
 #[path = "support/events.rs"]
 mod events;
 
+#[path = "support/speech.rs"]
+mod speech;
 #[path = "support/x11_daemon.rs"]
 mod x11_daemon;
 
@@ -407,6 +409,37 @@ fn hands_free_types_each_sentence_as_its_own_dictation_and_nothing_for_room_nois
     assert!(w.rate() <= 0.35, "{text:?} ({w:?})");
     send(&mut d, "hands-free off");
     until_notice(&mut d, "hands-free off", Duration::from_secs(10));
+
+    // 5. The spoken command "stop dictation" ends listening (voice commands, issue 16).
+    if speech::tools() {
+        let clips = tempfile::tempdir().expect("tempdir");
+        let stop = speech::speak(clips.path(), "stop", "Stop dictation.");
+        send(&mut d, "hands-free on");
+        until_notice(&mut d, "hands-free on", Duration::from_secs(10));
+        std::thread::sleep(Duration::from_millis(500));
+        let status = Command::new("paplay")
+            .arg("--device=dictum_sink")
+            .arg(&stop)
+            .status()
+            .expect("paplay");
+        assert!(status.success());
+        let rest = until_notice(
+            &mut d,
+            "hands-free off (\"stop dictation\")",
+            Duration::from_secs(30),
+        );
+        // The command's own dictation completes after it took effect.
+        let said = match rest.into_iter().find(|e| e["event"] == "dictation") {
+            Some(ev) => ev,
+            None => d.next("dictation", Duration::from_secs(10)),
+        };
+        assert_eq!(
+            said["commands"],
+            serde_json::json!(["stop dictation"]),
+            "{said}"
+        );
+        assert_eq!(said["text"], "", "{said}");
+    }
 }
 
 fn rss_mb(pid: u32) -> f64 {

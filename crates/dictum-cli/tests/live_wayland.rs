@@ -30,6 +30,8 @@ mod sway_session;
 
 #[path = "support/events.rs"]
 mod events;
+#[path = "support/speech.rs"]
+mod speech;
 use common::pulse::Pulse;
 use serde_json::Value;
 use std::io::Write;
@@ -345,6 +347,75 @@ fn case(
     ))
 }
 
+/// Dictates `clip` (a path) into `term` with `dictum ctl`; returns the event and the bytes the
+/// terminal got (waiting until `expect_len(text)` bytes arrived, or 5 s).
+fn ctl_dictate(
+    s: &Session,
+    d: &mut Daemon,
+    exe: &Path,
+    term: &Terminal,
+    clip: &Path,
+    expect_len: impl Fn(&str) -> usize,
+) -> Result<(Value, String), String> {
+    s.focus(&term.criteria, &term.id);
+    let before = term.len();
+    let ctl = |word: &str| {
+        let out = s.command(exe).args(["ctl", word]).output();
+        assert!(out.status.success(), "dictum ctl {word}");
+    };
+    ctl("press");
+    std::thread::sleep(Duration::from_millis(100));
+    common::pulse::play_and_wait(&clip.display().to_string());
+    std::thread::sleep(Duration::from_millis(300));
+    ctl("release");
+    let ev = d.try_next("dictation", Duration::from_secs(60))?;
+    let n = expect_len(ev["text"].as_str().unwrap_or_default()) as u64;
+    let got = term.wait_for(before, before + n, Duration::from_secs(5));
+    std::thread::sleep(Duration::from_millis(200));
+    Ok((ev, got))
+}
+
+/// Voice commands on the native Wayland path (the virtual keyboard): "…New line." types the
+/// sentence and a Return; "Delete that." sends one BackSpace per character of the previous
+/// dictation (the terminal is raw, so each reaches the file as DEL).
+fn commands_case(
+    s: &Session,
+    d: &mut Daemon,
+    exe: &Path,
+    foot: &Terminal,
+) -> Result<String, String> {
+    let dir = s.dir.path().join("clips");
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let newline = speech::speak(
+        &dir,
+        "newline",
+        "The meeting moved to Thursday morning. New line.",
+    );
+    let sentence = speech::speak(&dir, "sentence", "The meeting moved to Thursday morning.");
+    let delete = speech::speak(&dir, "delete", "Delete that.");
+    let (ev, got) = ctl_dictate(s, d, exe, foot, &newline, |t| t.len() + 2)?;
+    let text = ev["text"].as_str().unwrap_or_default();
+    if ev["commands"] != serde_json::json!(["new line"]) || got != format!("{text} \n") {
+        return Err(format!("new line: got {got:?}; {ev}"));
+    }
+    let (ev, got) = ctl_dictate(s, d, exe, foot, &sentence, |t| t.len() + 1)?;
+    let typed = ev["text"].as_str().unwrap_or_default().to_string();
+    if got != format!("{typed} ") {
+        return Err(format!("sentence: got {got:?}; {ev}"));
+    }
+    let erase = typed.chars().count() + 1;
+    let (ev, got) = ctl_dictate(s, d, exe, foot, &delete, |_| erase)?;
+    if ev["commands"] != serde_json::json!(["scratch that"]) || got != "\u{7f}".repeat(erase) {
+        return Err(format!(
+            "delete that: got {got:?} ({} bytes), expected {erase} DEL; {ev}",
+            got.len()
+        ));
+    }
+    Ok(format!(
+        "| foot | virtual keyboard | new line → \\n, delete that → {erase} × BackSpace |"
+    ))
+}
+
 #[test]
 fn dictation_reaches_native_and_xwayland_windows_on_sway() {
     if !tools_present() {
@@ -422,6 +493,7 @@ fn dictation_reaches_native_and_xwayland_windows_on_sway() {
     run(&mut d, &foot, Drive::Binding, "type", "jfk.wav");
     run(&mut d, &xterm, Drive::Ctl, "type", "jfk.wav");
     run(&mut d, &xterm, Drive::Binding, "type", "jfk.wav");
+    let commands = speech::tools().then(|| commands_case(&s, &mut d, &exe, &foot));
 
     d.notices.clear();
     write_config(&s, &model, "method = \"paste\"\n");
@@ -429,6 +501,14 @@ fn dictation_reaches_native_and_xwayland_windows_on_sway() {
     run(&mut d, &foot, Drive::Ctl, "paste", "jfk.wav");
     run(&mut d, &xterm, Drive::Ctl, "paste", "jfk.wav");
     run(&mut d, &foot, Drive::Binding, "paste", "goforward.wav");
+    match commands {
+        Some(Ok(row)) => eprintln!("{row}"),
+        Some(Err(e)) => {
+            eprintln!("FAILED: voice commands in foot: {e}");
+            failures.push(format!("voice commands in foot: {e}"));
+        }
+        None => {}
+    }
 
     // `dictum shortcut remove` puts the sway config back; the chord then does nothing.
     let out = s.command(&exe).args(["shortcut", "remove"]).output();

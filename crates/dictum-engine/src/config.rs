@@ -19,6 +19,10 @@ pub struct Config {
     pub dictation: crate::dictation::config::DictationConfig,
     pub inject: crate::inject::InjectConfig,
     pub models: ModelsConfig,
+    pub commands: crate::commands::CommandsConfig,
+    /// Per-app profiles (`[[profile]]` tables), first match wins (`profile.rs`).
+    #[serde(rename = "profile")]
+    pub profiles: Vec<crate::profile::ProfileConfig>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -409,6 +413,37 @@ notify_on_failure = true
 # folder ("/path" or "file:///path") holding the ggml-*.bin files. Downloads are checked
 # (SHA-256 where known) before they are used.
 base_url = "https://huggingface.co/ggerganov/whisper.cpp/resolve/main/"
+
+[commands]
+# Spoken commands act instead of being typed, said alone or at the end of a dictation
+# ("...the report new line"), never in the middle ("a new line of products" stays text):
+# "new line", "new paragraph", "press enter", "tab" and "undo" (alone only; "press tab" and
+# "undo that" also at the end), "scratch that" / "delete that" (alone: removes the previous
+# dictation if Dictum typed it into the same window and nothing was typed since; at the
+# end: this dictation is not typed), "stop dictation" (ends hands-free listening).
+enabled = true
+# "comma", "period", "question mark", "exclamation mark", "colon", "semicolon" become marks.
+punctuation = false
+# Built-in commands to turn off, by name, e.g. ["undo", "tab"].
+disabled = []
+# Your own commands, pressing keys (chords separated by spaces), e.g.
+# custom = [{ phrase = "save the file", keys = "ctrl+s" }]
+custom = []
+# Per-app profiles: the window focused at the key press picks the first [[profile]] whose
+# match_class (window class / Wayland app id) and/or match_title (window title) regular
+# expressions match, in any case; both given = both must match. Its overrides apply to that
+# dictation only; every override is optional. No match, or an app that cannot be known:
+# the built-in "default" profile (the settings above).
+# [[profile]]
+# name = "terminal"
+# match_class = "^(xterm|uxterm|foot|kitty|alacritty|konsole|gnome-terminal.*)$"
+# inject_method = "paste"      # "type" or "paste"
+# llm = false                  # LLM cleanup on/off
+# llm_prompt = ""              # the LLM's system prompt ({vocabulary} works)
+# vocabulary = ["kubectl"]     # replaces stt.vocabulary
+# language = "en"              # replaces stt.language
+# commands = false             # voice commands on/off
+# trailing_period = false      # false: one final "." is dropped
 "#;
 
 /// A loaded config plus what the loader noticed.
@@ -540,6 +575,12 @@ impl Config {
         if let Err((key, reason)) = self.llm.validate() {
             return bad(key, &reason);
         }
+        if let Err((key, reason)) = self.commands.validate() {
+            return bad(key, &reason);
+        }
+        if let Err((key, reason)) = crate::profile::Profiles::compile(&self.profiles) {
+            return bad(&key, &reason);
+        }
         if let Err(reason) = crate::models::download::check_base_url(&self.models.base_url) {
             return bad("models.base_url", &reason);
         }
@@ -632,6 +673,21 @@ pub fn render_documented(config: &Config) -> Result<String> {
         }
         out.push_str(line);
         out.push('\n');
+    }
+    if !config.profiles.is_empty() {
+        #[derive(Serialize)]
+        struct Tables<'a> {
+            profile: &'a [crate::profile::ProfileConfig],
+        }
+        let tables = toml::to_string(&Tables {
+            profile: &config.profiles,
+        })
+        .map_err(|e| Error::ConfigValue {
+            key: "profile".into(),
+            reason: e.to_string(),
+        })?;
+        out.push('\n');
+        out.push_str(&tables);
     }
     match Config::parse(&out, Path::new("(rendered)")) {
         Ok((back, warnings)) if back == *config && warnings.is_empty() => Ok(out),
@@ -838,6 +894,40 @@ mod tests {
         );
         let err = parse("[llm]\nkeep_alive = \"inf\"\n").expect_err("refused");
         assert!(err.to_string().contains("\"-1\" (forever)"), "{err}");
+    }
+
+    #[test]
+    fn profiles_load_validate_and_save_with_the_documentation() {
+        let text = "[[profile]]\nname = \"terminal\"\nmatch_class = \"xterm\"\nllm = false\n\
+                    trailing_period = false\nmatch = \"typo\"\n";
+        let (c, warnings) = parse(text).expect("parses");
+        assert_eq!(c.profiles.len(), 1);
+        assert_eq!(c.profiles[0].llm, Some(false));
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.contains("profile") && w.contains("match")),
+            "{warnings:?}"
+        );
+        let err = parse("[[profile]]\nname = \"mail\"\nmatch_title = \"(Inbox\"\n")
+            .expect_err("bad regex refused");
+        let msg = err.to_string();
+        assert!(
+            msg.contains("profile \"mail\".match_title") && msg.contains("`(Inbox`"),
+            "{msg}"
+        );
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        c.save_to(&path).expect("save");
+        let saved = std::fs::read_to_string(&path).expect("read");
+        assert!(
+            saved.contains("# Spoken language as a two-letter code"),
+            "{saved}"
+        );
+        assert!(saved.contains("[[profile]]"), "{saved}");
+        let (back, warnings) = parse(&saved).expect("re-parses");
+        assert_eq!(back, c);
+        assert!(warnings.is_empty(), "{warnings:?}");
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 pub mod audio;
 pub mod autostart;
+pub mod commands;
 pub mod config;
 pub mod dictation;
 pub mod error;
@@ -22,6 +23,7 @@ pub mod net;
 pub mod paths;
 pub mod pipeline;
 pub mod portal;
+pub mod profile;
 pub mod secrets;
 pub mod shortcut;
 pub mod store;

@@ -7,6 +7,7 @@ use crate::config::{AudioCtxMode, Config, SttBackend};
 use crate::gpu::planner::{self, Plan, PlanSettings, Tier};
 use crate::gpu::{GpuProbe, GpuStatus, NvmlProbe};
 use crate::llm::{Cleaner, LlmReport, WarmUp};
+use crate::profile::Profile;
 use crate::store::{Entry, History, Outcome, Source};
 use crate::stt::remote::{Gate, RemoteError, RemoteOutput, RemoteStt};
 use crate::stt::{
@@ -16,7 +17,9 @@ use crate::stt::{
 use crate::timing::{ms_since, timed, StageTimings};
 use crate::vad::{self, Detector};
 use crate::{Error, Result};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Holds the config and the loaded model; reuse one per process so the model loads once.
@@ -42,6 +45,12 @@ pub struct Engine {
     /// are decoded, each with the text before it as context: memory stays flat and progress
     /// can be shown, whatever the file's length.
     pub file_piece_s: u32,
+    /// The per-app profile of the utterance being worked on (live dictation sets it per job;
+    /// `default` otherwise): its language, vocabulary and LLM settings win over `config`.
+    profile: Arc<Profile>,
+    /// LLM stages of profiles that change the request (prompt, vocabulary) or turn the LLM
+    /// on while `[llm] enabled` is off, by profile name; dropped when the config changes.
+    profile_llm: HashMap<String, LlmStage>,
 }
 
 /// The default [`Engine::file_piece_s`]: two minutes (whisper reads 30 s windows; a piece of a
@@ -318,6 +327,8 @@ impl Engine {
             llm_resident_bytes: 0,
             plan: None,
             file_piece_s: FILE_PIECE_S,
+            profile: Profile::default_arc(),
+            profile_llm: HashMap::new(),
         }
     }
 
@@ -351,6 +362,8 @@ impl Engine {
         if server_settings_changed(&self.config.stt, &config.stt) {
             self.remote = None;
         }
+        self.profile_llm.clear();
+        self.profile = Profile::default_arc();
         let llm_changed = config.llm != self.config.llm
             || config.stt.vocabulary != self.config.stt.vocabulary
             || (config.llm.enabled && self.llm.is_none());
@@ -372,14 +385,69 @@ impl Engine {
         Some(stage.runtime.block_on(stage.cleaner.clean(raw)))
     }
 
+    /// The profile the next transcriptions and cleanups run with (live dictation: the
+    /// utterance's). A profile that needs an LLM request of its own (another prompt or
+    /// vocabulary, or the LLM on while `[llm] enabled` is off) gets its client built here,
+    /// once; the model is the configured one, so no warm-up is sent.
+    pub fn set_profile(&mut self, profile: Arc<Profile>) {
+        if Arc::ptr_eq(&profile, &self.profile) {
+            return;
+        }
+        let own_stage = profile.llm_enabled(&self.config)
+            && (profile.changes_llm_request(&self.config) || self.llm.is_none());
+        if own_stage && !self.profile_llm.contains_key(&profile.name) {
+            let applied = profile.applied_to(&self.config);
+            let stage = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| e.to_string())
+                .and_then(|runtime| {
+                    Cleaner::new(&applied.llm, &applied.stt.vocabulary)
+                        .map(|cleaner| LlmStage { runtime, cleaner })
+                        .map_err(|e| e.to_string())
+                });
+            match stage {
+                Ok(stage) => {
+                    self.profile_llm.insert(profile.name.clone(), stage);
+                }
+                Err(e) => tracing::warn!(
+                    "profile {}: the LLM cannot be used ({e}); its dictations are typed uncleaned",
+                    profile.name
+                ),
+            }
+        }
+        self.profile = profile;
+    }
+
+    /// The profile transcriptions and cleanups run with now.
+    pub fn profile(&self) -> &Arc<Profile> {
+        &self.profile
+    }
+
+    /// The LLM stage for the current profile: its own, or the config's; None when off.
+    fn llm_stage(&self) -> Option<&LlmStage> {
+        if !self.profile.llm_enabled(&self.config) {
+            return None;
+        }
+        self.profile_llm
+            .get(&self.profile.name)
+            .or(self.llm.as_ref())
+    }
+
     /// Cleans a finished `ok` row in place: `text` becomes the cleanup only if the guard
-    /// accepted it; every LLM column is filled either way. Never fails.
+    /// accepted it; every LLM column is filled either way. Never fails. A profile that turns
+    /// the LLM off records `llm_outcome = "disabled"`.
     pub fn clean_entry(&self, entry: &mut Entry, timings: &mut StageTimings) -> Option<LlmReport> {
         if entry.outcome != Outcome::Ok {
             return None;
         }
+        if self.profile.llm == Some(false) {
+            entry.llm_outcome = Some(crate::llm::LlmOutcome::Disabled.as_str().to_string());
+            return None;
+        }
         let raw = entry.text.clone().unwrap_or_default();
-        let report = self.clean_text(&raw)?;
+        let stage = self.llm_stage()?;
+        let report = stage.runtime.block_on(stage.cleaner.clean(&raw));
         report.apply_to(entry);
         timings.llm = Some(report.total_ms);
         Some(report)
@@ -387,7 +455,7 @@ impl Engine {
 
     pub fn stt_options(&self) -> SttOptions {
         SttOptions {
-            language: self.config.stt.language.clone(),
+            language: self.profile.language(&self.config).to_string(),
             threads: self.config.threads(),
             window: match self.config.stt.audio_ctx {
                 AudioCtxMode::Auto => Some(Window {
@@ -396,7 +464,7 @@ impl Engine {
                 }),
                 AudioCtxMode::Full => None,
             },
-            initial_prompt: self.config.stt.vocabulary.join(", "),
+            initial_prompt: self.profile.vocabulary(&self.config).join(", "),
         }
     }
 
@@ -875,7 +943,7 @@ impl Engine {
 
     /// whisper's prompt: the vocabulary, then the last 200 characters said before.
     fn prompt_with(&self, context: &str) -> String {
-        let vocabulary = self.config.stt.vocabulary.join(", ");
+        let vocabulary = self.profile.vocabulary(&self.config).join(", ");
         let context = tail_chars(context, 200);
         match (vocabulary.is_empty(), context.is_empty()) {
             (_, true) => vocabulary,
@@ -899,7 +967,9 @@ impl Engine {
         samples: &[f32],
         prompt: &str,
     ) -> std::result::Result<(RemoteOutput, String, String), String> {
+        let language = self.profile.language(&self.config).to_string();
         let remote = self.remote().map_err(|e| e.to_string())?;
+        remote.set_language(&language);
         if let Gate::Open { remaining, reason } = remote.breaker.gate(Instant::now()) {
             return Err(format!(
                 "the speech server is skipped for {:.1} s more after: {reason}",
@@ -946,9 +1016,9 @@ impl Engine {
         seg.stt_ms = out.round_trip_ms;
         seg.upload_ms = out.upload_ms;
         seg.server_ms = out.server_ms;
-        let configured = &self.config.stt.language;
+        let configured = self.profile.language(&self.config);
         seg.language = if configured != "auto" {
-            Some(configured.clone())
+            Some(configured.to_string())
         } else {
             out.language.clone()
         };

@@ -197,3 +197,23 @@ fn real_kde_portal_types_into_a_wayland_window_and_drives_push_to_talk() {
         press_latency.as_secs_f64() * 1e3
     );
 }
+
+/// Per-app profiles on KDE: KWin tells the active window through a script Dictum loads over
+/// D-Bus (`inject::focus_dbus`), here the GTK text box, on the real KWin 5.27.
+#[test]
+fn kwin_tells_the_active_window_through_a_script() {
+    let Some(tools) = tools() else {
+        return;
+    };
+    let kde = Kde::start(&tools);
+    let bus = kde.bus();
+    let t = Instant::now();
+    let w = dictum_engine::inject::focus_dbus::kde_focused(&bus).expect("KWin answers");
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    eprintln!("KWin's active window: {w:?} in {ms:.0} ms");
+    assert_eq!(w.title.as_deref(), Some("Dictum textbox"), "{w:?}");
+    assert!(w.class.as_deref().is_some_and(|c| !c.is_empty()), "{w:?}");
+    // Asked again (the script is unloaded each time): the same answer.
+    let again = dictum_engine::inject::focus_dbus::kde_focused(&bus).expect("KWin answers");
+    assert_eq!(again, w);
+}

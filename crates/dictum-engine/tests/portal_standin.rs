@@ -524,3 +524,40 @@ fn measure_keysyms_per_second() {
         2.0 * text.chars().count() as f64 / s
     );
 }
+
+/// Per-app profiles on GNOME: the focused window from the Shell extensions' published D-Bus
+/// interfaces (`tests/gnome_focus_standin.py`, a stand-in: GNOME Shell cannot run here), and a
+/// clear error without either.
+#[test]
+fn gnome_focus_from_the_extensions_or_a_clear_error() {
+    if !tools_present() {
+        return;
+    }
+    use dictum_engine::inject::focus_dbus::gnome_focused;
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/gnome_focus_standin.py");
+    for mode in ["focused-window", "window-calls"] {
+        let bus = PrivateBus::start();
+        let mut child = Command::new(PYTHON)
+            .arg(&script)
+            .arg(mode)
+            .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("stand-in");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("ready");
+        assert_eq!(line.trim(), "ready");
+        let w = gnome_focused(&bus.bus()).expect(mode);
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(w.class.as_deref(), Some("org.gnome.Evolution"), "{mode}");
+        assert_eq!(w.instance.as_deref(), Some("evolution"), "{mode}");
+        assert_eq!(w.title.as_deref(), Some("Inbox — Mail"), "{mode}");
+    }
+    let bus = PrivateBus::start();
+    let e = gnome_focused(&bus.bus()).expect_err("no extension");
+    assert!(e.contains("Focused Window D-Bus"), "{e}");
+}

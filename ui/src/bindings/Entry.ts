@@ -21,4 +21,13 @@ stt_upload_ms: number | null,
 /**
  * Server backend: the server's own processing time, when it reports one.
  */
-stt_server_ms: number | null, };
+stt_server_ms: number | null, 
+/**
+ * Voice commands executed, as a JSON array of names (`["new line"]`).
+ */
+commands: string | null, 
+/**
+ * The per-app profile the focused window picked at the press ("default": none matched
+ * or the app could not be known).
+ */
+profile: string | null, };

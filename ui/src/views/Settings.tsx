@@ -3,7 +3,10 @@
 // act immediately.
 
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { Profiles } from '../components/Profiles';
 import { SpeechServer } from '../components/SpeechServer';
+import { VoiceCommands } from '../components/VoiceCommands';
+import { savable } from '../lib/commands';
 import type { Config } from '../bindings/Config';
 import type { ConfigView } from '../bindings/ConfigView';
 import type { InjectBackend } from '../bindings/InjectBackend';
@@ -38,7 +41,7 @@ export function Settings() {
   const dirty = JSON.stringify(cfg) !== JSON.stringify(view.config);
   const save = async () => {
     try {
-      const v = await ipc.saveConfig(cfg);
+      const v = await ipc.saveConfig({ ...cfg, commands: savable(cfg.commands) });
       setView(v);
       setCfg(v.config);
       setStatus({ ok: true, text: 'Saved — applied now' });
@@ -127,6 +130,11 @@ export function Settings() {
         <SpeechServer stt={cfg.stt} set={(p) => up('stt', p)} />
       </section>
 
+      <section class="card" data-testid="card-commands">
+        <h2>Voice commands</h2>
+        <VoiceCommands c={cfg.commands} set={(p) => up('commands', p)} />
+      </section>
+
       <section class="card" data-testid="card-models">
         <h2>Models</h2>
         <div class="row">
@@ -141,6 +149,11 @@ export function Settings() {
       <section class="card" data-testid="card-llm">
         <h2>LLM cleanup</h2>
         <Llm cfg={cfg} up={up} />
+      </section>
+
+      <section class="card" data-testid="card-profiles">
+        <h2>Per-app profiles</h2>
+        <Profiles list={cfg.profile ?? []} languages={LANGUAGES} set={(profile) => setCfg((c) => (c ? { ...c, profile } : c))} />
       </section>
 
       <section class="card" data-testid="card-privacy">

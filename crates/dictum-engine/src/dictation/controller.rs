@@ -18,6 +18,7 @@ use crate::dictation::{
 use crate::hotkey::{Hotkeys, KeyEvent};
 use crate::inject::session::{hotkey_path, Abilities, HotkeyPath, Session, SessionKind};
 use crate::pipeline::Engine;
+use crate::profile::{Profile, Profiles};
 use crate::store::recovery::{self, InstanceLock};
 use crate::store::{Entry, History, Outcome, Source};
 use crate::timing::{ms_since, StageTimings};
@@ -57,6 +58,9 @@ struct Live {
     /// The worker that had this utterance's streamed chunks was replaced (stuck): no more
     /// chunks, and the release transcribes it whole.
     progress_lost: bool,
+    /// The per-app profile the focused window picked at the press; it goes with every job
+    /// of this utterance.
+    profile: Arc<Profile>,
 }
 
 struct Controller {
@@ -96,6 +100,10 @@ struct Controller {
     last_housekeeping: Instant,
     /// Starts a fresh worker when the current one is stuck.
     seed: WorkerSeed,
+    /// The config's `[[profile]]` tables, compiled.
+    profiles: Profiles,
+    /// "unknown app → default profile" has been logged (once per run).
+    unknown_app_told: bool,
 }
 
 /// An utterance the worker and injector have not finished.
@@ -157,10 +165,10 @@ impl WorkerSeed {
 
 /// How long an utterance may take, from the moment it is the oldest in flight: whisper at
 /// worst a few times real time on a slow CPU, the LLM's own timeout, and typing.
-fn budget(audio_samples: usize, config: &Config) -> Duration {
+fn budget(audio_samples: usize, config: &Config, profile: &Profile) -> Duration {
     let audio = Duration::from_secs_f64(audio_samples as f64 / SAMPLE_RATE as f64);
     let min = fault::min_deadline().unwrap_or(Duration::from_secs(60));
-    let llm = if config.llm.enabled {
+    let llm = if profile.llm_enabled(config) {
         Duration::from_millis(config.llm.timeout_ms) * 2
     } else {
         Duration::ZERO
@@ -373,6 +381,7 @@ fn start(
         startup_ms: ms_since(started),
     };
     let config_mtime = opts.config_path.as_ref().and_then(|p| mtime(p));
+    let profiles = compile_profiles(&config, events);
     Ok((
         Controller {
             config,
@@ -402,9 +411,22 @@ fn start(
             audio_dir: opts.audio_dir.clone(),
             last_housekeeping: Instant::now(),
             seed,
+            profiles,
+            unknown_app_told: false,
         },
         info,
     ))
+}
+
+/// The config's profiles (validated when the config was loaded; a config built in code that
+/// slipped through gets no profiles, and the user is told).
+fn compile_profiles(config: &Config, events: &mpsc::Sender<Event>) -> Profiles {
+    Profiles::compile(&config.profiles).unwrap_or_else(|(key, reason)| {
+        let _ = events.send(Event::Notice {
+            message: format!("per-app profiles not used: {key}: {reason}"),
+        });
+        Profiles::default()
+    })
 }
 
 /// The sink factory may panic (a toolkit's assertion); start-up then fails with the reason.
@@ -520,7 +542,13 @@ fn start_hotkey(
 }
 
 /// Sends the segmenter's decisions to the worker; `samples` is the utterance so far.
-fn queue_chunks(queue: &Queue, utt: u64, decisions: Vec<Decision>, samples: &[f32]) {
+fn queue_chunks(
+    queue: &Queue,
+    utt: u64,
+    profile: &Arc<Profile>,
+    decisions: Vec<Decision>,
+    samples: &[f32],
+) {
     for d in decisions {
         let (start, end, commit) = match d {
             Decision::Commit { start, end } => (start, end, true),
@@ -532,6 +560,7 @@ fn queue_chunks(queue: &Queue, utt: u64, decisions: Vec<Decision>, samples: &[f3
             end,
             samples: samples[start..end].to_vec(),
             commit,
+            profile: profile.clone(),
         });
     }
 }
@@ -626,6 +655,7 @@ impl Controller {
                 Ok(Input::ModelLoaded { .. }) => {}
                 Ok(Input::Problem(message)) | Ok(Input::Notice(message)) => self.notice(message),
                 Ok(Input::StateChanged) => {}
+                Ok(Input::VoiceStop) => self.voice_stop(),
                 Ok(Input::Done { seq, report }) => {
                     self.land(seq);
                     let _ = self.events.send(Event::Dictation(*report));
@@ -809,6 +839,19 @@ impl Controller {
         kept
     }
 
+    /// "stop dictation" was said: ends hands-free listening; in push-to-talk there is
+    /// nothing to stop.
+    fn voice_stop(&mut self) {
+        if self.hands_free.is_some() {
+            self.hands_free_off(
+                Instant::now(),
+                Some("hands-free off (\"stop dictation\")".into()),
+            );
+        } else {
+            self.notice("\"stop dictation\": nothing to stop (hands-free is not on)".into());
+        }
+    }
+
     fn notice(&self, message: String) {
         tracing::warn!("{message}");
         let _ = self.events.send(Event::Notice { message });
@@ -957,17 +1000,7 @@ impl Controller {
         let mut entry = Entry::new(Source::Mic);
         entry.press_to_capture_ms = Some(press_to_capture);
         entry.preroll_ms = Some(capture.preroll_ms() as i64);
-        entry.model = Some(self.config.stt.model.clone());
-        entry.language = Some(self.config.stt.language.clone());
-        if let Some(probe) = &self.window_probe {
-            let (class, title) = probe();
-            entry.app_class = class;
-            entry.window_title = title;
-        }
-        // Stored before anything else can fail.
-        if let Err(e) = self.history.insert(&mut entry) {
-            self.notice(format!("could not store the dictation: {e}"));
-        }
+        let profile = self.describe_and_store(&mut entry);
         self.shared
             .set_key_held(self.config.dictation.mode == Mode::PushToTalk);
         let seg = Segmenter::new(&self.config.dictation, self.config.vad.threshold);
@@ -980,7 +1013,29 @@ impl Controller {
             seg,
             limit_told: false,
             progress_lost: false,
+            profile,
         });
+    }
+
+    /// The profile for the window focused at the press (the row's class and title). An app
+    /// that cannot be known (no X11, a Wayland compositor that does not tell) gets the
+    /// default profile, said once in the log.
+    fn pick_profile(&mut self, entry: &Entry) -> Arc<Profile> {
+        let (class, title) = (entry.app_class.as_deref(), entry.window_title.as_deref());
+        if class.is_none() && title.is_none() {
+            if !std::mem::replace(&mut self.unknown_app_told, true) {
+                tracing::info!("unknown app → default profile");
+            }
+            return self.profiles.default_profile();
+        }
+        let profile = self.profiles.pick(class, title);
+        tracing::info!(
+            profile = %profile.name,
+            class = class.unwrap_or(""),
+            title = title.unwrap_or(""),
+            "profile picked"
+        );
+        profile
     }
 
     /// Copies new audio from the stream and lets the segmenter pick chunks to transcribe.
@@ -1000,7 +1055,7 @@ impl Controller {
         }
         let decisions = live.seg.push(&live.buf[fresh]);
         if self.config.dictation.streaming && !live.progress_lost {
-            queue_chunks(&self.queue, live.seq, decisions, &live.buf);
+            queue_chunks(&self.queue, live.seq, &live.profile, decisions, &live.buf);
         }
         let max = self.config.dictation.max_utterance_s as usize * SAMPLE_RATE as usize;
         if live.buf.len() >= max && !live.limit_told {
@@ -1038,7 +1093,7 @@ impl Controller {
         // post-roll makes this pass stale and it is stopped (worker: abort).
         if self.config.dictation.streaming && post > 0 {
             if let Some(d) = live.seg.at_release() {
-                queue_chunks(&self.queue, live.seq, vec![d], &live.buf);
+                queue_chunks(&self.queue, live.seq, &live.profile, vec![d], &live.buf);
             }
         }
         let captured = match capture.stop(post) {
@@ -1070,7 +1125,7 @@ impl Controller {
         if samples.len() > live.buf.len() {
             let decisions = live.seg.push(&samples[live.buf.len()..]);
             if self.config.dictation.streaming && !live.progress_lost {
-                queue_chunks(&self.queue, live.seq, decisions, &samples);
+                queue_chunks(&self.queue, live.seq, &live.profile, decisions, &samples);
             }
         }
         self.dispatch(live, samples, at);
@@ -1099,7 +1154,7 @@ impl Controller {
             Flight {
                 id: live.entry.id,
                 samples: samples.clone(),
-                budget: budget(samples.len(), &self.config),
+                budget: budget(samples.len(), &self.config, &live.profile),
             },
         );
         self.queue.push(Job::Finish(Box::new(Finish {
@@ -1110,7 +1165,26 @@ impl Controller {
             speculation_end,
             release_at: at,
             timings: StageTimings::default(),
+            profile: live.profile,
         })));
+    }
+
+    /// Fills a new utterance's row with the model, the focused window and the profile that
+    /// window picks (its language), and stores it before anything else can fail.
+    fn describe_and_store(&mut self, entry: &mut Entry) -> Arc<Profile> {
+        entry.model = Some(self.config.stt.model.clone());
+        if let Some(probe) = &self.window_probe {
+            let (class, title) = probe();
+            entry.app_class = class;
+            entry.window_title = title;
+        }
+        let profile = self.pick_profile(entry);
+        entry.language = Some(profile.language(&self.config).to_string());
+        entry.profile = Some(profile.name.clone());
+        if let Err(e) = self.history.insert(entry) {
+            self.notice(format!("could not store the dictation: {e}"));
+        }
+        profile
     }
 
     /// Hands-free on (`Some(true)`), off (`Some(false)`) or the other way (`None`).
@@ -1268,16 +1342,8 @@ impl Controller {
             .hands_free
             .as_ref()
             .map(|hf| hf.cutter.preroll_ms() as i64);
-        entry.model = Some(self.config.stt.model.clone());
-        entry.language = Some(self.config.stt.language.clone());
-        if let Some(probe) = &self.window_probe {
-            let (class, title) = probe();
-            entry.app_class = class;
-            entry.window_title = title;
-        }
-        if let Err(e) = self.history.insert(&mut entry) {
-            self.notice(format!("could not store the dictation: {e}"));
-        }
+        // The window focused when the speech began picks the profile.
+        let profile = self.describe_and_store(&mut entry);
         let seg = Segmenter::new(&self.config.dictation, self.config.vad.threshold);
         let seq = self.next_seq;
         self.next_seq += 1;
@@ -1288,6 +1354,7 @@ impl Controller {
             seg,
             limit_told: false,
             progress_lost: false,
+            profile,
         });
         self.feed_hands_free(&samples);
     }
@@ -1302,7 +1369,7 @@ impl Controller {
         live.buf.extend_from_slice(samples);
         let decisions = live.seg.push(&live.buf[from..]);
         if self.config.dictation.streaming && !live.progress_lost {
-            queue_chunks(&self.queue, live.seq, decisions, &live.buf);
+            queue_chunks(&self.queue, live.seq, &live.profile, decisions, &live.buf);
         }
         let max = self.config.dictation.max_utterance_s as usize * SAMPLE_RATE as usize;
         if live.buf.len() >= max {
@@ -1325,7 +1392,7 @@ impl Controller {
         };
         if self.config.dictation.streaming && !live.progress_lost {
             if let Some(d) = live.seg.at_release() {
-                queue_chunks(&self.queue, live.seq, vec![d], &live.buf);
+                queue_chunks(&self.queue, live.seq, &live.profile, vec![d], &live.buf);
             }
         }
         live.entry.post_roll_ms = Some(live.seg.trailing_silence_ms().min(i64::MAX as u64) as i64);
@@ -1510,6 +1577,7 @@ impl Controller {
         let reopen = d_old.input_device != d_new.input_device
             || d_old.preroll_ms != d_new.preroll_ms
             || d_old.max_utterance_s != d_new.max_utterance_s;
+        self.profiles = compile_profiles(&config, &self.events);
         self.queue.push(Job::Reconfigure(Box::new(config.clone())));
         let _ = self
             .to_injector

@@ -3,12 +3,14 @@
 //! A panic while typing is caught (the row keeps the text and says so; a fresh sink is
 //! built); a row the database refuses (locked, disk full) is held and written later.
 
+use crate::commands::{Action, Chord, Key};
 use crate::config::Config;
 use crate::dictation::worker::{report, Typed};
 use crate::dictation::{catch, fault, Input, Shared};
 use crate::inject::{InjectMethod, Injector};
 use crate::store::{History, Outcome};
 use crate::timing::ms_since;
+use std::collections::HashMap;
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
@@ -30,6 +32,25 @@ pub trait Sink {
     fn release_grace(&self) -> std::time::Duration {
         std::time::Duration::ZERO
     }
+
+    /// Presses key chords in the focused window (voice commands); returns the path's name.
+    fn press(&mut self, keys: &[Chord]) -> Result<String, String> {
+        let _ = keys;
+        Err("this output cannot press keys".into())
+    }
+
+    /// Names the window keys would go to now, so that "scratch that" erases only in the
+    /// window the text went to. None when the sink cannot tell.
+    fn focus_key(&mut self) -> Option<String> {
+        None
+    }
+
+    /// Whether keys were typed on the keyboard (not by Dictum) since `since`; None when the
+    /// sink cannot see other keyboards (Wayland).
+    fn typed_elsewhere_since(&mut self, since: Instant) -> Option<bool> {
+        let _ = since;
+        None
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -42,6 +63,8 @@ pub struct SinkReport {
     /// The window that received the text, when the sink knows it.
     pub app_class: Option<String>,
     pub window_title: Option<String>,
+    /// Characters delivered (a trailing space included), when the sink knows.
+    pub chars: Option<usize>,
 }
 
 /// The product's sink: typing or pasting into the focused window.
@@ -59,11 +82,33 @@ impl Sink for Injector {
             handed_over_ms: Some(r.inject_ms),
             app_class: r.app_class,
             window_title: r.window_title,
+            chars: Some(r.chars),
         }
     }
 
     fn release_grace(&self) -> std::time::Duration {
         Injector::release_grace(self)
+    }
+
+    fn press(&mut self, keys: &[Chord]) -> Result<String, String> {
+        Injector::press(self, keys).map(str::to_string)
+    }
+
+    fn focus_key(&mut self) -> Option<String> {
+        let w = self.focused_window();
+        w.id.map(|id| format!("x11:{id}")).or_else(|| {
+            (w.class.is_some() || w.title.is_some()).then(|| {
+                format!(
+                    "{}|{}",
+                    w.class.unwrap_or_default(),
+                    w.title.unwrap_or_default()
+                )
+            })
+        })
+    }
+
+    fn typed_elsewhere_since(&mut self, since: Instant) -> Option<bool> {
+        Injector::typed_elsewhere_since(self, since)
     }
 
     fn route(&mut self) -> Option<String> {
@@ -205,6 +250,10 @@ pub(crate) fn run(
     let notice = |m: String| {
         let _ = to_controller.send(Input::Notice(m));
     };
+    let mut last: Option<LastTyped> = None;
+    // Sinks for a per-app profile's injection method other than the config's, built on
+    // demand from a copy of the config with that method, kept until the config changes.
+    let mut by_method: HashMap<InjectMethod, Box<dyn Sink>> = HashMap::new();
     loop {
         let msg = match jobs.recv_timeout(Duration::from_secs(1)) {
             Ok(msg) => msg,
@@ -223,6 +272,7 @@ pub(crate) fn run(
                     Ok(new) => sink = new,
                     Err(e) => notice(format!("injection settings not applied: {e}")),
                 }
+                by_method.clear();
                 config = *new;
                 continue;
             }
@@ -235,9 +285,32 @@ pub(crate) fn run(
         let release_at = typed.release_at;
         let release = typed.release.clone();
         let mut entry = typed.entry.clone();
-        match catch(|| deliver(sink.as_mut(), typed, &shared, &to_controller)) {
+        let method = typed
+            .profile
+            .inject_method
+            .filter(|m| *m != config.inject.method);
+        if let Some(m) = method.filter(|m| !by_method.contains_key(m)) {
+            let mut with = config.clone();
+            with.inject.method = m;
+            match catch_factory(&factory, &with) {
+                Ok(s) => {
+                    by_method.insert(m, s);
+                }
+                Err(e) => notice(format!(
+                    "profile {}: {} could not start ({e}); typed with [inject] method instead",
+                    typed.profile.name,
+                    m.as_str()
+                )),
+            }
+        }
+        let target = match method.and_then(|m| by_method.get_mut(&m)) {
+            Some(s) => s.as_mut(),
+            None => sink.as_mut(),
+        };
+        match catch(|| deliver(target, typed, &shared, &to_controller, &mut last)) {
             Ok(delivered) => entry = delivered,
             Err(msg) => {
+                last = None;
                 shared.set_injecting(false);
                 let what =
                     format!("typing crashed ({msg}); the text is in history (`dictum history`)");
@@ -245,9 +318,14 @@ pub(crate) fn run(
                 entry.inject_error = Some(what.clone());
                 notice(what);
                 // The sink may be left in any state: start a fresh one.
-                match factory(&config) {
-                    Ok(new) => sink = new,
-                    Err(e) => notice(format!("typing could not be restarted: {e}")),
+                match method {
+                    Some(m) => {
+                        by_method.remove(&m);
+                    }
+                    None => match factory(&config) {
+                        Ok(new) => sink = new,
+                        Err(e) => notice(format!("typing could not be restarted: {e}")),
+                    },
                 }
             }
         }
@@ -273,6 +351,11 @@ pub(crate) fn run(
     }
 }
 
+/// The factory, with a panic turned into its message.
+fn catch_factory(factory: &SinkFactory, config: &Config) -> Result<Box<dyn Sink>, String> {
+    catch(|| factory(config)).unwrap_or_else(|msg| Err(format!("crashed: {msg}")))
+}
+
 /// Types one dictation (unless it is cancelled, given up on, or has nothing to type) and
 /// returns its row with how it went.
 fn deliver(
@@ -280,11 +363,13 @@ fn deliver(
     typed: Typed,
     shared: &Shared,
     to_controller: &mpsc::Sender<Input>,
+    last: &mut Option<LastTyped>,
 ) -> crate::store::Entry {
     let Typed {
         seq,
         mut entry,
         release_at,
+        commands,
         ..
     } = typed;
     let id = entry.id.unwrap_or(0);
@@ -295,20 +380,20 @@ fn deliver(
         // The controller gave up waiting: typing it now would surprise the user.
         entry.inject_method = Some("none".into());
         entry.inject_error = Some("ready too late to be typed; the text is in history".into());
-    } else if entry.outcome != Outcome::Ok || text.trim().is_empty() {
+    } else if entry.outcome != Outcome::Ok || (text.trim().is_empty() && commands.is_empty()) {
         // Silence, noise, errors: nothing is typed.
         entry.inject_method = Some("none".into());
+    } else if text.trim().is_empty() {
+        // Only commands ("new line", "scratch that"): after the release, like text.
+        wait_for_release(sink, shared, release_at);
+        shared.set_injecting(true);
+        let t0 = Instant::now();
+        run_commands(sink, &commands, &mut entry, to_controller, last);
+        entry.inject_ms = Some(ms_since(t0));
+        entry.release_to_typed_ms = Some(ms_since(release_at));
+        shared.set_injecting(false);
     } else {
-        // A result that is ready while the push-to-talk key is held for the next
-        // utterance waits for the release (order is kept: later ones queue behind it).
-        while shared.key_held() && !shared.shutting_down() {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let ready_at = release_at + sink.release_grace();
-        let now = Instant::now();
-        if ready_at > now {
-            std::thread::sleep(ready_at - now);
-        }
+        wait_for_release(sink, shared, release_at);
         shared.set_injecting(true);
         let _ = to_controller.send(Input::StateChanged);
         let t0 = Instant::now();
@@ -325,7 +410,121 @@ fn deliver(
             entry.app_class = delivery.app_class;
             entry.window_title = delivery.window_title;
         }
+        let typed_ok = entry.inject_error.is_none()
+            && entry
+                .inject_method
+                .as_deref()
+                .is_some_and(|m| m != "none" && m != "clipboard_only");
+        *last = match (typed_ok, delivery.chars) {
+            (true, Some(chars)) => Some(LastTyped {
+                chars,
+                focus: sink.focus_key(),
+                at: Instant::now(),
+            }),
+            _ => None,
+        };
+        if !commands.is_empty() {
+            if typed_ok {
+                run_commands(sink, &commands, &mut entry, to_controller, last);
+            } else {
+                // The text did not reach the window: keys pressed now would act on
+                // whatever is there without it (a terminal's Return).
+                let skipped = "voice commands not done: the text did not reach the window";
+                entry.inject_error = Some(match entry.inject_error.take() {
+                    Some(e) => format!("{e}; {skipped}"),
+                    None => skipped.into(),
+                });
+                entry.commands = None;
+            }
+        }
         shared.set_injecting(false);
     }
     entry
+}
+
+/// A result that is ready while the push-to-talk key is held for the next utterance waits
+/// for the release (order is kept: later ones queue behind it), then for the sink's grace
+/// after the release (the hotkey's modifiers).
+fn wait_for_release(sink: &dyn Sink, shared: &Shared, release_at: Instant) {
+    while shared.key_held() && !shared.shutting_down() {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let ready_at = release_at + sink.release_grace();
+    let now = Instant::now();
+    if ready_at > now {
+        std::thread::sleep(ready_at - now);
+    }
+}
+
+/// The last dictation Dictum typed, for "scratch that".
+pub(crate) struct LastTyped {
+    chars: usize,
+    /// The window it went to (None: unknown, so it cannot be erased safely).
+    focus: Option<String>,
+    at: Instant,
+}
+
+/// Does the commands said at the end of a dictation (its text, if any, is typed already) and
+/// records on the row which were done; one that cannot be done says why in `inject_error`.
+fn run_commands(
+    sink: &mut dyn Sink,
+    commands: &[crate::commands::Spoken],
+    entry: &mut crate::store::Entry,
+    to_controller: &mpsc::Sender<Input>,
+    last: &mut Option<LastTyped>,
+) {
+    let mut done = Vec::new();
+    let mut problems = Vec::new();
+    for c in commands {
+        let result = match &c.action {
+            Action::Keys { keys } => {
+                // Keys change the window in ways "scratch that" cannot know.
+                *last = None;
+                sink.press(keys).map(|method| {
+                    entry.inject_method.get_or_insert(method);
+                })
+            }
+            Action::ScratchThat => scratch_that(sink, last).map(|method| {
+                entry.inject_method.get_or_insert(method);
+            }),
+            Action::Discard => Ok(()),
+            Action::StopDictation => {
+                let _ = to_controller.send(Input::VoiceStop);
+                Ok(())
+            }
+        };
+        match result {
+            Ok(()) => done.push(c.name.as_str()),
+            Err(e) => problems.push(format!("\"{}\" not done: {e}", c.name)),
+        }
+    }
+    entry.commands = crate::commands::names_json(done.into_iter());
+    if !problems.is_empty() {
+        let message = problems.join("; ");
+        let _ = to_controller.send(Input::Notice(message.clone()));
+        entry.inject_error = Some(match entry.inject_error.take() {
+            Some(e) => format!("{e}; {message}"),
+            None => message,
+        });
+    }
+}
+
+/// Erases the previous dictation with BackSpace, only when it is safe: Dictum typed it, the
+/// same window has the focus, and nothing was typed there since (where that can be seen).
+fn scratch_that(sink: &mut dyn Sink, last: &mut Option<LastTyped>) -> Result<String, String> {
+    let Some(prev) = last.take() else {
+        return Err(
+            "there is no dictation typed by Dictum to remove (only the last one can \
+                    be, and not after a key command)"
+                .into(),
+        );
+    };
+    let now = sink.focus_key();
+    if prev.focus.is_none() || now != prev.focus {
+        return Err("the window that got the last dictation no longer has the focus".into());
+    }
+    if sink.typed_elsewhere_since(prev.at) == Some(true) {
+        return Err("something was typed on the keyboard since the last dictation".into());
+    }
+    sink.press(&vec![Chord::key(Key::BackSpace); prev.chars])
 }

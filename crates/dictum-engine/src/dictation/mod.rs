@@ -151,6 +151,14 @@ pub struct Report {
     pub error: Option<String>,
     /// Live dictations: which whisper passes the release waited for (issue 13).
     pub release: Option<worker::ReleasePath>,
+    /// Voice commands executed (names), in the order said.
+    pub commands: Vec<String>,
+    /// The per-app profile the focused window picked at the press ("default": none matched,
+    /// or the app could not be known).
+    pub profile: String,
+    /// What the LLM stage did: "cleaned", "rejected", "failed", "disabled" (a profile turned
+    /// it off); None when the stage is off.
+    pub llm_outcome: Option<String>,
 }
 
 /// Re-applies command-line overrides to a re-read config file.
@@ -198,6 +206,8 @@ pub(crate) enum Input {
     },
     Problem(String),
     Notice(String),
+    /// The spoken command "stop dictation" was said.
+    VoiceStop,
     StateChanged,
     /// Utterance `seq` is finished with (typed, stored, or given up on by the injector).
     Done {

@@ -12,6 +12,7 @@ use crate::dictation::{catch, fault, save_audio, Input, Report, Shared};
 use crate::gpu::monitor::{Verdict, VramMonitor};
 use crate::gpu::NvmlProbe;
 use crate::pipeline::{Engine, Segment};
+use crate::profile::Profile;
 use crate::store::{Entry, History, Outcome};
 use crate::timing::{ms_since, StageTimings};
 use crate::Error;
@@ -33,6 +34,8 @@ pub(crate) enum Job {
         end: usize,
         samples: Vec<f32>,
         commit: bool,
+        /// The utterance's per-app profile (language, vocabulary).
+        profile: Arc<Profile>,
     },
     Finish(Box<Finish>),
     /// The utterance (sequence number) was cancelled: forget its chunks.
@@ -54,6 +57,9 @@ pub(crate) struct Finish {
     pub speculation_end: Option<usize>,
     pub release_at: Instant,
     pub timings: StageTimings,
+    /// The utterance's per-app profile (language, vocabulary, LLM on/off and prompt,
+    /// trailing period).
+    pub profile: Arc<Profile>,
 }
 
 /// What goes to the injector.
@@ -62,6 +68,10 @@ pub(crate) struct Typed {
     pub entry: Entry,
     pub release_at: Instant,
     pub release: Option<ReleasePath>,
+    /// Voice commands said at the end (or alone), done after the text is typed.
+    pub commands: Vec<crate::commands::Spoken>,
+    /// The utterance's per-app profile (injection method).
+    pub profile: Arc<Profile>,
 }
 
 /// How the release of one live dictation was served: which whisper passes it waited for.
@@ -258,7 +268,13 @@ impl Worker {
             // What is needed to fail the utterance if the job panics outside the stages
             // that catch their own panics.
             let rescue = match &job {
-                Job::Finish(f) => Some((f.seq, f.entry.clone(), f.samples.clone(), f.release_at)),
+                Job::Finish(f) => Some((
+                    f.seq,
+                    f.entry.clone(),
+                    f.samples.clone(),
+                    f.release_at,
+                    f.profile.clone(),
+                )),
                 _ => None,
             };
             self.queue.set_busy(true);
@@ -272,8 +288,8 @@ impl Worker {
             if let Err(msg) = handled {
                 tracing::error!("transcription job crashed: {msg}");
                 match rescue {
-                    Some((seq, entry, samples, release_at)) => {
-                        self.fail(seq, entry, &samples, release_at, &msg)
+                    Some((seq, entry, samples, release_at, profile)) => {
+                        self.fail(seq, entry, &samples, release_at, profile, &msg)
                     }
                     None => {
                         let _ = self.to_controller.send(Input::Notice(format!(
@@ -294,7 +310,9 @@ impl Worker {
                 end,
                 samples,
                 commit,
+                profile,
             } => {
+                self.engine.set_profile(profile);
                 if !commit && !self.queue.begin_speculation(utt, end) {
                     tracing::debug!(utt, start, end, "speculation skipped: superseded");
                     return;
@@ -381,6 +399,7 @@ impl Worker {
         mut entry: Entry,
         samples: &[f32],
         release_at: Instant,
+        profile: Arc<Profile>,
         msg: &str,
     ) {
         let kept = self.keep_failed_audio(seq, &mut entry, samples);
@@ -395,6 +414,8 @@ impl Worker {
             entry,
             release_at,
             release: None,
+            commands: Vec::new(),
+            profile,
         })));
     }
 
@@ -523,7 +544,9 @@ impl Worker {
             speculation_end,
             release_at,
             mut timings,
+            profile,
         } = f;
+        self.engine.set_profile(profile.clone());
         entry.audio_ms = Some((samples.len() as u64 * 1000 / crate::SAMPLE_RATE as u64) as i64);
         if let Some((load, warm)) = self.pending_load.take() {
             timings.model_load = Some(load);
@@ -625,9 +648,26 @@ impl Worker {
                 };
             }
         }
+        // Voice commands, matched on the transcript before any cleanup: what is left is the
+        // text to type (and to clean), the commands are done after it.
+        let (text, commands) = if entry.outcome == Outcome::Ok {
+            // A per-app profile may turn commands off (or on) for its windows.
+            let commands = crate::commands::CommandsConfig {
+                enabled: profile.commands_enabled(self.engine.config.commands.enabled),
+                ..self.engine.config.commands.clone()
+            };
+            let parsed = crate::commands::parse(&text, &commands);
+            entry.commands = parsed.names_json();
+            (parsed.text, parsed.commands)
+        } else {
+            (text, Vec::new())
+        };
         entry.text = Some(text.clone());
         // Any LLM problem is recorded and the raw text kept; a crash too.
         let cleaned = catch(|| {
+            if entry.outcome == Outcome::Ok && text.is_empty() {
+                return;
+            }
             if entry.outcome == Outcome::Ok && self.engine.cleaner().is_some() {
                 fault::point("llm_panic");
             }
@@ -640,6 +680,15 @@ impl Worker {
             entry.llm_error = Some(message.clone());
             let _ = self.to_controller.send(Input::Notice(message));
         }
+        // The profile's last word on the text (a terminal's command without a final ".").
+        if entry.outcome == Outcome::Ok {
+            if let Some(t) = entry.text.as_deref() {
+                let finished = profile.finish_text(t);
+                if finished != t {
+                    entry.text = Some(finished);
+                }
+            }
+        }
         entry.release_to_text_ms = Some(ms_since(release_at));
         if let Err(e) = self.history.update(&entry) {
             let _ = self
@@ -651,6 +700,8 @@ impl Worker {
             entry,
             release_at,
             release: Some(release),
+            commands,
+            profile,
         })));
     }
 }
@@ -713,6 +764,16 @@ pub(crate) fn report(entry: &Entry, release: Option<ReleasePath>) -> Report {
         inject_method: entry.inject_method.clone(),
         inject_error: entry.inject_error.clone(),
         error: entry.error.clone(),
+        commands: entry
+            .commands
+            .as_deref()
+            .and_then(|c| serde_json::from_str(c).ok())
+            .unwrap_or_default(),
+        profile: entry
+            .profile
+            .clone()
+            .unwrap_or_else(|| crate::profile::DEFAULT_PROFILE.to_string()),
+        llm_outcome: entry.llm_outcome.clone(),
     }
 }
 
@@ -727,6 +788,7 @@ mod tests {
             end,
             samples: Vec::new(),
             commit: false,
+            profile: Profile::default_arc(),
         }
     }
 

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// How text is put into the focused window.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
 #[ts(export)]
 pub enum InjectMethod {

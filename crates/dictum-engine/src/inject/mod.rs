@@ -37,6 +37,9 @@
 
 pub mod config;
 pub mod focus;
+#[cfg(target_os = "linux")]
+pub mod focus_dbus;
+mod keywatch;
 pub mod notify;
 mod paste;
 pub mod session;
@@ -295,6 +298,9 @@ pub struct Injector {
     abilities: Abilities,
     x: X11Parts,
     wl: WaylandParts,
+    /// Keyboard activity since the last dictation (X11 sessions; started at the first
+    /// delivery), for "scratch that".
+    keywatch: Option<keywatch::KeyWatch>,
 }
 
 // The daemon moves the injector to its own thread.
@@ -318,6 +324,7 @@ impl Injector {
             abilities,
             x: X11Parts::default(),
             wl: WaylandParts::default(),
+            keywatch: None,
         };
         injector.warm_up();
         Ok(injector)
@@ -401,6 +408,25 @@ impl Injector {
     /// The window that would receive the text; all `None` when unknown (no display, GNOME
     /// or KDE, nothing focused). Never fails.
     pub fn focused_window(&mut self) -> WindowInfo {
+        #[cfg(target_os = "linux")]
+        if self.session.kind == SessionKind::Wayland {
+            // KDE and GNOME tell only through D-Bus (the app, not how to reach it).
+            let asked = match self.session.desktop {
+                session::Desktop::Kde => {
+                    Some(focus_dbus::kde_focused(&crate::portal::Bus::Session))
+                }
+                session::Desktop::Gnome => {
+                    Some(focus_dbus::gnome_focused(&crate::portal::Bus::Session))
+                }
+                _ => None,
+            };
+            if let Some(asked) = asked {
+                return asked.unwrap_or_else(|e| {
+                    tracing::debug!("focused app unknown: {e}");
+                    WindowInfo::default()
+                });
+            }
+        }
         self.focused().0
     }
 
@@ -434,6 +460,7 @@ impl Injector {
             return report;
         }
         let text = self.final_text(text);
+        self.watch_keys();
         let (window, focus) = self.focused();
         report.app_class = window.class.clone();
         report.window_title = window.title.clone();
@@ -499,7 +526,84 @@ impl Injector {
             }
         }
         report.total_ms = ms_since(start);
+        if let Some(w) = &self.keywatch {
+            w.own(start);
+        }
         report
+    }
+
+    /// Starts the keyboard watch once, in X11 sessions.
+    fn watch_keys(&mut self) {
+        if self.keywatch.is_none() && self.session.kind == SessionKind::X11 {
+            match keywatch::KeyWatch::start() {
+                Ok(w) => self.keywatch = Some(w),
+                Err(e) => tracing::info!("scratch that cannot see the keyboard: {e}"),
+            }
+        }
+    }
+
+    /// Whether the user typed on the keyboard since `since` (not counting Dictum's own keys);
+    /// None where that cannot be seen (Wayland).
+    pub fn typed_elsewhere_since(&mut self, since: Instant) -> Option<bool> {
+        self.keywatch.as_ref().and_then(|w| w.typed_since(since))
+    }
+
+    /// Presses `chords` (voice commands) in the focused window, by the path text would take
+    /// there. Returns the path's name.
+    pub fn press(&mut self, chords: &[crate::commands::Chord]) -> Result<&'static str, String> {
+        let start = Instant::now();
+        let pressed = self.press_keys(chords);
+        if let Some(w) = &self.keywatch {
+            w.own(start);
+        }
+        pressed
+    }
+
+    fn press_keys(&mut self, chords: &[crate::commands::Chord]) -> Result<&'static str, String> {
+        let (_, focus) = self.focused();
+        let route = self.route(focus)?;
+        match route.typing {
+            TypePath::X11 => {
+                let timeout = Duration::from_millis(self.config.modifier_release_timeout_ms);
+                self.x
+                    .keys_and_x11()
+                    .and_then(|(keys, x11)| keys.release_modifiers(x11, timeout))
+                    .and_then(|_| self.x.keys_and_x11())
+                    .and_then(|(keys, _)| keys.press_chords(chords))
+                    .inspect_err(|_| self.reset_x11())?;
+            }
+            path => {
+                for chord in chords {
+                    let pressed = match path {
+                        TypePath::VirtualKeyboard => self.wl.keyboard()?.press(chord),
+                        TypePath::Wtype => wayland::press(wayland::Typer::Wtype, chord),
+                        TypePath::Ydotool => wayland::press(wayland::Typer::Ydotool, chord),
+                        // Return and Tab are typed like text on every path.
+                        _ if chord.is_plain() && !chord.shift => match chord.key {
+                            crate::commands::Key::Return => {
+                                self.wayland_keys(path, Keystrokes::Text("\n"))
+                            }
+                            crate::commands::Key::Tab => {
+                                self.wayland_keys(path, Keystrokes::Text("\t"))
+                            }
+                            _ => Err(format!(
+                                "{} cannot press {chord}; the virtual-keyboard or wtype backend can",
+                                path.as_str()
+                            )),
+                        },
+                        _ => Err(format!(
+                            "{} cannot press {chord}; the virtual-keyboard or wtype backend can",
+                            path.as_str()
+                        )),
+                    };
+                    if let Err(e) = pressed {
+                        self.reprobe();
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        Ok(route.typing.as_str())
     }
 
     fn final_text(&self, text: &str) -> String {
@@ -789,6 +893,7 @@ mod tests {
             abilities: Abilities::default(),
             x: X11Parts::default(),
             wl: WaylandParts::default(),
+            keywatch: None,
         }
     }
 

@@ -204,36 +204,61 @@ impl Keys {
         Ok(())
     }
 
+    /// Presses chords (voice commands). Modifiers are released even when the key fails.
+    pub(crate) fn press_chords(&mut self, chords: &[crate::commands::Chord]) -> Result<(), String> {
+        use crate::commands::Key as K;
+        for chord in chords {
+            let key = match chord.key {
+                K::Return => Key::Return,
+                K::Tab => Key::Tab,
+                K::BackSpace => Key::Backspace,
+                K::Escape => Key::Escape,
+                K::Char(c) => Key::Unicode(c),
+            };
+            let mods: Vec<Key> = [
+                (chord.ctrl, Key::Control),
+                (chord.alt, Key::Alt),
+                (chord.shift, Key::Shift),
+            ]
+            .iter()
+            .filter(|(on, _)| *on)
+            .map(|(_, k)| *k)
+            .collect();
+            let mut result = Ok(());
+            let mut pressed = Vec::new();
+            for &m in &mods {
+                match self.enigo.key(m, Direction::Press) {
+                    Ok(()) => pressed.push(m),
+                    Err(e) => {
+                        result = Err(format!("cannot press {m:?}: {e}"));
+                        break;
+                    }
+                }
+            }
+            if result.is_ok() {
+                result = self
+                    .enigo
+                    .key(key, Direction::Click)
+                    .map_err(|e| format!("cannot press {chord}: {e}"));
+            }
+            for &m in pressed.iter().rev() {
+                if let Err(e) = self.enigo.key(m, Direction::Release) {
+                    result = result.and(Err(format!("cannot release {m:?}: {e}")));
+                }
+            }
+            result?;
+        }
+        Ok(())
+    }
+
     /// Ctrl+V, or Ctrl+Shift+V for terminals. The modifiers are released even when pressing
     /// V fails, so a failed paste never leaves Ctrl stuck.
     pub(crate) fn paste_chord(&mut self, with_shift: bool) -> Result<(), String> {
-        let mut mods = vec![Key::Control];
-        if with_shift {
-            mods.push(Key::Shift);
-        }
-        let mut result = Ok(());
-        let mut pressed = Vec::new();
-        for &m in &mods {
-            match self.enigo.key(m, Direction::Press) {
-                Ok(()) => pressed.push(m),
-                Err(e) => {
-                    result = Err(format!("cannot press {m:?}: {e}"));
-                    break;
-                }
-            }
-        }
-        if result.is_ok() {
-            result = self
-                .enigo
-                .key(Key::Unicode('v'), Direction::Click)
-                .map_err(|e| format!("cannot press V: {e}"));
-        }
-        for &m in pressed.iter().rev() {
-            if let Err(e) = self.enigo.key(m, Direction::Release) {
-                result = result.and(Err(format!("cannot release {m:?}: {e}")));
-            }
-        }
-        result
+        use crate::commands::{Chord, Key as K};
+        self.press_chords(&[Chord {
+            shift: with_shift,
+            ..Chord::ctrl(K::Char('v'))
+        }])
     }
 }
 

@@ -116,6 +116,60 @@ pub(crate) fn paste_chord(typer: Typer, terminal: bool) -> Result<(), String> {
     .map(drop)
 }
 
+/// Presses one chord (voice commands) with wtype; ydotool would need the user's keycodes
+/// for every key, so it only presses Return, Tab and BackSpace.
+pub(crate) fn press(typer: Typer, chord: &crate::commands::Chord) -> Result<(), String> {
+    use crate::commands::Key;
+    match typer {
+        Typer::Wtype => {
+            let mut args: Vec<String> = Vec::new();
+            let mods: Vec<&str> = [
+                (chord.ctrl, "ctrl"),
+                (chord.shift, "shift"),
+                (chord.alt, "alt"),
+            ]
+            .iter()
+            .filter(|(on, _)| *on)
+            .map(|(_, m)| *m)
+            .collect();
+            for m in &mods {
+                args.extend(["-M".to_string(), m.to_string()]);
+            }
+            match chord.key {
+                Key::Return => args.extend(["-k".into(), "Return".into()]),
+                Key::Tab => args.extend(["-k".into(), "Tab".into()]),
+                Key::BackSpace => args.extend(["-k".into(), "BackSpace".into()]),
+                Key::Escape => args.extend(["-k".into(), "Escape".into()]),
+                Key::Char(c) => args.push(c.to_string()),
+            }
+            for m in mods.iter().rev() {
+                args.extend(["-m".to_string(), m.to_string()]);
+            }
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            run("wtype", &args, None).map(drop)
+        }
+        // Linux input codes: 28 = Enter, 15 = Tab, 14 = BackSpace, 1 = Escape.
+        Typer::Ydotool if chord.is_plain() && !chord.shift => {
+            let code = match chord.key {
+                Key::Return => "28",
+                Key::Tab => "15",
+                Key::BackSpace => "14",
+                Key::Escape => "1",
+                Key::Char(_) => {
+                    return Err(format!(
+                        "ydotool cannot press {chord} here; use another backend"
+                    ))
+                }
+            };
+            let (down, up) = (format!("{code}:1"), format!("{code}:0"));
+            run("ydotool", &["key", &down, &up], None).map(drop)
+        }
+        Typer::Ydotool => Err(format!(
+            "ydotool cannot press {chord} here; use another backend"
+        )),
+    }
+}
+
 pub(crate) fn clipboard_text() -> Option<String> {
     run("wl-paste", &["--no-newline", "--type", "text"], None).ok()
 }

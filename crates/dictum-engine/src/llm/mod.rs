@@ -68,6 +68,12 @@ pub enum LlmError {
 }
 
 impl LlmError {
+    /// The server closed a kept-alive connection before answering on it (hyper's
+    /// `IncompleteMessage`): sending it again is harmless (a cleanup changes nothing there).
+    pub fn is_stale_connection(&self) -> bool {
+        matches!(self, LlmError::Other(m) if m.ends_with("connection closed before message completed"))
+    }
+
     /// Short machine-readable kind.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -393,12 +399,22 @@ impl Cleaner {
     async fn complete(&self, text: &str, warm: bool) -> Result<Completion, LlmError> {
         let msgs = self.messages(text);
         let opts = self.config.request_options(text);
-        let result = match (&self.backend, warm) {
-            (AnyBackend::Ollama(b), false) => b.complete(&msgs, &opts).await,
-            (AnyBackend::Ollama(b), true) => b.warm_up(&msgs, &opts).await,
-            (AnyBackend::OpenAi(b), false) => b.complete(&msgs, &opts).await,
-            (AnyBackend::OpenAi(b), true) => b.warm_up(&msgs, &opts).await,
+        let send = || async {
+            match (&self.backend, warm) {
+                (AnyBackend::Ollama(b), false) => b.complete(&msgs, &opts).await,
+                (AnyBackend::Ollama(b), true) => b.warm_up(&msgs, &opts).await,
+                (AnyBackend::OpenAi(b), false) => b.complete(&msgs, &opts).await,
+                (AnyBackend::OpenAi(b), true) => b.warm_up(&msgs, &opts).await,
+            }
         };
+        let mut result = send().await;
+        // A pooled connection the server closed while idle (llama-server closes them after
+        // 5 s; this runtime only runs during a request, so the close is seen only when the
+        // next request is written on it): sent again once, on a fresh connection.
+        if matches!(&result, Err(e) if e.is_stale_connection()) {
+            tracing::debug!("LLM connection closed by the server while idle; sending again");
+            result = send().await;
+        }
         result.map_err(|e| match e {
             LlmError::Timeout { url, .. } => LlmError::Timeout {
                 url,

@@ -35,7 +35,7 @@ mod keysym;
 #[cfg(target_os = "linux")]
 mod remote;
 #[cfg(target_os = "linux")]
-mod rt;
+pub(crate) mod rt;
 #[cfg(target_os = "linux")]
 mod shortcut;
 #[cfg(not(target_os = "linux"))]

@@ -113,6 +113,11 @@ pub struct Entry {
     pub stt_upload_ms: Option<f64>,
     /// Server backend: the server's own processing time, when it reports one.
     pub stt_server_ms: Option<f64>,
+    /// Voice commands executed, as a JSON array of names (`["new line"]`).
+    pub commands: Option<String>,
+    /// The per-app profile the focused window picked at the press ("default": none matched
+    /// or the app could not be known).
+    pub profile: Option<String>,
 }
 
 /// Columns in the order of `Entry::values` (id excluded).
@@ -165,6 +170,8 @@ pub(super) const COLUMNS: &[&str] = &[
     "stt_fallback",
     "stt_upload_ms",
     "stt_server_ms",
+    "commands",
+    "profile",
 ];
 
 fn opt<T: Into<Value> + Clone>(v: &Option<T>) -> Value {
@@ -223,6 +230,8 @@ impl Entry {
             stt_fallback: None,
             stt_upload_ms: None,
             stt_server_ms: None,
+            commands: None,
+            profile: None,
         }
     }
 
@@ -280,6 +289,8 @@ impl Entry {
             opt(&self.stt_fallback),
             opt(&self.stt_upload_ms),
             opt(&self.stt_server_ms),
+            opt(&self.commands),
+            opt(&self.profile),
         ]
     }
 
@@ -341,6 +352,8 @@ impl Entry {
             stt_fallback: row.get(46)?,
             stt_upload_ms: row.get(47)?,
             stt_server_ms: row.get(48)?,
+            commands: row.get(49)?,
+            profile: row.get(50)?,
         })
     }
 }

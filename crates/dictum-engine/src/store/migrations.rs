@@ -40,6 +40,14 @@ pub const MIGRATION_FILES: &[(&str, &str)] = &[
         "0007_remote_stt.sql",
         include_str!("../../../../migrations/0007_remote_stt.sql"),
     ),
+    (
+        "0008_commands.sql",
+        include_str!("../../../../migrations/0008_commands.sql"),
+    ),
+    (
+        "0009_profile.sql",
+        include_str!("../../../../migrations/0009_profile.sql"),
+    ),
 ];
 
 pub fn migrations() -> Migrations<'static> {

@@ -283,6 +283,13 @@ impl RemoteStt {
         })
     }
 
+    /// The language sent with the next requests (a per-app profile's, or `stt.language`).
+    pub fn set_language(&mut self, language: &str) {
+        if self.language != language {
+            self.language = language.to_string();
+        }
+    }
+
     /// The server as the user named it (for messages, rows and `doctor`).
     pub fn url(&self) -> &str {
         self.url.as_str()

@@ -180,6 +180,8 @@ impl Drop for Xvfb {
 /// An xterm whose shell writes every line typed into it to `file`. Killed on drop.
 pub struct Xterm {
     child: Child,
+    /// Top-left corner on the screen (from the geometry).
+    origin: (i32, i32),
     pub file: PathBuf,
     _dir: tempfile::TempDir,
 }
@@ -192,6 +194,17 @@ impl Xterm {
     /// `raw`: the terminal is not line-buffered (`stty -icanon`), so each character reaches
     /// `file` as soon as the xterm gets it (for timing the first typed character).
     pub fn start_with(x: &Xvfb, title: &str, raw: bool) -> Xterm {
+        Xterm::spawn(x, title, raw, None, "80x24+0+0")
+    }
+
+    /// An xterm whose WM_CLASS class is `class` (`xterm -class`), at `geometry` (e.g.
+    /// "80x10+0+420"): a second window of another class for per-app profiles. The pointer
+    /// (hence the focus: no window manager) is moved onto it.
+    pub fn start_as(x: &Xvfb, title: &str, class: &str, geometry: &str) -> Xterm {
+        Xterm::spawn(x, title, false, Some(class), geometry)
+    }
+
+    fn spawn(x: &Xvfb, title: &str, raw: bool, class: Option<&str>, geometry: &str) -> Xterm {
         let dir = tempfile::tempdir().expect("tempdir");
         let file = dir.path().join("typed.txt");
         let stty = if raw {
@@ -200,16 +213,17 @@ impl Xterm {
             ""
         };
         let script = format!("{stty}cat > '{}'", file.display());
-        let child = Command::new("xterm")
-            .args([
-                "-T",
-                title,
-                "-geometry",
-                "80x24+0+0",
-                "-u8",
-                "-xrm",
-                XTERM_PASTE,
-            ])
+        // Resources by class: a renamed class gets the paste binding under its own name.
+        let paste = match class {
+            Some(c) => XTERM_PASTE.replacen("XTerm", c, 1),
+            None => XTERM_PASTE.to_string(),
+        };
+        let mut cmd = Command::new("xterm");
+        if let Some(c) = class {
+            cmd.args(["-class", c]);
+        }
+        let child = cmd
+            .args(["-T", title, "-geometry", geometry, "-u8", "-xrm", &paste])
             .args(["-e", "sh", "-c", &script])
             .env("DISPLAY", &x.display)
             .env("LC_ALL", "C.UTF-8")
@@ -217,8 +231,10 @@ impl Xterm {
             .stderr(std::fs::File::create(dir.path().join("xterm.log")).expect("log file"))
             .spawn()
             .expect("start xterm");
+        let origin = geometry_origin(geometry);
         let mut term = Xterm {
             child,
+            origin,
             file,
             _dir: dir,
         };
@@ -242,9 +258,20 @@ impl Xterm {
             );
             std::thread::sleep(Duration::from_millis(50));
         }
-        // No window manager: focus is PointerRoot, keys go to the window under the pointer.
-        x.xdotool(&["mousemove", "--sync", "60", "60"]);
+        term.point_at(x);
         term
+    }
+
+    /// Moves the pointer onto this window: without a window manager the focus is
+    /// PointerRoot, and keys go to the window under the pointer.
+    pub fn point_at(&self, x: &Xvfb) {
+        let (gx, gy) = self.origin;
+        x.xdotool(&[
+            "mousemove",
+            "--sync",
+            &(gx + 60).to_string(),
+            &(gy + 60).to_string(),
+        ]);
     }
 
     /// Presses Return (so `cat` writes the line) and returns everything written so far,
@@ -269,4 +296,10 @@ impl Drop for Xterm {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The "+X+Y" of an X geometry ("80x24+0+420" → (0, 420)); (0, 0) without one.
+fn geometry_origin(geometry: &str) -> (i32, i32) {
+    let mut parts = geometry.split('+').skip(1).map(|n| n.parse().unwrap_or(0));
+    (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
 }

@@ -25,6 +25,8 @@ pub enum Sym {
     Char(char),
     Return,
     Tab,
+    BackSpace,
+    Escape,
 }
 
 impl Sym {
@@ -33,6 +35,8 @@ impl Sym {
         match self {
             Sym::Return => "Return".to_string(),
             Sym::Tab => "Tab".to_string(),
+            Sym::BackSpace => "BackSpace".to_string(),
+            Sym::Escape => "Escape".to_string(),
             // `v` gets `V` on its Shift level (the keymap compiler makes it an ALPHABETIC key):
             // X clients match Ctrl+Shift+V bindings (xterm's translations) against `V`.
             Sym::Char('v') => "U0076, U0056".to_string(),

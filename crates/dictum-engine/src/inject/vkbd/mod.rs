@@ -253,6 +253,45 @@ impl VirtualKeyboard {
         self.wire.roundtrip()
     }
 
+    /// Presses one chord (voice commands): the key is added to the keymap when it lacks it,
+    /// the modifiers are held only for this key.
+    pub fn press(&mut self, chord: &crate::commands::Chord) -> Result<(), String> {
+        use crate::commands::Key;
+        let sym = match chord.key {
+            Key::Return => Sym::Return,
+            Key::Tab => Sym::Tab,
+            Key::BackSpace => Sym::BackSpace,
+            Key::Escape => Sym::Escape,
+            Key::Char(c) => Sym::Char(c),
+        };
+        if chord.alt {
+            return Err(format!(
+                "the virtual keyboard cannot press {chord} (Alt is not supported here)"
+            ));
+        }
+        for chunk in keymap::plan(self.keymap.as_ref(), &[sym]) {
+            if let Some(km) = chunk.upload {
+                self.upload(km)?;
+            }
+        }
+        let code = self
+            .keymap
+            .as_ref()
+            .and_then(|k| k.code(sym))
+            .ok_or_else(|| format!("internal error: the keymap has no key for {chord}"))?;
+        let mut mods = 0;
+        if chord.ctrl {
+            mods |= CONTROL;
+        }
+        if chord.shift {
+            mods |= SHIFT;
+        }
+        self.keyboard.modifiers(mods, 0, 0, 0);
+        self.tap(code)?;
+        self.keyboard.modifiers(0, 0, 0, 0);
+        self.wire.roundtrip()
+    }
+
     fn tap(&mut self, code: u32) -> Result<(), String> {
         let time = now_ms();
         self.keyboard.key(time, code, PRESSED);

@@ -1,0 +1,586 @@
+//! Per-app profiles: `[[profile]]` tables in the config, picked by the window focused at the
+//! key press, each overriding a few settings for the dictations made into that window.
+//!
+//! ```toml
+//! [[profile]]
+//! name = "terminal"
+//! match_class = "^(xterm|foot|kitty|alacritty)$"
+//! llm = false
+//! trailing_period = false
+//! ```
+//!
+//! - Matching: `match_class` (the window's class, or Wayland app id) and `match_title` are
+//!   regular expressions, searched case-insensitively (`term` matches `XTerm`; anchor with
+//!   `^…$` for a whole name). With both, both must match. The first matching profile wins;
+//!   none matching (or an app that cannot be known) means the built-in `default` profile,
+//!   which overrides nothing.
+//! - Overrides, all optional: `inject_method`, `llm` (on/off), `llm_prompt` (the system
+//!   prompt), `vocabulary`, `language`, `commands` (voice commands on/off) and
+//!   `trailing_period` (false: one final "." is dropped).
+//! - The resolved [`Profile`] travels with the utterance (an `Arc<Profile>` in the
+//!   controller's live utterance, the worker's chunk and finish jobs, and the injector's
+//!   job): overrides apply to that dictation only; the global config is never changed.
+//!
+//! Validation happens when the config is loaded: a bad pattern is an error naming the
+//! profile and the pattern.
+
+use crate::config::Config;
+use crate::inject::InjectMethod;
+use regex::{Regex, RegexBuilder};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use ts_rs::TS;
+
+/// The name of the profile used when no `[[profile]]` matches or the app is unknown.
+pub const DEFAULT_PROFILE: &str = "default";
+
+/// Largest compiled pattern (bytes); a user's window pattern never needs more.
+const REGEX_SIZE_LIMIT: usize = 1 << 20;
+
+/// One `[[profile]]` table, as written in the config file.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(default)]
+#[ts(export)]
+pub struct ProfileConfig {
+    /// Shown in history, events and the log; unique; not "default".
+    pub name: String,
+    /// Regex searched (any case) in the focused window's class / Wayland app id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub match_class: Option<String>,
+    /// Regex searched (any case) in the focused window's title.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub match_title: Option<String>,
+    /// "type" or "paste" instead of `[inject] method`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub inject_method: Option<InjectMethod>,
+    /// LLM cleanup on or off instead of `[llm] enabled`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub llm: Option<bool>,
+    /// The LLM's system prompt instead of `[llm] system_prompt` (`{vocabulary}` works).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub llm_prompt: Option<String>,
+    /// Replaces `[stt] vocabulary` (whisper's prompt and the LLM's vocabulary line).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub vocabulary: Option<Vec<String>>,
+    /// Replaces `[stt] language` (a two-letter code or "auto").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub language: Option<String>,
+    /// Voice commands on or off for this app.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub commands: Option<bool>,
+    /// false: one final "." is dropped (terminals, search boxes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub trailing_period: Option<bool>,
+}
+
+/// The profile one utterance runs with: the overrides of the `[[profile]]` that matched the
+/// window focused at the press, or none (`name == "default"`). `None` everywhere means "as
+/// the config says".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Profile {
+    pub name: String,
+    pub inject_method: Option<InjectMethod>,
+    pub llm: Option<bool>,
+    pub llm_prompt: Option<String>,
+    pub vocabulary: Option<Vec<String>>,
+    pub language: Option<String>,
+    /// Voice commands on/off for this utterance (read by the voice-command stage).
+    pub commands: Option<bool>,
+    pub trailing_period: Option<bool>,
+}
+
+impl Default for Profile {
+    fn default() -> Profile {
+        Profile {
+            name: DEFAULT_PROFILE.into(),
+            inject_method: None,
+            llm: None,
+            llm_prompt: None,
+            vocabulary: None,
+            language: None,
+            commands: None,
+            trailing_period: None,
+        }
+    }
+}
+
+impl From<&ProfileConfig> for Profile {
+    fn from(p: &ProfileConfig) -> Profile {
+        Profile {
+            name: p.name.clone(),
+            inject_method: p.inject_method,
+            llm: p.llm,
+            llm_prompt: p.llm_prompt.clone(),
+            vocabulary: p.vocabulary.clone(),
+            language: p.language.clone(),
+            commands: p.commands,
+            trailing_period: p.trailing_period,
+        }
+    }
+}
+
+impl Profile {
+    /// The built-in profile that overrides nothing.
+    pub fn default_arc() -> Arc<Profile> {
+        Arc::new(Profile::default())
+    }
+
+    pub fn is_default(&self) -> bool {
+        self.name == DEFAULT_PROFILE
+    }
+
+    /// The spoken language for this utterance.
+    pub fn language<'a>(&'a self, config: &'a Config) -> &'a str {
+        self.language.as_deref().unwrap_or(&config.stt.language)
+    }
+
+    /// The vocabulary for this utterance (whisper's prompt, the LLM's vocabulary line).
+    pub fn vocabulary<'a>(&'a self, config: &'a Config) -> &'a [String] {
+        self.vocabulary.as_deref().unwrap_or(&config.stt.vocabulary)
+    }
+
+    /// Whether the LLM cleans this utterance.
+    pub fn llm_enabled(&self, config: &Config) -> bool {
+        self.llm.unwrap_or(config.llm.enabled)
+    }
+
+    /// The injection method for this utterance.
+    pub fn inject_method(&self, config: &Config) -> InjectMethod {
+        self.inject_method.unwrap_or(config.inject.method)
+    }
+
+    /// Whether voice commands are matched in this utterance, given the configured default.
+    pub fn commands_enabled(&self, configured: bool) -> bool {
+        self.commands.unwrap_or(configured)
+    }
+
+    /// True when the LLM needs a cleaner of its own for this profile (another prompt or
+    /// vocabulary than the config's).
+    pub fn changes_llm_request(&self, config: &Config) -> bool {
+        self.llm_prompt
+            .as_ref()
+            .is_some_and(|p| *p != config.llm.system_prompt)
+            || self
+                .vocabulary
+                .as_ref()
+                .is_some_and(|v| *v != config.stt.vocabulary)
+    }
+
+    /// `config` with every override of this profile applied (a copy; the config itself is
+    /// never changed).
+    pub fn applied_to(&self, config: &Config) -> Config {
+        let mut c = config.clone();
+        if let Some(l) = &self.language {
+            c.stt.language = l.clone();
+        }
+        if let Some(v) = &self.vocabulary {
+            c.stt.vocabulary = v.clone();
+        }
+        if let Some(on) = self.llm {
+            c.llm.enabled = on;
+        }
+        if let Some(p) = &self.llm_prompt {
+            c.llm.system_prompt = p.clone();
+        }
+        if let Some(m) = self.inject_method {
+            c.inject.method = m;
+        }
+        c
+    }
+
+    /// The text to type: with `trailing_period = false`, one final "." is dropped (not an
+    /// ellipsis).
+    pub fn finish_text(&self, text: &str) -> String {
+        if self.trailing_period != Some(false) {
+            return text.to_string();
+        }
+        let trimmed = text.trim_end();
+        match trimmed.strip_suffix('.') {
+            Some(rest) if !rest.ends_with('.') => rest.to_string(),
+            _ => text.to_string(),
+        }
+    }
+}
+
+/// One profile ready to match.
+#[derive(Debug, Clone)]
+struct Compiled {
+    profile: Arc<Profile>,
+    class: Option<Regex>,
+    title: Option<Regex>,
+}
+
+/// The config's profiles, compiled, in order.
+#[derive(Debug, Clone, Default)]
+pub struct Profiles {
+    list: Vec<Compiled>,
+    default: Arc<Profile>,
+}
+
+/// Why a `[[profile]]` table is refused: the key (`profile "name".match_class`) and why.
+pub type ProfileError = (String, String);
+
+fn compile_pattern(name: &str, key: &str, pattern: &str) -> Result<Regex, ProfileError> {
+    RegexBuilder::new(pattern)
+        .case_insensitive(true)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .build()
+        .map_err(|e| {
+            // regex's messages span lines (the pattern, a caret, the error): keep the last.
+            let msg = e.to_string();
+            let why = msg
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("invalid")
+                .trim()
+                .trim_start_matches("error: ")
+                .to_string();
+            (
+                format!("profile \"{name}\".{key}"),
+                format!("`{pattern}` is not a valid regular expression: {why}"),
+            )
+        })
+}
+
+impl Profiles {
+    /// Compiles and checks the `[[profile]]` tables: each needs a unique name (not
+    /// "default") and at least one pattern; patterns must be valid regular expressions and
+    /// a language a known code.
+    pub fn compile(configs: &[ProfileConfig]) -> Result<Profiles, ProfileError> {
+        let mut list = Vec::with_capacity(configs.len());
+        for (i, p) in configs.iter().enumerate() {
+            let name = p.name.trim();
+            if name.is_empty() {
+                return Err((
+                    format!("profile #{}.name", i + 1),
+                    "every [[profile]] needs a name".into(),
+                ));
+            }
+            if name.eq_ignore_ascii_case(DEFAULT_PROFILE) {
+                return Err((
+                    format!("profile \"{name}\".name"),
+                    "\"default\" is the name of the built-in profile; choose another".into(),
+                ));
+            }
+            if configs[..i].iter().any(|q| q.name.trim() == name) {
+                return Err((
+                    format!("profile \"{name}\".name"),
+                    "two profiles have this name; names must be unique".into(),
+                ));
+            }
+            let blank = |s: &Option<String>| s.as_deref().is_none_or(|s| s.trim().is_empty());
+            if blank(&p.match_class) && blank(&p.match_title) {
+                return Err((
+                    format!("profile \"{name}\""),
+                    "needs match_class and/or match_title (a regular expression on the \
+                     window's class or title)"
+                        .into(),
+                ));
+            }
+            let compile = |key: &str, s: &Option<String>| {
+                s.as_deref()
+                    .filter(|s| !s.trim().is_empty())
+                    .map(|s| compile_pattern(name, key, s))
+                    .transpose()
+            };
+            let class = compile("match_class", &p.match_class)?;
+            let title = compile("match_title", &p.match_title)?;
+            if let Some(lang) = p.language.as_deref() {
+                if lang != "auto" && whisper_rs::get_lang_id(lang).is_none() {
+                    return Err((
+                        format!("profile \"{name}\".language"),
+                        "unknown language code; use a two-letter code like \"en\" or \"auto\""
+                            .into(),
+                    ));
+                }
+            }
+            let mut profile = Profile::from(p);
+            profile.name = name.to_string();
+            list.push(Compiled {
+                profile: Arc::new(profile),
+                class,
+                title,
+            });
+        }
+        Ok(Profiles {
+            list,
+            default: Profile::default_arc(),
+        })
+    }
+
+    /// The profile for a window: the first whose patterns all match, else `default`. A
+    /// pattern on something the window does not have (no title) does not match.
+    pub fn pick(&self, class: Option<&str>, title: Option<&str>) -> Arc<Profile> {
+        let hit = |re: &Option<Regex>, s: Option<&str>| match re {
+            None => true,
+            Some(re) => s.is_some_and(|s| re.is_match(s)),
+        };
+        self.list
+            .iter()
+            .find(|c| hit(&c.class, class) && hit(&c.title, title))
+            .map_or_else(|| self.default.clone(), |c| c.profile.clone())
+    }
+
+    /// The built-in profile (no overrides).
+    pub fn default_profile(&self) -> Arc<Profile> {
+        self.default.clone()
+    }
+
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+}
+
+/// A window as the settings panel's "use the window focused 3 seconds from now" picker
+/// sees it, through the probe dictation uses at a key press.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, TS)]
+#[ts(export)]
+pub struct FocusedWindow {
+    pub class: Option<String>,
+    pub title: Option<String>,
+    /// False where the focused app cannot be known (GNOME/KDE Wayland, no display):
+    /// dictations there use the default profile.
+    pub known: bool,
+}
+
+/// The window focused now, read as a dictation's key press reads it.
+pub fn focused_window(config: &Config) -> FocusedWindow {
+    let Some(probe) = crate::dictation::window_probe(config) else {
+        return FocusedWindow::default();
+    };
+    let (class, title) = probe();
+    FocusedWindow {
+        known: class.is_some() || title.is_some(),
+        class,
+        title,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prof(name: &str, class: Option<&str>, title: Option<&str>) -> ProfileConfig {
+        ProfileConfig {
+            name: name.into(),
+            match_class: class.map(Into::into),
+            match_title: title.map(Into::into),
+            ..ProfileConfig::default()
+        }
+    }
+
+    fn compiled(list: &[ProfileConfig]) -> Profiles {
+        match Profiles::compile(list) {
+            Ok(p) => p,
+            Err(e) => panic!("{e:?}"),
+        }
+    }
+
+    #[test]
+    fn class_patterns_are_searched_in_any_case() {
+        let p = compiled(&[prof("term", Some("xterm|kitty"), None)]);
+        assert_eq!(p.pick(Some("XTerm"), Some("bash")).name, "term");
+        assert_eq!(p.pick(Some("UXTerm"), None).name, "term");
+        assert_eq!(p.pick(Some("Kitty"), None).name, "term");
+        assert_eq!(p.pick(Some("Firefox"), None).name, "default");
+        let anchored = compiled(&[prof("term", Some("^xterm$"), None)]);
+        assert_eq!(anchored.pick(Some("UXTerm"), None).name, "default");
+        assert_eq!(anchored.pick(Some("XTerm"), None).name, "term");
+    }
+
+    #[test]
+    fn both_patterns_must_match_when_both_are_given() {
+        let p = compiled(&[prof("gmail", Some("firefox"), Some("gmail"))]);
+        assert_eq!(p.pick(Some("firefox"), Some("Inbox - Gmail")).name, "gmail");
+        assert_eq!(p.pick(Some("firefox"), Some("GitHub")).name, "default");
+        assert_eq!(p.pick(Some("chromium"), Some("Gmail")).name, "default");
+        // A title pattern never matches a window without a title.
+        assert_eq!(p.pick(Some("firefox"), None).name, "default");
+    }
+
+    #[test]
+    fn the_first_matching_profile_wins() {
+        let p = compiled(&[
+            prof("mail", None, Some("mail")),
+            prof("browser", Some("firefox"), None),
+        ]);
+        assert_eq!(p.pick(Some("firefox"), Some("Mail - Outlook")).name, "mail");
+        assert_eq!(p.pick(Some("firefox"), Some("News")).name, "browser");
+    }
+
+    #[test]
+    fn an_unknown_app_gets_the_default_profile() {
+        let p = compiled(&[prof("any-title", None, Some(".*"))]);
+        let d = p.pick(None, None);
+        assert!(d.is_default());
+        assert_eq!(*d, Profile::default());
+        // A title-only profile matches whatever the class.
+        assert_eq!(p.pick(None, Some("x")).name, "any-title");
+        assert!(compiled(&[]).pick(Some("XTerm"), Some("t")).is_default());
+    }
+
+    #[test]
+    fn a_bad_pattern_is_refused_naming_the_profile_and_the_pattern() {
+        let Err((key, why)) = Profiles::compile(&[prof("mail", None, Some("(unclosed"))]) else {
+            panic!("accepted a bad regex");
+        };
+        assert_eq!(key, "profile \"mail\".match_title");
+        assert!(why.contains("`(unclosed`"), "{why}");
+        assert!(!why.contains('\n'), "one line: {why}");
+        let Err((key, _)) = Profiles::compile(&[prof("t", Some("[z-a]"), None)]) else {
+            panic!("accepted a bad regex");
+        };
+        assert_eq!(key, "profile \"t\".match_class");
+    }
+
+    #[test]
+    fn names_must_be_given_unique_and_not_default_and_a_pattern_is_needed() {
+        let bad = [
+            vec![prof("", Some("x"), None)],
+            vec![prof("Default", Some("x"), None)],
+            vec![prof("a", Some("x"), None), prof("a", Some("y"), None)],
+            vec![prof("a", None, None)],
+            vec![prof("a", Some("  "), Some(""))],
+            vec![ProfileConfig {
+                language: Some("klingon".into()),
+                ..prof("a", Some("x"), None)
+            }],
+        ];
+        for list in bad {
+            assert!(Profiles::compile(&list).is_err(), "{list:?}");
+        }
+        let ok = ProfileConfig {
+            language: Some("de".into()),
+            ..prof("a", Some("x"), None)
+        };
+        assert!(Profiles::compile(&[ok]).is_ok());
+    }
+
+    #[test]
+    fn overrides_apply_to_a_copy_and_only_where_given() {
+        let mut config = Config::default();
+        config.llm.enabled = true;
+        config.stt.vocabulary = vec!["Dictum".into()];
+        let none = Profile::default();
+        assert_eq!(none.applied_to(&config), config);
+        assert!(none.llm_enabled(&config));
+        assert_eq!(none.language(&config), "en");
+        assert_eq!(none.vocabulary(&config), ["Dictum".to_string()]);
+        assert!(!none.changes_llm_request(&config));
+        assert!(none.commands_enabled(true));
+
+        let p = Profile {
+            name: "mail".into(),
+            inject_method: Some(InjectMethod::Paste),
+            llm: Some(false),
+            llm_prompt: Some("Write full sentences.".into()),
+            vocabulary: Some(vec!["Acme".into()]),
+            language: Some("de".into()),
+            commands: Some(false),
+            trailing_period: Some(true),
+        };
+        let c = p.applied_to(&config);
+        assert_eq!(c.inject.method, InjectMethod::Paste);
+        assert!(!c.llm.enabled);
+        assert_eq!(c.llm.system_prompt, "Write full sentences.");
+        assert_eq!(c.stt.vocabulary, ["Acme".to_string()]);
+        assert_eq!(c.stt.language, "de");
+        assert!(!p.llm_enabled(&config));
+        assert_eq!(p.inject_method(&config), InjectMethod::Paste);
+        assert_eq!(p.language(&config), "de");
+        assert!(!p.commands_enabled(true));
+        assert!(p.changes_llm_request(&config));
+        // The config itself is untouched.
+        assert!(config.llm.enabled);
+        assert_eq!(config.stt.language, "en");
+    }
+
+    #[test]
+    fn trailing_period_false_drops_one_final_period() {
+        let keep = Profile::default();
+        assert_eq!(keep.finish_text("ls -la."), "ls -la.");
+        let strip = Profile {
+            trailing_period: Some(false),
+            ..Profile::default()
+        };
+        assert_eq!(strip.finish_text("git status."), "git status");
+        assert_eq!(strip.finish_text("git status. "), "git status");
+        assert_eq!(strip.finish_text("Wait..."), "Wait...");
+        assert_eq!(strip.finish_text("Done!"), "Done!");
+        assert_eq!(strip.finish_text("A. B."), "A. B");
+        assert_eq!(strip.finish_text(""), "");
+    }
+
+    #[test]
+    fn the_user_guide_example_is_a_valid_config() {
+        let guide = include_str!("../../../docs/user-guide.md");
+        let section = guide
+            .split("### Per-app profiles")
+            .nth(1)
+            .and_then(|s| s.split("```toml\n").nth(1))
+            .and_then(|s| s.split("```").next())
+            .unwrap_or_default();
+        let (config, warnings) = match Config::parse(section, std::path::Path::new("user-guide.md"))
+        {
+            Ok(c) => c,
+            Err(e) => panic!("{e}\n{section}"),
+        };
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let p = compiled(&config.profiles);
+        let term = p.pick(Some("org.gnome.Terminal"), Some("~"));
+        assert_eq!(term.name, "terminal");
+        assert_eq!(term.finish_text("ls."), "ls");
+        let mail = p.pick(Some("thunderbird"), Some("Write: (no subject)"));
+        assert_eq!(mail.name, "email");
+        assert!(mail.changes_llm_request(&config));
+        assert_eq!(p.pick(Some("thunderbird"), Some("Inbox")).name, "default");
+    }
+
+    #[test]
+    fn profile_tables_parse_from_toml() {
+        let text = r#"
+            [[profile]]
+            name = "terminal"
+            match_class = "xterm"
+            llm = false
+            trailing_period = false
+            inject_method = "paste"
+
+            [[profile]]
+            name = "email"
+            match_title = "mail"
+            llm_prompt = "Write full sentences."
+            vocabulary = ["Acme"]
+            language = "en"
+            commands = false
+        "#;
+        #[derive(Deserialize)]
+        struct W {
+            profile: Vec<ProfileConfig>,
+        }
+        let w: W = match toml::from_str(text) {
+            Ok(w) => w,
+            Err(e) => panic!("{e}"),
+        };
+        assert_eq!(w.profile.len(), 2);
+        assert_eq!(w.profile[0].inject_method, Some(InjectMethod::Paste));
+        assert_eq!(w.profile[1].commands, Some(false));
+        let p = compiled(&w.profile);
+        assert_eq!(p.len(), 2);
+        assert_eq!(p.pick(Some("XTerm"), None).llm, Some(false));
+    }
+}
