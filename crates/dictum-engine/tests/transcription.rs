@@ -257,3 +257,105 @@ fn a_sentence_after_a_pause_inside_a_live_stretch_is_not_dropped() {
         "the sentence after the pause was dropped: {text:?}"
     );
 }
+
+/// Hands-free listens all the time, so what a room makes besides speech must type nothing:
+/// music, keyboard clicks, a cough. Each goes through the hands-free cutter (the VAD that opens
+/// dictations) and every dictation it opens through the live transcription step with its
+/// silence/noise guard (`Engine::transcribe_segment`). The same path must still hear speech:
+/// jfk.wav, as a control, comes out as words.
+#[test]
+fn hands_free_types_nothing_for_music_keyboard_clicks_or_a_cough() {
+    use dictum_engine::dictation::hands_free::{Cut, Cutter};
+    let rate = 16_000usize;
+    let mut seed = 0x2545_f491_u32;
+    let mut rnd = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        seed as f32 / u32::MAX as f32 * 2.0 - 1.0
+    };
+    // Music: a melody of plucked notes with harmonics and a held chord under it, 8 s.
+    let notes = [220.0f32, 277.2, 329.6, 440.0, 392.0, 329.6, 293.7, 246.9];
+    let music: Vec<f32> = (0..rate * 8)
+        .map(|i| {
+            let t = i as f32 / rate as f32;
+            let n = notes[(t / 0.35) as usize % notes.len()];
+            let since = t % 0.35;
+            let env = (-since * 6.0).exp();
+            let pi2 = std::f32::consts::TAU;
+            let melody: f32 = (1..=4)
+                .map(|h| (pi2 * n * h as f32 * t).sin() / h as f32)
+                .sum();
+            let chord = [110.0f32, 164.8, 220.0]
+                .iter()
+                .map(|f| (pi2 * f * t).sin())
+                .sum::<f32>();
+            0.25 * env * melody + 0.05 * chord
+        })
+        .collect();
+    // Typing: short decaying clicks 80-250 ms apart, 8 s.
+    let mut keys = vec![0.0f32; rate * 8];
+    let mut at = 0usize;
+    while at + rate / 100 < keys.len() {
+        for k in 0..rate * 8 / 1000 {
+            keys[at + k] = 0.4 * rnd() * (-(k as f32) / 20.0).exp();
+        }
+        at += rate * (80 + (rnd().abs() * 170.0) as usize) / 1000;
+    }
+    // A cough: 350 ms of noise, loud then fading, between silences.
+    let mut cough = vec![0.0f32; rate];
+    for (k, s) in cough
+        .iter_mut()
+        .skip(rate / 4)
+        .take(rate * 35 / 100)
+        .enumerate()
+    {
+        *s = 0.5 * rnd() * (-(k as f32) / (rate as f32 * 0.08)).exp();
+    }
+    cough.extend(std::iter::repeat_n(0.0, rate));
+    let jfk = dictum_engine::audio::decode_16k(&common::clip("jfk.wav"), 60)
+        .expect("clip")
+        .samples;
+
+    let mut engine = engine();
+    let config = Config::default();
+    let mut hear = |name: &str, audio: &[f32]| -> (usize, String) {
+        let mut cutter = Cutter::new(700, config.dictation.preroll_ms, config.vad.threshold);
+        let mut opened = 0;
+        let mut texts = Vec::new();
+        let mut open: Option<Vec<f32>> = None;
+        let mut silence = audio.to_vec();
+        silence.extend(std::iter::repeat_n(0.0, rate * 2));
+        for chunk in silence.chunks(rate / 50) {
+            for cut in cutter.push(chunk) {
+                match cut {
+                    Cut::Open(s) => {
+                        opened += 1;
+                        open = Some(s);
+                    }
+                    Cut::More(s) => open.get_or_insert_with(Vec::new).extend(s),
+                    Cut::Close => {
+                        if let Some(utt) = open.take() {
+                            let seg = engine.transcribe_segment(&utt, "").expect("transcribe");
+                            texts.push(seg.text);
+                        }
+                    }
+                }
+            }
+        }
+        let text = texts.join(" ").trim().to_string();
+        eprintln!("{name}: {opened} dictation(s) opened, text {text:?}");
+        (opened, text)
+    };
+    for (name, audio) in [("music", &music), ("keyboard", &keys), ("cough", &cough)] {
+        let (_, text) = hear(name, audio);
+        assert!(text.is_empty(), "{name} typed {text:?}");
+    }
+    let (opened, text) = hear("jfk", &jfk);
+    assert!(opened >= 1, "the speech opened no dictation");
+    let w = WerCount::of(&common::pulse::reference("jfk.wav"), &text);
+    assert!(
+        w.rate() <= 0.2,
+        "jfk through the hands-free path: {text:?} ({w:?})"
+    );
+}
