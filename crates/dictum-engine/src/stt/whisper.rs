@@ -117,8 +117,10 @@ fn ended_early(out: &SttOutput, samples: usize) -> bool {
 /// Output that cannot be a transcript of `samples` of speech: far too many words for the
 /// time, or one phrase repeated over and over (whisper's looping failure).
 pub fn looks_degenerate(text: &str, samples: usize) -> bool {
+    // Hyphens split words too: whisper's loop can be one hyphen-joined run
+    // ("old-s-s-y-y-y-y-y…", seen live on sns-0880).
     let words: Vec<String> = text
-        .split_whitespace()
+        .split(|c: char| c.is_whitespace() || c == '-')
         .map(|w| {
             w.trim_matches(|c: char| !c.is_alphanumeric())
                 .to_lowercase()
@@ -456,5 +458,13 @@ mod tests {
             22_000
         ));
         assert!(looks_degenerate(&"word ".repeat(30), two_s));
+        assert!(looks_degenerate(
+            "He was not an old-s-s-y-y-y-y-y-y-y-y-y-y-y-y-y-y-y-y-y-y-y-y-y-y-y",
+            60_000
+        ));
+        assert!(!looks_degenerate(
+            "A well-known, so-so, old-fashioned twenty-one-year-old plan.",
+            60_000
+        ));
     }
 }
