@@ -379,7 +379,12 @@ fn bench_release_latency() {
     let out_path = std::env::var("DICTUM_LIVE_BENCH_OUT").ok();
     let extra = std::env::var("DICTUM_LIVE_BENCH_CONFIG").unwrap_or_default();
     // Another speech model than tiny.en (e.g. base), by path.
-    let model = std::env::var_os("DICTUM_LIVE_BENCH_MODEL").map(PathBuf::from);
+    // (tiny.en itself is not "another": its config would equal the initial one, and an
+    // unchanged config is applied silently, with no notice to wait for.)
+    let same = |a: &PathBuf, b: &PathBuf| a.canonicalize().ok() == b.canonicalize().ok();
+    let model = std::env::var_os("DICTUM_LIVE_BENCH_MODEL")
+        .map(PathBuf::from)
+        .filter(|m| !m.as_os_str().is_empty() && !same(m, &common::tiny_model()));
     assert!(
         tools_present(),
         "the bench needs Xvfb, xterm, xdotool, xclip"
