@@ -11,6 +11,25 @@ use crate::config::VadConfig;
 
 /// Samples per VAD frame (16 ms at 16 kHz), fixed by the earshot model.
 pub const FRAME: usize = 256;
+
+/// Cuts a stream into whole VAD frames: `samples` are appended to `partial` (what was left
+/// over last time) and each full frame is passed to `each`; the rest stays in `partial`.
+pub(crate) fn for_each_frame(
+    partial: &mut Vec<f32>,
+    samples: &[f32],
+    mut each: impl FnMut(&[f32]),
+) {
+    let mut rest = samples;
+    while !rest.is_empty() {
+        let take = (FRAME - partial.len()).min(rest.len());
+        partial.extend_from_slice(&rest[..take]);
+        rest = &rest[take..];
+        if partial.len() == FRAME {
+            each(partial);
+            partial.clear();
+        }
+    }
+}
 const FRAME_MS: u32 = 16;
 /// A speech run shorter than this many frames is a blip (click, breath), not speech.
 const MIN_RUN_FRAMES: usize = 3;

@@ -1000,21 +1000,9 @@ impl Controller {
         let mut entry = Entry::new(Source::Mic);
         entry.press_to_capture_ms = Some(press_to_capture);
         entry.preroll_ms = Some(capture.preroll_ms() as i64);
-        let profile = self.describe_and_store(&mut entry);
         self.shared
             .set_key_held(self.config.dictation.mode == Mode::PushToTalk);
-        let seg = Segmenter::new(&self.config.dictation, self.config.vad.threshold);
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        self.live = Some(Live {
-            seq,
-            entry,
-            buf: Vec::with_capacity(SAMPLE_RATE as usize * 30),
-            seg,
-            limit_told: false,
-            progress_lost: false,
-            profile,
-        });
+        self.open_live(entry);
     }
 
     /// The profile for the window focused at the press (the row's class and title). An app
@@ -1169,8 +1157,26 @@ impl Controller {
         })));
     }
 
+    /// Makes `entry` the utterance being recorded: its row gets the model, the focused window
+    /// and the profile that window picks, and is stored before anything else can fail.
+    fn open_live(&mut self, mut entry: Entry) {
+        let profile = self.describe_and_store(&mut entry);
+        let seg = Segmenter::new(&self.config.dictation, self.config.vad.threshold);
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.live = Some(Live {
+            seq,
+            entry,
+            buf: Vec::with_capacity(SAMPLE_RATE as usize * 30),
+            seg,
+            limit_told: false,
+            progress_lost: false,
+            profile,
+        });
+    }
+
     /// Fills a new utterance's row with the model, the focused window and the profile that
-    /// window picks (its language), and stores it before anything else can fail.
+    /// window picks (its language), and stores it.
     fn describe_and_store(&mut self, entry: &mut Entry) -> Arc<Profile> {
         entry.model = Some(self.config.stt.model.clone());
         if let Some(probe) = &self.window_probe {
@@ -1343,19 +1349,7 @@ impl Controller {
             .as_ref()
             .map(|hf| hf.cutter.preroll_ms() as i64);
         // The window focused when the speech began picks the profile.
-        let profile = self.describe_and_store(&mut entry);
-        let seg = Segmenter::new(&self.config.dictation, self.config.vad.threshold);
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        self.live = Some(Live {
-            seq,
-            entry,
-            buf: Vec::with_capacity(SAMPLE_RATE as usize * 30),
-            seg,
-            limit_told: false,
-            progress_lost: false,
-            profile,
-        });
+        self.open_live(entry);
         self.feed_hands_free(&samples);
     }
 

@@ -105,18 +105,9 @@ impl Cutter {
     /// Feeds the next samples of the stream; returns what they mean, in order.
     pub fn push(&mut self, samples: &[f32]) -> Vec<Cut> {
         let mut cuts = Vec::new();
-        let mut rest = samples;
-        while !rest.is_empty() {
-            let take = (FRAME - self.partial.len()).min(rest.len());
-            self.partial.extend_from_slice(&rest[..take]);
-            rest = &rest[take..];
-            if self.partial.len() == FRAME {
-                let frame = std::mem::take(&mut self.partial);
-                self.frame(&frame, &mut cuts);
-                self.partial = frame;
-                self.partial.clear();
-            }
-        }
+        let mut partial = std::mem::take(&mut self.partial);
+        crate::vad::for_each_frame(&mut partial, samples, |frame| self.frame(frame, &mut cuts));
+        self.partial = partial;
         if !self.out.is_empty() {
             cuts.push(Cut::More(std::mem::take(&mut self.out)));
         }

@@ -75,18 +75,9 @@ impl Segmenter {
     /// Feeds the next samples of the utterance; returns what to transcribe now.
     pub fn push(&mut self, samples: &[f32]) -> Vec<Decision> {
         let mut out = Vec::new();
-        let mut rest = samples;
-        while !rest.is_empty() {
-            let take = (FRAME - self.partial.len()).min(rest.len());
-            self.partial.extend_from_slice(&rest[..take]);
-            rest = &rest[take..];
-            if self.partial.len() == FRAME {
-                let frame = std::mem::take(&mut self.partial);
-                self.frame(&frame, &mut out);
-                self.partial = frame;
-                self.partial.clear();
-            }
-        }
+        let mut partial = std::mem::take(&mut self.partial);
+        crate::vad::for_each_frame(&mut partial, samples, |frame| self.frame(frame, &mut out));
+        self.partial = partial;
         out
     }
 
