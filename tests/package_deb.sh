@@ -70,6 +70,14 @@ echo "dictum --version: $out"
 [[ "$out" == "dictum $version (CPU)" ]] || fail "dictum --version said \"$out\", expected \"dictum $version (CPU)\""
 out="$(cd "$work/cwd" && "${user_env[@]}" dictum-tray --version)"
 [[ "$out" == "dictum-tray $version (CPU)" ]] || fail "dictum-tray --version said \"$out\""
+# What is installed is the optimised build without the tests' fault-injection seams
+# (dictum-engine's `test-hooks` feature, on for `cargo test` only).
+for b in dictum dictum-tray; do
+    ! grep -aq -e DICTUM_FAULT -e DICTUM_STT_WORKER_PROGRAM "/usr/bin/$b" ||
+        fail "/usr/bin/$b carries the test hooks (DICTUM_FAULT): it was built with dictum-engine/test-hooks or in debug"
+done
+doctor="$(cd "$work/cwd" && "${user_env[@]}" dictum doctor 2>&1 || true)"
+grep -q "release build" <<<"$doctor" || { echo "$doctor" >&2; fail "dictum doctor does not report a release build"; }
 
 echo "== man pages and completions"
 (cd "$work/cwd" && "${user_env[@]}" MANPAGER=cat MANWIDTH=200 man dictum) >"$work/man.txt" 2>&1 || { cat "$work/man.txt" >&2; fail "man dictum failed"; }

@@ -5,7 +5,9 @@ repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/dictum/target}"
 export DICTUM_TEST_ASSETS="${DICTUM_TEST_ASSETS:-$repo_root/../shared}"
 
-log() { printf '==> %s\n' "$*" >&2; }
+# Each step names itself and when it began (minutes:seconds since the script started), so a slow
+# CI run says where its time went.
+log() { printf '==> [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*" >&2; }
 
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi

@@ -291,12 +291,13 @@ pub(crate) fn save_audio(
     Ok(file)
 }
 
-/// Test hooks, compiled into debug builds only (release builds have none of this):
+/// Test hooks, compiled into debug builds and `--features test-hooks` only (release builds and
+/// the packages have none of this):
 /// `DICTUM_FAULT=point[@n],...` makes `point` fail its n-th time (default 1; `@*` every time).
 /// Points: `stt_panic`, `llm_panic`, `inject_panic` (panic in that stage), `stt_hang`,
 /// `inject_hang` (the stage never returns). `DICTUM_FAULT_DEADLINE_MS` replaces the minimum
 /// time an utterance may take before the controller gives up on it (60 s).
-#[cfg(debug_assertions)]
+#[cfg(any(debug_assertions, feature = "test-hooks"))]
 pub(crate) mod fault {
     use std::collections::HashMap;
     use std::sync::Mutex;
@@ -343,7 +344,7 @@ pub(crate) mod fault {
     }
 }
 
-#[cfg(not(debug_assertions))]
+#[cfg(not(any(debug_assertions, feature = "test-hooks")))]
 pub(crate) mod fault {
     #[inline(always)]
     pub fn point(_: &str) {}

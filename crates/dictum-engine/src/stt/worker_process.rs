@@ -37,7 +37,7 @@ const ABORT_ENV: &str = "DICTUM_STT_WORKER_ABORT_AT";
 /// Test seam (debug builds only): start this program as the worker instead of this
 /// executable (a stand-in that stalls, `tests/stt_worker_standin.py`). The child gets this
 /// executable's path in [`SELF_ENV`], to run the real worker behind it.
-#[cfg(debug_assertions)]
+#[cfg(any(debug_assertions, feature = "test-hooks"))]
 const PROGRAM_ENV: &str = "DICTUM_STT_WORKER_PROGRAM";
 /// Set in the child: the path of the executable that serves as a worker.
 const SELF_ENV: &str = "DICTUM_STT_WORKER_EXE";
@@ -117,11 +117,11 @@ impl WorkerProcess {
             gpu,
         })
         .map_err(|e| fail(e.to_string()))?;
-        #[cfg(debug_assertions)]
+        #[cfg(any(debug_assertions, feature = "test-hooks"))]
         let program = std::env::var_os(PROGRAM_ENV)
             .map(PathBuf::from)
             .unwrap_or_else(|| exe.clone());
-        #[cfg(not(debug_assertions))]
+        #[cfg(not(any(debug_assertions, feature = "test-hooks")))]
         let program = exe.clone();
         let mut child = Command::new(program)
             .env(WORKER_ENV, spec)
