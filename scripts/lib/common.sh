@@ -52,6 +52,14 @@ ensure_build_deps() {
 # DICTUM_REQUIRE_E2E=1 makes those tests fail instead of skipping when a tool is missing.
 ensure_e2e_deps() {
     apt_ensure xvfb xterm xdotool xclip x11-utils libnotify-bin espeak-ng sox
+    # The virtual microphone's sound server. tests/pulse-virtual-mic.sh installs it too when it
+    # starts one, but tests check for paplay/pactl before that (on a fresh machine the fault
+    # matrix, the first live test to run, failed on it). Not when another server provides the
+    # commands (pipewire-pulse on a desktop): the script uses whatever pactl/paplay are there.
+    if ! command -v pulseaudio >/dev/null 2>&1 || ! command -v pactl >/dev/null 2>&1 ||
+        ! command -v paplay >/dev/null 2>&1; then
+        apt_ensure pulseaudio pulseaudio-utils libasound2-plugins
+    fi
     export DICTUM_REQUIRE_E2E=1
 }
 

@@ -1,7 +1,8 @@
 //! The fault matrix (issue 12): one test per fault, each run against the real `dictum run`
-//! (debug build) on a real X display (Xvfb, an xterm to type into) with a real sound server
-//! (a private PulseAudio whose virtual microphone `paplay` feeds), driven by `press`/`release`
-//! on its standard input. Each test checks the same three things:
+//! (as cargo test built it: debug, or release in `scripts/test`) on a real X display (Xvfb,
+//! an xterm to type into) with a real sound server (a private PulseAudio whose virtual
+//! microphone `paplay` feeds), driven by `press`/`release` on its standard input. Each test
+//! checks the same three things:
 //!
 //! - **no dictation lost**: the utterance has a history row with its text or its audio;
 //! - **a clear message**: an event or stderr names the fault and what to do;
@@ -9,8 +10,10 @@
 //!
 //! Hostile LLM servers are real TCP servers started here that misbehave on purpose (refuse,
 //! hang, answer garbage, answer 5 MiB). The GPU worker that stalls is a declared stand-in
-//! (`tests/stt_worker_standin.py`). Panics and hung stages use the engine's debug-only test
-//! hook `DICTUM_FAULT` (compiled out of release builds; see `dictation/mod.rs`).
+//! (`tests/stt_worker_standin.py`). Panics and hung stages use the engine's test hook
+//! `DICTUM_FAULT` (in debug builds, and in release through dictum-engine's `test-hooks`
+//! feature, which this crate's dev-dependency turns on; never in the packages, see
+//! `dictation/mod.rs`).
 //!
 //! `DICTUM_BIN` runs another `dictum` binary than the one Cargo built for this test (a copy,
 //! when several worktrees share one target directory and may overwrite it meanwhile).
