@@ -4,7 +4,10 @@
 //! for each thread count and window floor given, on the last `SECS` of each dev clip.
 //!
 //!     cargo run --release -p dictum-engine --example tail_pass -- MODEL ASSETS/audio/dev \
-//!         [RUNS (5)] [SECS (3)] [THREADS (1,2)] [FLOORS (384)] [FLASH (0)]
+//!         [RUNS (5)] [SECS (3)] [THREADS (1,2)] [FLOORS (384)] [FLASH (0)] [PROMPT_CHARS (0)]
+//!
+//! PROMPT_CHARS > 0 gives each pass that many characters of earlier text as its prompt, as a
+//! live chunk gets the text committed before it (up to 200 characters).
 //!
 //! Each figure is the best of RUNS (wall time; run it on a quiet machine).
 use std::time::Instant;
@@ -21,7 +24,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [model, dir, rest @ ..] = &args[..] else {
         return Err(
-            "usage: tail_pass MODEL DEV_DIR [RUNS] [SECS] [THREADS] [FLOORS] [FLASH]".into(),
+            "usage: tail_pass MODEL DEV_DIR [RUNS] [SECS] [THREADS] [FLOORS] [FLASH] [PROMPT_CHARS]"
+                .into(),
         );
     };
     let runs: usize = rest.first().and_then(|r| r.parse().ok()).unwrap_or(5);
@@ -29,6 +33,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let threads = list(rest.get(2), "1,2");
     let floors = list(rest.get(3), "384");
     let flash = rest.get(4).is_some_and(|f| f == "1");
+    let prompt_chars: usize = rest.get(5).and_then(|p| p.parse().ok()).unwrap_or(0);
+    let prompt: String =
+        "And so, my fellow Americans, ask not what your country can do for you; ask what \
+        you can do for your country. My fellow citizens of the world, ask not what America will \
+        do for you, but what together we can do for the freedom of man."
+            .chars()
+            .rev()
+            .take(prompt_chars)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
     let refs = std::fs::read_to_string(format!("{dir}/refs.tsv"))?;
     let clips: Vec<(String, Vec<f32>)> = refs
         .lines()
@@ -49,7 +65,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     cp.flash_attn(flash);
     let ctx = WhisperContext::new_with_params(model, cp)?;
     let mut state = ctx.create_state()?;
-    println!("flash={flash}, last {secs} s of each clip, best of {runs}");
+    println!(
+        "flash={flash}, last {secs} s of each clip, prompt {} chars, best of {runs}",
+        prompt.len()
+    );
     println!("| threads | floor | clip | mel | encoder + 1 token (incl. mel) | whole pass | decoder after the 1st token | tokens |");
     println!("|---:|---:|---|---:|---:|---:|---:|---:|");
     for &t in &threads {
@@ -79,6 +98,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         p.set_temperature_inc(0.0);
                         p.set_audio_ctx(ctxf);
                         p.set_max_tokens(max_tokens);
+                        if !prompt.is_empty() {
+                            p.set_initial_prompt(&prompt);
+                        }
                         let t0 = Instant::now();
                         state.full(p, pcm)?;
                         best[i] = best[i].min(t0.elapsed().as_secs_f64() * 1000.0);

@@ -1,14 +1,77 @@
-//! The global dictation hotkey (and the cancel key) through `global-hotkey`: X11 on Linux
-//! (XGrabKey, detectable auto-repeat, so holding the key gives one press and one release),
-//! the OS APIs on Windows and macOS.
+//! The global dictation hotkey (and the cancel key): on X11 our own grab (`x11.rs`: XGrabKey,
+//! detectable auto-repeat, so holding the key gives one press and one release, and a thread
+//! that blocks on the connection, so a key-up is seen the moment it happens); the OS APIs
+//! through `global-hotkey` on Windows and macOS. Keys are parsed with `global-hotkey`'s
+//! [`HotKey`] everywhere.
 //!
-//! `global-hotkey` reports success for a registration even when its X11 thread could not
-//! connect to a display, so [`Hotkeys::new`] checks the display itself first: a daemon that
-//! says "ready" has a hotkey that works.
+//! [`Hotkeys::new`] checks the display first: a daemon that says "ready" has a hotkey that
+//! works.
 
 use global_hotkey::hotkey::{Code, HotKey};
-use global_hotkey::{GlobalHotKeyEvent, GlobalHotKeyManager, HotKeyState};
 use std::str::FromStr;
+
+#[cfg(all(unix, not(target_os = "macos")))]
+mod x11;
+
+/// Grabs keys and reports their presses and releases.
+#[cfg(all(unix, not(target_os = "macos")))]
+use x11::Grabber as Backend;
+
+/// A registration that failed.
+#[derive(Debug)]
+pub enum GrabError {
+    /// Another program holds the key.
+    Taken,
+    /// The key has no X keysym we know, or no key on this keyboard makes it.
+    NoKey(String),
+    Other(String),
+}
+
+impl std::fmt::Display for GrabError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GrabError::Taken => write!(f, "another application has grabbed it"),
+            GrabError::NoKey(why) | GrabError::Other(why) => write!(f, "{why}"),
+        }
+    }
+}
+
+/// Windows and macOS: `global-hotkey`'s manager and its global event handler.
+#[cfg(not(all(unix, not(target_os = "macos"))))]
+struct Backend(global_hotkey::GlobalHotKeyManager);
+
+#[cfg(not(all(unix, not(target_os = "macos"))))]
+impl Backend {
+    fn start(on_event: impl Fn(u32, bool) + Send + Sync + 'static) -> Result<Backend, String> {
+        use global_hotkey::{GlobalHotKeyEvent, HotKeyState};
+        let manager = global_hotkey::GlobalHotKeyManager::new()
+            .map_err(|e| format!("cannot start the global hotkey service: {e}"))?;
+        GlobalHotKeyEvent::set_event_handler(Some(move |ev: GlobalHotKeyEvent| {
+            on_event(ev.id, ev.state == HotKeyState::Pressed)
+        }));
+        Ok(Backend(manager))
+    }
+
+    fn register(&self, hotkey: HotKey) -> Result<(), GrabError> {
+        self.0.register(hotkey).map_err(|e| match e {
+            global_hotkey::Error::AlreadyRegistered(_) => GrabError::Taken,
+            other => GrabError::Other(other.to_string()),
+        })
+    }
+
+    fn unregister(&self, hotkey: HotKey) {
+        let _ = self.0.unregister(hotkey);
+    }
+}
+
+#[cfg(not(all(unix, not(target_os = "macos"))))]
+impl Drop for Backend {
+    fn drop(&mut self) {
+        global_hotkey::GlobalHotKeyEvent::set_event_handler(
+            None::<fn(global_hotkey::GlobalHotKeyEvent)>,
+        );
+    }
+}
 
 /// What a hotkey event means to the dictation controller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,7 +166,7 @@ pub fn display_problem() -> Option<String> {
 
 /// The registered hotkeys. Events arrive on the callback given to [`Hotkeys::new`].
 pub struct Hotkeys {
-    manager: GlobalHotKeyManager,
+    manager: Backend,
     main: Option<HotKey>,
     cancel: Option<HotKey>,
     cancel_armed: bool,
@@ -117,11 +180,7 @@ impl Hotkeys {
         if let Some(problem) = display_problem() {
             return Err(problem);
         }
-        let manager = GlobalHotKeyManager::new()
-            .map_err(|e| format!("cannot start the global hotkey service: {e}"))?;
-        GlobalHotKeyEvent::set_event_handler(Some(move |ev: GlobalHotKeyEvent| {
-            on_event(ev.id, ev.state == HotKeyState::Pressed)
-        }));
+        let manager = Backend::start(on_event)?;
         Ok(Hotkeys {
             manager,
             main: None,
@@ -151,7 +210,7 @@ impl Hotkeys {
                 .register(hotkey)
                 .map_err(|e| register_error(spec, &e))?;
             if let Some(old) = self.main.take() {
-                let _ = self.manager.unregister(old);
+                self.manager.unregister(old);
             }
         }
         self.main = Some(hotkey);
@@ -209,7 +268,7 @@ impl Hotkeys {
             self.cancel_armed = true;
         } else {
             for hk in variants {
-                let _ = self.manager.unregister(hk);
+                self.manager.unregister(hk);
             }
             self.cancel_armed = false;
         }
@@ -222,7 +281,7 @@ impl Hotkeys {
         }
         if let Some(main) = self.main {
             if paused {
-                let _ = self.manager.unregister(main);
+                self.manager.unregister(main);
             } else {
                 self.manager
                     .register(main)
@@ -256,16 +315,15 @@ impl Hotkeys {
 impl Drop for Hotkeys {
     fn drop(&mut self) {
         if let Some(main) = self.main {
-            let _ = self.manager.unregister(main);
+            self.manager.unregister(main);
         }
         self.arm_cancel(false);
-        GlobalHotKeyEvent::set_event_handler(None::<fn(GlobalHotKeyEvent)>);
     }
 }
 
-fn register_error(spec: &str, e: &global_hotkey::Error) -> String {
+fn register_error(spec: &str, e: &GrabError) -> String {
     match e {
-        global_hotkey::Error::AlreadyRegistered(_) => format!(
+        GrabError::Taken => format!(
             "the hotkey `{spec}` is already taken by another application; pick another one in [dictation] hotkey"
         ),
         other => format!("cannot register the hotkey `{spec}`: {other}; pick another one in [dictation] hotkey"),
