@@ -355,6 +355,11 @@ preroll_ms = 300
 # Audio recorded after the release (the last word is never clipped), in ms (0-5000).
 # The silence already heard before the release counts toward it.
 post_roll_ms = 300
+# When the voice had already been silent this long at the release (ms, 0-5000; 0 = never),
+# the text is typed as soon as it is transcribed, without waiting for the post-roll: the
+# last word is over. The post-roll is still recorded, and speech in it becomes a dictation of
+# its own, typed right after.
+type_before_post_roll_ms = 100
 # Longest utterance in seconds (1-3600); you are told when it is reached.
 max_utterance_s = 300
 # Transcribe while the key is held, so only the tail is left after the release.

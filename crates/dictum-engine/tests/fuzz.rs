@@ -459,6 +459,7 @@ const KEYS: &[&str] = &[
     "input_device",
     "preroll_ms",
     "post_roll_ms",
+    "type_before_post_roll_ms",
     "max_utterance_s",
     "streaming",
     "pause_ms",

@@ -24,6 +24,12 @@ preroll_ms: number,
  */
 post_roll_ms: number, 
 /**
+ * Silence already heard at the release that lets the text be typed before the
+ * post-roll is recorded (0 = always wait for it); speech in the post-roll is then a
+ * dictation of its own.
+ */
+type_before_post_roll_ms: number, 
+/**
  * Longest utterance; audio after it is not recorded and the user is told.
  */
 max_utterance_s: number, 

@@ -69,6 +69,10 @@ pub struct DictationConfig {
     pub preroll_ms: u32,
     /// Audio recorded after the key goes up, so the last word is never clipped.
     pub post_roll_ms: u32,
+    /// Silence already heard at the release that lets the text be typed before the
+    /// post-roll is recorded (0 = always wait for it); speech in the post-roll is then a
+    /// dictation of its own.
+    pub type_before_post_roll_ms: u32,
     /// Longest utterance; audio after it is not recorded and the user is told.
     pub max_utterance_s: u32,
     /// Transcribe while the key is held, so only the tail is left after the release.
@@ -101,6 +105,7 @@ impl Default for DictationConfig {
             input_device: String::new(),
             preroll_ms: 300,
             post_roll_ms: 300,
+            type_before_post_roll_ms: 100,
             max_utterance_s: 300,
             streaming: true,
             pause_ms: 250,
@@ -137,6 +142,13 @@ impl DictationConfig {
             (
                 "dictation.post_roll_ms",
                 self.post_roll_ms.into(),
+                0,
+                5000,
+                " ms",
+            ),
+            (
+                "dictation.type_before_post_roll_ms",
+                self.type_before_post_roll_ms.into(),
                 0,
                 5000,
                 " ms",

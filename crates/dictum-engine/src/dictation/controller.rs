@@ -1058,7 +1058,7 @@ impl Controller {
 
     fn stop(&mut self, at: Instant) {
         if self.hands_free.is_some() {
-            self.close_hands_free(at);
+            self.finish_recorded(at);
             return;
         }
         self.pump();
@@ -1083,6 +1083,18 @@ impl Controller {
             if let Some(d) = live.seg.at_release() {
                 queue_chunks(&self.queue, live.seq, &live.profile, vec![d], &live.buf);
             }
+        }
+        let silent_ms = live.seg.trailing_silence_ms();
+        let early = self.config.dictation.type_before_post_roll_ms;
+        if self.config.dictation.streaming
+            && !live.progress_lost
+            && post > 0
+            && live.seg.heard_speech()
+            && early > 0
+            && silent_ms >= u64::from(early)
+        {
+            self.type_before_post_roll(live, post, silent_ms, at);
+            return;
         }
         let captured = match capture.stop(post) {
             Ok(c) => c,
@@ -1119,42 +1131,111 @@ impl Controller {
         self.dispatch(live, samples, at);
     }
 
+    /// The voice had been silent `silent_ms` at the release: the last word is over, so the
+    /// text goes out as soon as it is transcribed (the release speculation, started above,
+    /// usually is the tail) instead of after the post-roll. The post-roll is still recorded,
+    /// and speech in it (the user went on after letting go) becomes a dictation of its own,
+    /// stored and typed after this one: nothing said is dropped.
+    fn type_before_post_roll(&mut self, mut live: Live, post: u32, silent_ms: u64, at: Instant) {
+        let released_at = live.buf.len();
+        // This dictation's audio ends at the release: no post-roll in it.
+        live.entry.post_roll_ms = Some(0);
+        self.send_finish(Finish {
+            seq: live.seq,
+            entry: live.entry.clone(),
+            samples: Arc::new(std::mem::take(&mut live.buf)),
+            committed: live.seg.committed(),
+            speculation_end: live.seg.valid_speculation(),
+            release_at: at,
+            timings: StageTimings::default(),
+            profile: live.profile.clone(),
+            before_post_roll: true,
+        });
+        let Some(capture) = self.capture.as_mut() else {
+            return;
+        };
+        let captured = match capture.stop(post) {
+            Ok(c) => c,
+            Err(e) => {
+                self.notice(format!("recording the post-roll failed: {e}"));
+                return;
+            }
+        };
+        if let Some(err) = &captured.device_error {
+            self.notice(format!(
+                "the microphone failed after this dictation ({err}); it will be re-opened when it is back"
+            ));
+            if let Some(c) = self.capture.take() {
+                drop_in_background(c);
+            }
+        }
+        let samples = captured.pcm.samples;
+        // The post-roll, led in by the silence before the release (no word of the first
+        // dictation is in it).
+        let lead = (silent_ms as usize * SAMPLE_RATE as usize / 1000).min(released_at);
+        let Some(after) = samples.get(released_at - lead..) else {
+            return;
+        };
+        let mut probe = Segmenter::new(&self.config.dictation, self.config.vad.threshold);
+        probe.push(after);
+        if !probe.heard_speech() {
+            return;
+        }
+        tracing::info!("speech in the post-roll: transcribed as a dictation of its own");
+        self.open_live(Entry::new(Source::Mic));
+        if let Some(next) = self.live.as_mut() {
+            next.entry.preroll_ms = Some((lead * 1000 / SAMPLE_RATE as usize) as i64);
+            next.buf.extend_from_slice(after);
+            let decisions = next.seg.push(after);
+            if self.config.dictation.streaming {
+                queue_chunks(&self.queue, next.seq, &next.profile, decisions, &next.buf);
+            }
+        }
+        self.finish_recorded(Instant::now());
+    }
+
     /// Hands the finished utterance (`samples`, everything recorded) to the worker: its
     /// streamed progress, its deadline, its `Finish` job.
-    fn dispatch(&mut self, mut live: Live, samples: Vec<f32>, at: Instant) {
+    fn dispatch(&mut self, live: Live, samples: Vec<f32>, at: Instant) {
         let (committed, speculation_end) = if self.config.dictation.streaming && !live.progress_lost
         {
             (live.seg.committed(), live.seg.valid_speculation())
         } else {
             (0, None)
         };
-        live.entry.audio_ms = Some((samples.len() as u64 * 1000 / SAMPLE_RATE as u64) as i64);
-        if self.flights.len() >= self.config.dictation.queue_max as usize {
-            self.overflow(live.seq, live.entry, samples);
-            return;
-        }
-        let samples = Arc::new(samples);
-        if self.flights.is_empty() {
-            self.oldest_since = Instant::now();
-        }
-        self.flights.insert(
-            live.seq,
-            Flight {
-                id: live.entry.id,
-                samples: samples.clone(),
-                budget: budget(samples.len(), &self.config, &live.profile),
-            },
-        );
-        self.queue.push(Job::Finish(Box::new(Finish {
+        self.send_finish(Finish {
             seq: live.seq,
             entry: live.entry,
-            samples,
+            samples: Arc::new(samples),
             committed,
             speculation_end,
             release_at: at,
             timings: StageTimings::default(),
             profile: live.profile,
-        })));
+            before_post_roll: false,
+        });
+    }
+
+    /// Queues `f` for the worker with its deadline (or stores it when too many wait).
+    fn send_finish(&mut self, mut f: Finish) {
+        f.entry.audio_ms = Some((f.samples.len() as u64 * 1000 / SAMPLE_RATE as u64) as i64);
+        if self.flights.len() >= self.config.dictation.queue_max as usize {
+            let samples = Arc::try_unwrap(f.samples).unwrap_or_else(|shared| (*shared).clone());
+            self.overflow(f.seq, f.entry, samples);
+            return;
+        }
+        if self.flights.is_empty() {
+            self.oldest_since = Instant::now();
+        }
+        self.flights.insert(
+            f.seq,
+            Flight {
+                id: f.entry.id,
+                samples: f.samples.clone(),
+                budget: budget(f.samples.len(), &self.config, &f.profile),
+            },
+        );
+        self.queue.push(Job::Finish(Box::new(f)));
     }
 
     /// Makes `entry` the utterance being recorded: its row gets the model, the focused window
@@ -1243,7 +1324,7 @@ impl Controller {
             return;
         }
         self.pump_hands_free();
-        self.close_hands_free(at);
+        self.finish_recorded(at);
         self.hands_free = None;
         if let Some(c) = self.capture.as_mut() {
             if c.is_recording() {
@@ -1277,7 +1358,7 @@ impl Controller {
                     "the microphone failed during this dictation ({why}); what was captured \
                      was transcribed"
                 ));
-                self.close_hands_free(Instant::now());
+                self.finish_recorded(Instant::now());
             }
             if !mic_lost {
                 self.notice(format!(
@@ -1325,7 +1406,7 @@ impl Controller {
                     if let Some(hf) = self.hands_free.as_mut() {
                         hf.last_activity = Instant::now();
                     }
-                    self.close_hands_free(Instant::now());
+                    self.finish_recorded(Instant::now());
                 }
             }
         }
@@ -1335,7 +1416,7 @@ impl Controller {
     /// history row is stored now.
     fn open_hands_free(&mut self, samples: Vec<f32>) {
         if self.live.is_some() {
-            self.close_hands_free(Instant::now());
+            self.finish_recorded(Instant::now());
         }
         if let Some(hf) = self.hands_free.as_mut() {
             hf.last_activity = Instant::now();
@@ -1372,15 +1453,16 @@ impl Controller {
                 "this dictation reached the {secs} s limit ([dictation] max_utterance_s); \
                  it ends here and the next one starts"
             ));
-            self.close_hands_free(Instant::now());
+            self.finish_recorded(Instant::now());
             self.open_hands_free(Vec::new());
         }
     }
 
-    /// The pause after speech (or hands-free off, or the microphone gone): the utterance
-    /// under way is finished like a released push-to-talk one. The pause already recorded
-    /// is its post-roll.
-    fn close_hands_free(&mut self, at: Instant) {
+    /// The utterance under way is finished with what is recorded, like a released
+    /// push-to-talk one, its trailing silence as its post-roll: hands-free at the pause after
+    /// speech (or hands-free off, or the microphone gone), and the dictation made of speech
+    /// in a post-roll (`type_before_post_roll`).
+    fn finish_recorded(&mut self, at: Instant) {
         let Some(mut live) = self.live.take() else {
             return;
         };

@@ -60,6 +60,9 @@ pub(crate) struct Finish {
     /// The utterance's per-app profile (language, vocabulary, LLM on/off and prompt,
     /// trailing period).
     pub profile: Arc<Profile>,
+    /// Sent at the release, before the post-roll was recorded (the voice was already
+    /// silent): `samples` end at the release.
+    pub before_post_roll: bool,
 }
 
 /// What goes to the injector.
@@ -93,6 +96,9 @@ pub struct ReleasePath {
     pub tail_pass_ms: Option<f64>,
     /// Whole passes over this utterance (speculations and commits) before the tail.
     pub passes: u32,
+    /// The text went out without waiting for the post-roll (the voice was already silent at
+    /// the release; `dictation.type_before_post_roll_ms`).
+    pub typed_before_post_roll: bool,
 }
 
 #[derive(Default)]
@@ -545,6 +551,7 @@ impl Worker {
             release_at,
             mut timings,
             profile,
+            before_post_roll,
         } = f;
         self.engine.set_profile(profile.clone());
         entry.audio_ms = Some((samples.len() as u64 * 1000 / crate::SAMPLE_RATE as u64) as i64);
@@ -568,11 +575,14 @@ impl Worker {
             }
             _ => None,
         };
-        let release = release_path(
-            &p.passes,
-            release_at,
-            reuse.is_some().then_some((committed, speculation_end)),
-        );
+        let release = ReleasePath {
+            typed_before_post_roll: before_post_roll,
+            ..release_path(
+                &p.passes,
+                release_at,
+                reuse.is_some().then_some((committed, speculation_end)),
+            )
+        };
         let tail_start = committed.min(samples.len());
         let context = p.texts.join(" ");
         let tail = match reuse {
