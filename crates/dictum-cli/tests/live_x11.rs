@@ -292,21 +292,12 @@ fn a_quiet_release_types_at_once_and_speech_after_it_is_its_own_dictation() {
         ),
     )
     .expect("write config");
-    let trimmed = |name: &str| {
-        let s = dictum_engine::audio::decode_16k(&clip(name), 60)
-            .expect("clip")
-            .samples;
-        let loud = |v: &&f32| v.abs() > 0.01;
-        let first = s.iter().position(|v| loud(&v)).unwrap_or(0);
-        let last = s.iter().rposition(|v| loud(&v)).unwrap_or(s.len());
-        s[first.saturating_sub(800)..(last + 800).min(s.len())].to_vec()
-    };
     let mut d = Daemon::start(dir.path(), &x);
     let mut seen = 0usize;
 
     // 1. Released 200 ms after the last word: typed before the post-roll.
     let one = dir.path().join("one.wav");
-    common::write_wav(&one, &trimmed("goforward.wav"));
+    common::write_wav(&one, &trimmed_speech("goforward.wav"));
     let ev = dictate(&x, &mut d, HOTKEY, &one, 200);
     eprintln!("quiet release: {ev}");
     assert_eq!(ev["release"]["typed_before_post_roll"], true, "{ev}");
@@ -317,10 +308,10 @@ fn a_quiet_release_types_at_once_and_speech_after_it_is_its_own_dictation() {
 
     // 2. A phrase, 0.6 s of silence, another phrase; the key goes up ~0.3 s into the
     // silence, while the clip plays on: the second phrase lands in the post-roll.
-    let first = trimmed("goforward.wav");
+    let first = trimmed_speech("goforward.wav");
     let mut both = first.clone();
     both.extend(std::iter::repeat_n(0.0, 16_000 * 6 / 10));
-    both.extend(trimmed("cards-001.wav"));
+    both.extend(trimmed_speech("cards-001.wav"));
     let wav = dir.path().join("then-more.wav");
     common::write_wav(&wav, &both);
     x.xdotool(&["keydown", HOTKEY]);
@@ -391,19 +382,10 @@ fn quick_release_never_waits_for_a_stale_pass() {
     .expect("write config");
     // jfk.wav · sns-0870.wav · 0.4 s pause · "ten of clubs", each clip's own leading and
     // trailing silence cut, so the release really is 100 ms after the last word.
-    let speech = |name: &str| {
-        let s = dictum_engine::audio::decode_16k(&clip(name), 60)
-            .expect("clip")
-            .samples;
-        let loud = |v: &&f32| v.abs() > 0.01;
-        let first = s.iter().position(|v| loud(&v)).unwrap_or(0);
-        let last = s.iter().rposition(|v| loud(&v)).unwrap_or(s.len());
-        s[first.saturating_sub(800)..(last + 800).min(s.len())].to_vec()
-    };
-    let mut samples = speech("jfk.wav");
-    samples.extend(speech("sns-0870.wav"));
+    let mut samples = trimmed_speech("jfk.wav");
+    samples.extend(trimmed_speech("sns-0870.wav"));
     samples.extend(std::iter::repeat_n(0.0, 16_000 * 4 / 10));
-    samples.extend(speech("cards-001.wav"));
+    samples.extend(trimmed_speech("cards-001.wav"));
     let wav = dir.path().join("pause-then-words.wav");
     common::write_wav(&wav, &samples);
 
@@ -577,6 +559,18 @@ fn bench_release_latency() {
         Some(p) => std::fs::write(&p, tsv).expect("write bench output"),
         None => print!("{tsv}"),
     }
+}
+
+/// A test clip with its own leading and trailing silence cut (to 50 ms), so that a release
+/// `tail_ms` after it really is that long after the last word.
+fn trimmed_speech(name: &str) -> Vec<f32> {
+    let s = dictum_engine::audio::decode_16k(&clip(name), 60)
+        .expect("clip")
+        .samples;
+    let loud = |v: &&f32| v.abs() > 0.01;
+    let first = s.iter().position(|v| loud(&v)).unwrap_or(0);
+    let last = s.iter().rposition(|v| loud(&v)).unwrap_or(s.len());
+    s[first.saturating_sub(800)..(last + 800).min(s.len())].to_vec()
 }
 
 /// Releases the test hotkey (ctrl+alt+space) through XTEST on a connection of its own: the
