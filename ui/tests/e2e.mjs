@@ -349,7 +349,13 @@ await test('tabs ask the app for the view window', async (page) => {
   await page.waitForFunction(() => location.hash === '#stats');
 });
 
+// The mock history ends at a fixed moment (mock-ipc.ts NOW, 2026-11-20 12:00 UTC) and the stats
+// view counts its range back from Date.now(): the page's clock is set to that moment, or "the
+// last 30 days" slides off the data as real days pass (4940 rows on 2026-11-25, a red run).
+const atMockNow = (page) => page.clock.setFixedTime(new Date(Date.UTC(2026, 10, 20, 12, 0, 0)));
+
 await test('stats rendering', async (page) => {
+  await atMockNow(page);
   await page.goto(`${base}#stats`);
   await page.getByTestId('summary').waitFor();
   await page.getByTestId('plot-stages').locator('canvas').waitFor();
@@ -376,6 +382,7 @@ await test('stats rendering', async (page) => {
 });
 
 await test('stats with one day of history and no LLM', async (page) => {
+  await atMockNow(page);
   await page.goto(`${base}?rows=6&span_days=0.2&llm=0#stats`);
   await page.getByTestId('plot-stages').locator('canvas').waitFor();
   await page.getByTestId('stats-one-bucket').waitFor();
