@@ -1142,13 +1142,13 @@ impl Controller {
         live.entry.post_roll_ms = Some(0);
         self.send_finish(Finish {
             seq: live.seq,
-            entry: live.entry.clone(),
-            samples: Arc::new(std::mem::take(&mut live.buf)),
             committed: live.seg.committed(),
             speculation_end: live.seg.valid_speculation(),
+            entry: live.entry,
+            samples: Arc::new(live.buf),
             release_at: at,
             timings: StageTimings::default(),
-            profile: live.profile.clone(),
+            profile: live.profile,
             before_post_roll: true,
         });
         let Some(capture) = self.capture.as_mut() else {
