@@ -296,6 +296,50 @@ fn held_ctrl_is_released_before_typing() {
     assert_eq!(term.line(&x), "cut this out, quickly \nall good \n");
 }
 
+/// The user presses keys (the hotkey again, for the next dictation) while a long text is
+/// still being typed: typing stops at the next word until they are up, then goes on, so the
+/// letters are not typed with the user's modifiers. Shift is held here because it shows
+/// (capitals) without harming the terminal (Ctrl+C would end `cat`). A word or so may
+/// still be typed with it: the X server may not have processed the keys sent before the
+/// press when typing looks at the keyboard.
+#[test]
+fn keys_pressed_while_typing_pause_it_until_they_are_up() {
+    if !tools_present() {
+        return;
+    }
+    let x = Xvfb::start();
+    let term = Xterm::start(&x, "Dictum typing pause");
+    let mut inj = Injector::new(&config(InjectMethod::Type)).expect("injector");
+    // In one line under the terminal's 4096 bytes; each "€" after the first waits 11 ms
+    // (`REPEAT_PAUSE`) and a keymap change: typing lasts well over the 150 ms before Shift
+    // goes down (~2.5 s here, where plain letters go at 7000 a second).
+    let text = "the quick brown fox jumps over the lazy dog € ".repeat(20);
+    let text = text.trim_end().to_string();
+    let typing = {
+        let text = text.clone();
+        std::thread::spawn(move || (inj.inject(&text), inj))
+    };
+    std::thread::sleep(Duration::from_millis(150));
+    x.xdotool(&["keydown", "shift"]);
+    std::thread::sleep(Duration::from_millis(600));
+    x.xdotool(&["keyup", "shift"]);
+    let (r, inj) = typing.join().expect("typing thread");
+    assert_delivered(&r, Delivery::Typed(TypePath::X11));
+    assert!(!r.modifiers_forced, "{r:?}");
+    assert!(r.inject_ms >= 600.0, "typing waited for the keys: {r:?}");
+    let line = term.line(&x);
+    assert_eq!(line.to_lowercase(), format!("{text} \n"));
+    let shifted = line
+        .split(' ')
+        .filter(|w| w.chars().any(|c| c.is_uppercase()))
+        .count();
+    assert!(
+        shifted <= 2,
+        "{shifted} words typed with Shift held: {line}"
+    );
+    drop(inj);
+}
+
 #[test]
 fn empty_text_types_nothing() {
     if !tools_present() {

@@ -656,7 +656,9 @@ impl Injector {
             InjectMethod::Type => {
                 let typed = self.x.keys_and_x11().and_then(|(keys, x11)| {
                     let caps = keys.suspend_caps_lock(x11)?;
-                    let typed = keys.type_text(text);
+                    // Keys pressed while typing (the hotkey again) pause it until they
+                    // are up: the next dictation is being spoken meanwhile.
+                    let typed = keys.type_text(text, x11, TYPING_HOLD_TIMEOUT);
                     if caps {
                         if let Err(e) = keys.restore_caps_lock() {
                             report.warning = Some(e);
@@ -664,7 +666,10 @@ impl Injector {
                     }
                     typed
                 });
-                typed.inspect_err(|_| self.reset_x11())?;
+                let paused_ms = typed.inspect_err(|_| self.reset_x11())?;
+                if paused_ms > 0.0 {
+                    tracing::info!(paused_ms, "typing paused while keys were held");
+                }
                 report.inject_ms = ms_since(start);
                 Ok(Delivery::Typed(TypePath::X11))
             }
@@ -871,6 +876,9 @@ enum Keystrokes<'a> {
 /// The Wayland release grace (see [`Injector::release_grace`]): people let go of a chord's
 /// keys within about this long of each other.
 const WAYLAND_GRACE_MS: u64 = 100;
+/// Longest pause of X11 typing while the user holds keys (the hotkey, for the next
+/// dictation); modifiers still down then are released and typing goes on.
+const TYPING_HOLD_TIMEOUT: Duration = Duration::from_secs(120);
 
 const CHANGED_MEANWHILE: &str = "something else was copied meanwhile (kept)";
 

@@ -165,8 +165,17 @@ impl Keys {
             .map_err(|e| format!("cannot turn Caps Lock back on: {e}"))
     }
 
-    /// Types `text`; newlines become Return, tabs Tab.
-    pub(crate) fn type_text(&mut self, text: &str) -> Result<(), String> {
+    /// Types `text`; newlines become Return, tabs Tab. Before each word it looks at the
+    /// keyboard: when the user has pressed keys meanwhile (the hotkey again, for the next
+    /// dictation, while a long text is still being typed), it stops and waits for them to
+    /// come up (`release_modifiers`, up to `hold_timeout`), so no typed letter becomes a
+    /// shortcut or goes to the hotkey's grab. Returns how long it waited so.
+    pub(crate) fn type_text(
+        &mut self,
+        text: &str,
+        x11: &X11,
+        hold_timeout: Duration,
+    ) -> Result<f64, String> {
         let pauses = plan_pauses(text, &self.on_layout, &mut self.recent);
         let mut pauses = pauses.into_iter().peekable();
         let fail = |e: enigo::InputError| {
@@ -174,6 +183,7 @@ impl Keys {
                 "typing failed: {e} (simulated key presses need the X server's XTEST extension)"
             )
         };
+        let mut waited_ms = 0.0;
         let mut chunk = String::new();
         for (at, c) in text.char_indices() {
             if pauses.next_if_eq(&at).is_some() {
@@ -187,6 +197,15 @@ impl Keys {
                 '\n' => Key::Return,
                 '\t' => Key::Tab,
                 '\r' => continue,
+                ' ' => {
+                    chunk.push(c);
+                    self.enigo.text(&chunk).map_err(fail)?;
+                    chunk.clear();
+                    if !x11.held_keys()?.is_empty() {
+                        waited_ms += self.release_modifiers(x11, hold_timeout)?.waited_ms;
+                    }
+                    continue;
+                }
                 c => {
                     chunk.push(c);
                     continue;
@@ -201,7 +220,7 @@ impl Keys {
         if !chunk.is_empty() {
             self.enigo.text(&chunk).map_err(fail)?;
         }
-        Ok(())
+        Ok(waited_ms)
     }
 
     /// Presses chords (voice commands). Modifiers are released even when the key fails.
