@@ -31,6 +31,9 @@ pub struct Args {
     /// Smallest auto-sized encoder windows to compare (frames); default: the configured one.
     #[arg(long, value_delimiter = ',')]
     floors: Vec<u32>,
+    /// `live`: release the key this many ms after each clip's last word.
+    #[arg(long, value_delimiter = ',', default_values_t = [100, 200, 400])]
+    tail_ms: Vec<u32>,
     /// Also write the report to this file.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -46,6 +49,10 @@ pub struct Args {
 enum What {
     /// Model load, warm-up, per-clip whisper time with and without the utterance-sized window, WER, peak RSS.
     Stt,
+    /// The live path's accuracy: each clip fed as if spoken through the live segmenter, its
+    /// commits and release tail transcribed as the dictation worker does, the key released
+    /// `--tail-ms` after the last word; beside one pass over the whole clip.
+    Live,
     /// The VAD candidates on every clip: speech found, verdict, time.
     Vad,
     /// The LLM cleanup stage against the same HTTP body posted directly (interleaved, same
@@ -89,6 +96,16 @@ fn load_clips(assets: &Path) -> anyhow::Result<Vec<Clip>> {
         },
     });
     Ok(clips)
+}
+
+/// `--model`, else tiny.en q8_0 from the test assets.
+fn model_or_default(model: Option<String>, assets: &Path) -> String {
+    model.unwrap_or_else(|| {
+        assets
+            .join("models/ggml-tiny.en-q8_0.bin")
+            .display()
+            .to_string()
+    })
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -140,14 +157,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let report = match args.what {
         What::Llm => unreachable!("handled above"),
         What::Vad => bench_vad(&clips),
+        What::Live => {
+            let mut config = load_config()?;
+            config.stt.model = model_or_default(args.model, &assets);
+            let live: Vec<_> = clips
+                .iter()
+                .filter(|c| !c.reference.is_empty())
+                .map(|c| crate::bench_live::LiveClip {
+                    name: &c.name,
+                    reference: &c.reference,
+                    samples: &c.pcm.samples,
+                })
+                .collect();
+            crate::bench_live::run(config, &live, &args.tail_ms)?
+        }
         What::Stt => {
             let mut config = load_config()?;
-            config.stt.model = args.model.unwrap_or_else(|| {
-                assets
-                    .join("models/ggml-tiny.en-q8_0.bin")
-                    .display()
-                    .to_string()
-            });
+            config.stt.model = model_or_default(args.model, &assets);
             let floors = if args.floors.is_empty() {
                 vec![config.stt.audio_ctx_min]
             } else {

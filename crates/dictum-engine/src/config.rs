@@ -367,6 +367,10 @@ streaming = true
 # A pause (ms of silence, 100-5000) while the key is held starts transcribing what was said
 # so far.
 pause_ms = 250
+# A shorter silence (ms, 0-5000; 0 = only at pause_ms) already starts transcribing what was
+# said since the last final point, so the text is ready sooner when you let go right after
+# your last word; speech that goes on stops that pass.
+speculate_after_ms = 48
 # What was said so far becomes final (never transcribed again) at a pause once it holds this
 # much audio (ms, 0 to chunk_max_ms); shorter stretches are re-transcribed whole at the next
 # pause. Small stretches keep the work left at the release small: a pass costs about in

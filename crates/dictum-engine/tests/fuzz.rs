@@ -463,6 +463,7 @@ const KEYS: &[&str] = &[
     "max_utterance_s",
     "streaming",
     "pause_ms",
+    "speculate_after_ms",
     "commit_min_ms",
     "chunk_max_ms",
     "queue_max",

@@ -42,6 +42,12 @@ streaming: boolean,
  */
 pause_ms: number, 
 /**
+ * Silence after speech that already starts a speculative pass over what was said
+ * since the last final point, so the release finds it under way (0 = only at
+ * `pause_ms`); speech that resumes stops it.
+ */
+speculate_after_ms: number, 
+/**
  * A chunk is final (not re-transcribed) once it holds at least this much audio.
  */
 commit_min_ms: number, 

@@ -79,6 +79,10 @@ pub struct DictationConfig {
     pub streaming: bool,
     /// Silence that ends a streamed chunk.
     pub pause_ms: u32,
+    /// Silence after speech that already starts a speculative pass over what was said
+    /// since the last final point, so the release finds it under way (0 = only at
+    /// `pause_ms`); speech that resumes stops it.
+    pub speculate_after_ms: u32,
     /// A chunk is final (not re-transcribed) once it holds at least this much audio.
     pub commit_min_ms: u32,
     /// Speech without a pause is cut at its quietest point after this long.
@@ -109,6 +113,7 @@ impl Default for DictationConfig {
             max_utterance_s: 300,
             streaming: true,
             pause_ms: 250,
+            speculate_after_ms: 48,
             commit_min_ms: 3_000,
             chunk_max_ms: 15_000,
             queue_max: 8,
@@ -161,6 +166,13 @@ impl DictationConfig {
                 " s",
             ),
             ("dictation.pause_ms", self.pause_ms.into(), 100, 5000, " ms"),
+            (
+                "dictation.speculate_after_ms",
+                self.speculate_after_ms.into(),
+                0,
+                5000,
+                " ms",
+            ),
             ("dictation.queue_max", self.queue_max.into(), 1, 64, ""),
             (
                 "dictation.hands_free_pause_ms",

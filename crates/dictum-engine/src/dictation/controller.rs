@@ -553,6 +553,10 @@ fn queue_chunks(
         let (start, end, commit) = match d {
             Decision::Commit { start, end } => (start, end, true),
             Decision::Speculate { start, end } => (start, end, false),
+            Decision::Stale => {
+                queue.push(Job::Stale(utt));
+                continue;
+            }
         };
         queue.push(Job::Chunk {
             utt,
@@ -582,7 +586,8 @@ impl Controller {
         loop {
             let timeout =
                 if self.live.is_some() || self.hands_free.is_some() || self.shutdown_at.is_some() {
-                    Duration::from_millis(40)
+                    // How soon a pause is seen (and a speculation started) while recording.
+                    Duration::from_millis(20)
                 } else {
                     Duration::from_millis(250)
                 };

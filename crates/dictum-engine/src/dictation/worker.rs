@@ -38,6 +38,9 @@ pub(crate) enum Job {
         profile: Arc<Profile>,
     },
     Finish(Box<Finish>),
+    /// Speech resumed in utterance `.0` after its last speculation: a speculation of it
+    /// being transcribed (or waiting) is useless and is stopped.
+    Stale(u64),
     /// The utterance (sequence number) was cancelled: forget its chunks.
     Forget(u64),
     Reconfigure(Box<Config>),
@@ -87,6 +90,9 @@ pub struct ReleasePath {
     pub stale_passes_completed: u32,
     /// Such stale passes that were stopped early through whisper's abort callback.
     pub stale_passes_aborted: u32,
+    /// Passes stopped before the release: speech resumed while they ran (the segmenter's
+    /// `Stale`), so the release never met them.
+    pub stopped_before_release: u32,
     /// Milliseconds after the release spent in passes whose text was not used.
     pub stale_ms_after_release: f64,
     /// The pass whose text became the tail: when it started, in ms relative to the release
@@ -123,7 +129,7 @@ fn makes_stale(job: &Job, utt: u64, end: usize) -> bool {
     match job {
         Job::Chunk { utt: u, .. } => *u == utt,
         Job::Finish(f) => f.seq == utt && f.speculation_end != Some(end),
-        Job::Forget(u) => *u == utt,
+        Job::Forget(u) | Job::Stale(u) => *u == utt,
         _ => false,
     }
 }
@@ -393,6 +399,8 @@ impl Worker {
             Job::Forget(utt) => {
                 progress.remove(&utt);
             }
+            // Its work was done in `Queue::push` (the running speculation was stopped).
+            Job::Stale(_) => {}
             Job::Reconfigure(config) => self.reconfigure(*config),
         }
     }
@@ -745,7 +753,11 @@ fn release_path(
             r.tail_pass_ms = Some(p.ended.duration_since(p.began).as_secs_f64() * 1000.0);
             continue;
         }
-        if p.ended <= release_at || used(p) {
+        if p.ended <= release_at {
+            r.stopped_before_release += u32::from(p.aborted);
+            continue;
+        }
+        if used(p) {
             continue;
         }
         let from = p.began.max(release_at);
@@ -857,6 +869,8 @@ mod tests {
         let passes = [
             // Done before the release: not counted.
             pass(0, 100, false, t, 300, false),
+            // Stopped before the release (speech resumed).
+            pass(0, 150, false, t + Duration::from_millis(400), 100, true),
             // Stale, running at the release, ran to its end: 500 ms waited for nothing.
             pass(0, 200, false, t + Duration::from_millis(700), 800, false),
             // Stale, stopped 50 ms after the release.
@@ -867,9 +881,10 @@ mod tests {
         let r = release_path(&passes, release, Some((0, Some(400))));
         assert_eq!(r.stale_passes_completed, 1);
         assert_eq!(r.stale_passes_aborted, 1);
+        assert_eq!(r.stopped_before_release, 1);
         assert!((r.stale_ms_after_release - 550.0).abs() < 1.0, "{r:?}");
         assert!((r.tail_pass_start_ms.unwrap_or(f64::NAN) - 20.0).abs() < 1.0);
         assert!((r.tail_pass_ms.unwrap_or(f64::NAN) - 300.0).abs() < 1.0);
-        assert_eq!(r.passes, 4);
+        assert_eq!(r.passes, 5);
     }
 }
