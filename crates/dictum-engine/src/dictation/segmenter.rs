@@ -191,6 +191,9 @@ impl Segmenter {
     /// recorded. It stays valid unless the post-roll holds more speech (then the finish
     /// stops it and transcribes the tail itself).
     pub fn at_release(&mut self) -> Option<Decision> {
+        // What was said before the release is not committed at a pause in the post-roll:
+        // its speculation (this one, or one sent at a short silence) is the tail.
+        self.unpaused = false;
         if !self.fresh_speech {
             return None;
         }
@@ -335,6 +338,27 @@ mod tests {
         // The pause (the clip is under commit_min_ms): nothing more to send.
         assert!(feed(&mut s, &vec![0.0; 16 * 300]).is_empty());
         assert_eq!(s.valid_speculation(), Some(to));
+    }
+
+    #[test]
+    fn the_post_roll_does_not_commit_what_the_speculation_before_the_release_covers() {
+        let clip = speech();
+        let end = s_end_of_speech(&clip);
+        let c = DictationConfig {
+            commit_min_ms: 1000,
+            ..cfg()
+        };
+        let mut s = Segmenter::new(&c, 0.5);
+        feed(&mut s, &clip[..end]);
+        feed(&mut s, &vec![0.0; 16 * 100]);
+        let to = s
+            .valid_speculation()
+            .expect("speculated at the short silence");
+        assert_eq!(s.at_release(), None);
+        // The post-roll reaches the pause: the stretch is over 1 s, but it stays the tail.
+        assert!(feed(&mut s, &vec![0.0; 16 * 300]).is_empty());
+        assert_eq!(s.valid_speculation(), Some(to));
+        assert_eq!(s.committed(), 0);
     }
 
     #[test]

@@ -835,6 +835,20 @@ mod tests {
     }
 
     #[test]
+    fn resumed_speech_stops_the_running_speculation() {
+        let q = Queue::default();
+        assert!(q.begin_speculation(1, 16_000));
+        q.push(Job::Stale(2));
+        assert!(!q.abort.load(Ordering::Relaxed), "another utterance's");
+        // The voice again: the segmenter's `Stale`.
+        q.push(Job::Stale(1));
+        assert!(q.abort.load(Ordering::Relaxed));
+        assert!(q.end_speculation());
+        // Waiting in the queue, it also keeps a speculation queued before it from starting.
+        assert!(!q.begin_speculation(1, 16_000));
+    }
+
+    #[test]
     fn a_speculation_already_superseded_in_the_queue_does_not_start() {
         let q = Queue::default();
         q.push(chunk(1, 32_000));
