@@ -96,11 +96,26 @@ fn dictation_into_a_real_window_with_a_real_hotkey_and_microphone() {
         check(name, &line, bound);
     }
 
-    // 2. A press while the previous utterance is processing: both typed, in order.
+    // 2. A press while the previous utterance is processing: both typed, in order. The
+    // first key goes up ~100 ms before the last word ends (the clip's own trailing silence
+    // cut), so its text waits for the post-roll (which keeps that word) and is still being
+    // processed when the key goes down again ~20 ms later. (Released after a silence, the
+    // text is typed at once, and a press landing mid-typing pauses it at the next word:
+    // `inject_x11::keys_pressed_while_typing_pause_it_until_they_are_up`.)
+    let first = trimmed_speech("sns-0880.wav");
+    let first_ms = first.len() as u64 / 16;
+    let first_wav = dir.path().join("sns-0880-trimmed.wav");
+    common::write_wav(&first_wav, &first);
     x.xdotool(&["keydown", HOTKEY]);
     std::thread::sleep(Duration::from_millis(100));
-    play_and_wait("sns-0880.wav");
+    let mut playing = Command::new("paplay")
+        .arg("--device=dictum_sink")
+        .arg(&first_wav)
+        .spawn()
+        .expect("paplay");
+    std::thread::sleep(Duration::from_millis(first_ms.saturating_sub(100)));
     x.xdotool(&["keyup", HOTKEY]);
+    assert!(playing.wait().expect("paplay").success());
     let second = dictate(&x, &mut d, HOTKEY, &clip("cards-002.wav"), 400);
     let first = d.next("dictation", Duration::from_secs(30));
     let (first, second) = if first["id"].as_i64() < second["id"].as_i64() {
@@ -108,6 +123,10 @@ fn dictation_into_a_real_window_with_a_real_hotkey_and_microphone() {
     } else {
         (second, first)
     };
+    assert_eq!(
+        first["release"]["typed_before_post_roll"], false,
+        "released mid-word, the first text waited for the post-roll: {first}"
+    );
     let line = typed_line(&term, &x, &mut seen);
     let expect = format!(
         "{} {}",

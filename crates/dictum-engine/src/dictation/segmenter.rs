@@ -235,6 +235,14 @@ mod tests {
         DictationConfig::default()
     }
 
+    /// Stretches of 1 s are final (the test clip is ~2 s).
+    fn commit_after_1s() -> DictationConfig {
+        DictationConfig {
+            commit_min_ms: 1000,
+            ..cfg()
+        }
+    }
+
     /// No speculation before a pause (`pause_ms`) or the release.
     fn only_at_pauses() -> DictationConfig {
         DictationConfig {
@@ -344,11 +352,7 @@ mod tests {
     fn the_post_roll_does_not_commit_what_the_speculation_before_the_release_covers() {
         let clip = speech();
         let end = s_end_of_speech(&clip);
-        let c = DictationConfig {
-            commit_min_ms: 1000,
-            ..cfg()
-        };
-        let mut s = Segmenter::new(&c, 0.5);
+        let mut s = Segmenter::new(&commit_after_1s(), 0.5);
         feed(&mut s, &clip[..end]);
         feed(&mut s, &vec![0.0; 16 * 100]);
         let to = s
@@ -394,11 +398,7 @@ mod tests {
     fn a_long_stretch_is_committed_at_the_pause_after_its_speculation() {
         let clip = speech();
         let end = s_end_of_speech(&clip);
-        let c = DictationConfig {
-            commit_min_ms: 1000,
-            ..cfg()
-        };
-        let mut s = Segmenter::new(&c, 0.5);
+        let mut s = Segmenter::new(&commit_after_1s(), 0.5);
         let mut d = feed(&mut s, &clip[..end]);
         d.extend(feed(&mut s, &vec![0.0; 16 * 400]));
         let kinds: Vec<_> = d.iter().map(|(_, d)| d).collect();
@@ -413,7 +413,13 @@ mod tests {
             "{kinds:?}"
         );
         assert_eq!(s.valid_speculation(), None);
-        assert!(s.committed() > end);
+        // Cut where the silence begins (the quietest frames), not 250 ms into it where the
+        // pause was noticed.
+        let cut = s.committed();
+        assert!(
+            (end..=end + 2 * FRAME).contains(&cut),
+            "cut {cut}, speech to {end}"
+        );
     }
 
     /// Index just after the last loud sample (the clip's own trailing silence cut off).
