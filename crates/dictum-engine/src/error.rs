@@ -38,6 +38,12 @@ pub enum Error {
     #[error("transcription failed: {0}")]
     Transcribe(String),
 
+    /// The speech server answered, the answer was judged not a transcript, and nothing could
+    /// redo the utterance. The answer travels with the error so the row keeps it (nothing a
+    /// server said is thrown away); the message quotes only a snippet.
+    #[error("transcription failed: {why}")]
+    AnswerRejected { why: String, answer: String },
+
     #[error("config file {path}:{line}:{column}: {message} (the file was left untouched; fix it or run `dictum config --print-default` to see every key)")]
     ConfigSyntax {
         path: PathBuf,
@@ -69,6 +75,15 @@ pub enum Error {
 }
 
 impl Error {
+    /// The speech server's answer this error set aside ([`Error::AnswerRejected`]), to be
+    /// kept in the row.
+    pub fn rejected_answer(&self) -> Option<&str> {
+        match self {
+            Error::AnswerRejected { answer, .. } => Some(answer),
+            _ => None,
+        }
+    }
+
     /// Short machine-readable kind, stored in history next to the message.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -80,7 +95,7 @@ impl Error {
             Error::ModelNotFound(_) => "model_not_found",
             Error::ModelCorrupt { .. } => "model_corrupt",
             Error::ModelLoad { .. } => "model_load",
-            Error::Transcribe(_) => "transcribe",
+            Error::Transcribe(_) | Error::AnswerRejected { .. } => "transcribe",
             Error::ConfigSyntax { .. } | Error::ConfigIo { .. } | Error::ConfigValue { .. } => {
                 "config"
             }

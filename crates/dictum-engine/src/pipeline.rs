@@ -11,8 +11,8 @@ use crate::profile::Profile;
 use crate::store::{Entry, History, Outcome, Source};
 use crate::stt::remote::{Gate, RemoteError, RemoteOutput, RemoteStt};
 use crate::stt::{
-    is_silence_phrase, looks_degenerate, strip_nonspeech, ResilientTranscriber, SttOptions,
-    Transcriber, Window,
+    degenerate, is_silence_phrase, strip_nonspeech, ResilientTranscriber, SttOptions, Transcriber,
+    Window,
 };
 use crate::timing::{ms_since, timed, StageTimings};
 use crate::vad::{self, Detector};
@@ -112,8 +112,11 @@ pub struct Segment {
     pub uncovered_from: Option<usize>,
     /// "openai" when the speech server's answer was used, "local" otherwise.
     pub backend: Option<String>,
-    /// Why the local model stood in for the speech server.
+    /// Why the local model stood in for the speech server (with the server's answer when it
+    /// was judged not a transcript: kept, see [`kept_answer`]).
     pub stt_fallback: Option<String>,
+    /// `stt_fallback` holds an answer the server gave (each one is kept in the row).
+    pub server_answer_kept: bool,
     /// Speech server: round trip minus the server's reported time, and that time.
     pub upload_ms: Option<f64>,
     pub server_ms: Option<f64>,
@@ -176,7 +179,15 @@ impl Segment {
             });
         }
         if let Some(why) = &self.stt_fallback {
-            entry.stt_fallback.get_or_insert_with(|| why.clone());
+            match &mut entry.stt_fallback {
+                None => entry.stt_fallback = Some(why.clone()),
+                // Every answer the server gave and the local model replaced stays in the row.
+                Some(old) if self.server_answer_kept && !old.contains(why.as_str()) => {
+                    old.push_str(" | ");
+                    old.push_str(why);
+                }
+                Some(_) => {}
+            }
         }
         if let Some(ms) = self.upload_ms {
             entry.stt_upload_ms = Some(entry.stt_upload_ms.unwrap_or(0.0) + ms);
@@ -184,6 +195,18 @@ impl Segment {
         if let Some(ms) = self.server_ms {
             entry.stt_server_ms = Some(entry.stt_server_ms.unwrap_or(0.0) + ms);
         }
+    }
+}
+
+/// Keeps in `entry.raw_text` the speech server's answer `e` set aside (judged not a
+/// transcript, and nothing could redo it), after whatever raw text the row already has.
+pub fn keep_rejected_answer(entry: &mut Entry, e: &Error) {
+    if let Some(answer) = e.rejected_answer() {
+        let raw = entry.raw_text.get_or_insert_with(String::new);
+        if !raw.trim().is_empty() {
+            raw.push(' ');
+        }
+        raw.push_str(answer);
     }
 }
 
@@ -487,7 +510,10 @@ impl Engine {
                 self.plan = Some(Plan {
                     device: format!("server {}", self.config.stt.url),
                     model: self.config.stt.remote_model.clone(),
-                    reason: "speech is transcribed by the server; the local model loads only if it fails".into(),
+                    reason: match no_local_fallback(&self.config, &self.model_dirs) {
+                        Some(_) => "speech is transcribed by the server; no local model is installed to stand in".into(),
+                        None => "speech is transcribed by the server; the local model loads only if it fails".into(),
+                    },
                     budget_bytes: None,
                     need_bytes: None,
                 });
@@ -644,6 +670,7 @@ impl Engine {
                 entry.outcome = Outcome::Error;
                 entry.error_kind = Some(e.kind().to_string());
                 entry.error = Some(e.to_string());
+                keep_rejected_answer(&mut entry, &e);
                 Some(e)
             }
         };
@@ -868,6 +895,7 @@ impl Engine {
         }
         let kept = &samples[vad.keep.clone()];
         let mut remote_ms = 0.0;
+        let mut failed = None;
         if self.config.stt.backend == SttBackend::Openai {
             let t = Instant::now();
             let prompt = self.prompt_with(context);
@@ -876,23 +904,42 @@ impl Engine {
                     self.fill_from_remote(&mut seg, out, model, host, &vad.keep, full_window);
                     return Ok(seg);
                 }
-                Err(why) if !self.config.stt.fallback => return Err(Error::Transcribe(why)),
-                Err(why) => {
+                Err(fail) if !self.config.stt.fallback => {
+                    let why = fail.why.clone();
+                    return Err(fail.into_error(why));
+                }
+                Err(fail) => {
                     remote_ms = ms_since(t);
-                    seg.stt_fallback = Some(format!("{why}; transcribed locally"));
+                    seg.stt_fallback = Some(match &fail.answer {
+                        Some(answer) => format!(
+                            "{}; transcribed locally; the server's answer: «{}»",
+                            fail.why,
+                            kept_answer(answer)
+                        ),
+                        None => format!("{}; transcribed locally", fail.why),
+                    });
+                    seg.server_answer_kept = fail.answer.is_some();
+                    failed = Some(fail);
                 }
             }
         }
         seg.backend = Some("local".into());
-        seg.model_load = match self.ensure_local_model() {
-            Ok(load) => load,
-            Err(e) if seg.stt_fallback.is_some() => {
-                return Err(Error::Transcribe(format!(
-                    "{}, but the local model could not load either: {e}",
-                    seg.stt_fallback.as_deref().unwrap_or_default()
-                )))
+        seg.model_load = match (self.ensure_local_model(), failed) {
+            (Ok(load), _) => load,
+            // A thin client (speech server, no local model): the utterance fails, and the
+            // caller keeps its audio for a retry.
+            (Err(Error::ModelNotFound(_)), Some(fail)) => {
+                let why = format!("{}; {NO_LOCAL_FALLBACK}", fail.why);
+                return Err(fail.into_error(why));
             }
-            Err(e) => return Err(e),
+            (Err(e), Some(fail)) => {
+                let why = format!(
+                    "{}; the local model could not load to redo it: {e}",
+                    fail.why
+                );
+                return Err(fail.into_error(why));
+            }
+            (Err(e), None) => return Err(e),
         };
         let mut opts = self.stt_options();
         if full_window {
@@ -961,29 +1008,36 @@ impl Engine {
     }
 
     /// One utterance to the speech server, through the breaker: Ok with (answer, model, host),
-    /// or Err with the one-line reason the local model has to do it.
+    /// or Err with the one-line reason the local model has to do it (and the server's answer
+    /// when it was judged not a transcript).
     fn try_remote(
         &mut self,
         samples: &[f32],
         prompt: &str,
-    ) -> std::result::Result<(RemoteOutput, String, String), String> {
+    ) -> std::result::Result<(RemoteOutput, String, String), RemoteFailure> {
         let language = self.profile.language(&self.config).to_string();
-        let remote = self.remote().map_err(|e| e.to_string())?;
+        let then = match no_local_fallback(&self.config, &self.model_dirs) {
+            Some(_) => "no local model to redo it",
+            None => "transcribing locally",
+        };
+        let remote = self
+            .remote()
+            .map_err(|e| RemoteFailure::new(e.to_string()))?;
         remote.set_language(&language);
         if let Gate::Open { remaining, reason } = remote.breaker.gate(Instant::now()) {
-            return Err(format!(
+            return Err(RemoteFailure::new(format!(
                 "the speech server is skipped for {:.1} s more after: {reason}",
                 remaining.as_secs_f64()
-            ));
+            )));
         }
+        let mut answer = None;
         let result = remote.transcribe(samples, prompt).and_then(|out| {
-            if looks_degenerate(&out.text, samples.len()) {
-                Err(RemoteError::Garbage(format!(
-                    "repetitive text: `{}`",
-                    crate::net::snippet(&out.text, 60)
-                )))
-            } else {
-                Ok(out)
+            match degenerate(&out.text, samples.len()) {
+                Some(why) => {
+                    answer = Some(out.text);
+                    Err(RemoteError::Garbage(why.to_string()))
+                }
+                None => Ok(out),
             }
         });
         match result {
@@ -993,9 +1047,9 @@ impl Engine {
             }
             Err(e) => {
                 let why = e.to_string();
-                tracing::warn!("{why}; transcribing locally");
+                tracing::warn!("{why}; {then}");
                 remote.breaker.failure(&why, Instant::now());
-                Err(why)
+                Err(RemoteFailure { why, answer })
             }
         }
     }
@@ -1023,9 +1077,12 @@ impl Engine {
             out.language.clone()
         };
         if full_window {
-            let covered = out
-                .end_ms
-                .map(|ms| keep.start + (ms as usize) * crate::SAMPLE_RATE as usize / 1000);
+            let covered = out.end_ms.map(|ms| {
+                // The server's number: saturating, whatever it claims.
+                let at = usize::try_from(ms).unwrap_or(usize::MAX);
+                keep.start
+                    .saturating_add(at.saturating_mul(crate::SAMPLE_RATE as usize) / 1000)
+            });
             let slack = crate::SAMPLE_RATE as usize * 3 / 2;
             seg.uncovered_from = covered.filter(|&c| c > keep.start && c + slack < keep.end);
         }
@@ -1060,6 +1117,58 @@ impl Engine {
         match saved {
             Ok(()) => entry.audio_path = Some(file.display().to_string()),
             Err(e) => tracing::warn!("could not keep audio in {}: {e}", file.display()),
+        }
+    }
+}
+
+/// What a thin client (speech server, no local model) says once at start-up, and what an
+/// utterance the server fails says in its row.
+pub const NO_LOCAL_FALLBACK: &str =
+    "no local model: utterances the speech server fails are kept for retry (no local fallback)";
+
+/// [`NO_LOCAL_FALLBACK`] when `config` sends speech to a server and its local model
+/// (`stt.model`) is not installed in `model_dirs`: Dictum starts anyway, as a thin client.
+pub fn no_local_fallback(config: &Config, model_dirs: &[PathBuf]) -> Option<&'static str> {
+    (config.stt.backend == SttBackend::Openai
+        && crate::models::resolve(&config.stt.model, model_dirs).is_err())
+    .then_some(NO_LOCAL_FALLBACK)
+}
+
+/// Characters of a rejected server answer kept in the row: minutes of speech (at 5 words/s,
+/// ~6 characters a word, 10 minutes is 18 000), not the 1 MiB a server may send.
+const KEPT_ANSWER_CHARS: usize = 20_000;
+
+/// A rejected server answer as the row keeps it: control characters dropped, cut at
+/// [`KEPT_ANSWER_CHARS`] with "…".
+fn kept_answer(answer: &str) -> String {
+    let clean = crate::text_safety::strip_control(answer, false);
+    let mut kept: String = clean.chars().take(KEPT_ANSWER_CHARS).collect();
+    if clean.chars().nth(KEPT_ANSWER_CHARS).is_some() {
+        kept.push('…');
+    }
+    kept
+}
+
+/// Why the speech server's answer was not used: the one-line reason, and the answer itself
+/// when the server gave one that was judged not a transcript.
+struct RemoteFailure {
+    why: String,
+    answer: Option<String>,
+}
+
+impl RemoteFailure {
+    fn new(why: String) -> RemoteFailure {
+        RemoteFailure { why, answer: None }
+    }
+
+    /// The utterance's error, carrying the answer (if any) for the row.
+    fn into_error(self, why: String) -> Error {
+        match self.answer {
+            Some(answer) => Error::AnswerRejected {
+                why,
+                answer: kept_answer(&answer),
+            },
+            None => Error::Transcribe(why),
         }
     }
 }

@@ -13,5 +13,6 @@ pub use model_file::{check_model_file, ModelInfo};
 pub use nonspeech::{is_silence_phrase, strip_nonspeech};
 pub use resilient::{Delivered, ResilientTranscriber, MAX_GPU_FAILURES};
 pub use whisper::{
-    audio_ctx_for, is_aborted, looks_degenerate, SttOptions, SttOutput, Transcriber, Window,
+    audio_ctx_for, degenerate, is_aborted, looks_degenerate, Degenerate, SttOptions, SttOutput,
+    Transcriber, Window,
 };
