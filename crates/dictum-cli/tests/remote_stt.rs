@@ -11,11 +11,20 @@
 //!   OpenAI does) is one line, and no key ever reaches the config, the output, the logs,
 //!   `doctor` or the history database.
 //!
+//! - speech that repeats itself (a 50 s reading of "It was the best of times, it was the worst
+//!   of times, …") is the server's transcript, not a "loop"; an answer that is a loop (the
+//!   declared stand-in `answer`) is redone locally and kept in the row;
+//! - a thin client (speech server, no local model installed): `dictum transcribe` and
+//!   `dictum run` work, say once that nothing redoes what the server fails, and keep what
+//!   it failed (the answer in the row, the audio on disk).
+//!
 //! Live dictation through the virtual microphone with the server backend: `live_dictation_*`
 //! below (the PulseAudio virtual-mic harness of `live_x11.rs`).
 
 #[path = "../../dictum-engine/tests/common/mod.rs"]
 mod common;
+#[path = "support/speech.rs"]
+mod speech;
 #[path = "support/stt_servers.rs"]
 mod stt_servers;
 
@@ -1013,4 +1022,270 @@ fn measure_remote_vs_local() {
     }
     let (ms, _) = stt(&mut local, "goforward.wav");
     println!("local goforward\tstt {ms:.0}\t{}", load("?"));
+}
+
+const DICKENS: &str = "It was the best of times, it was the worst of times, it was the age of wisdom, it was the age of foolishness, it was the epoch of belief, it was the epoch of incredulity, it was the season of light, it was the season of darkness, it was the spring of hope, it was the winter of despair, we had everything before us, we had nothing before us, we were all going direct to heaven, we were all going direct the other way.";
+
+/// What a looping server answers (whisper's "Thank you." loop), whatever the audio said.
+const LOOP_ANSWER: &str = "Thank you. Thank you. Thank you. Thank you. Thank you. Thank you. Thank you. Thank you. Thank you. Thank you. Thank you. Thank you. Thank you. Thank you. Thank you. Thank you. Thank you. Thank you. Thank you. Thank you. Thank you. Thank you. Thank you. Thank you. Thank you. Thank you. Thank you. Thank you. Thank you. Thank you.";
+
+/// The stand-in speech server that answers every request with `text`.
+fn answering(dir: &Path, text: &str) -> Standin {
+    let file = dir.join("answer.txt");
+    std::fs::write(&file, text).expect("answer file");
+    Standin::start(
+        &["answer", "0"],
+        &[("STANDIN_TEXT_FILE", file.to_str().expect("utf-8 path"))],
+    )
+}
+
+/// The newest row of the history under `dir/data`.
+fn last_row(dir: &Path) -> Entry {
+    let history = History::open(&dir.join("data/history.sqlite3")).expect("history");
+    let id = history.last_id().expect("last id").expect("a row");
+    history.get(id).expect("row").expect("row")
+}
+
+/// Rhetoric repeats itself: the reading that was thrown away as "repetitive text" is the
+/// server's transcript (before: `stt_backend` local, `stt_fallback` "… (repetitive text …)").
+#[test]
+fn a_reading_that_repeats_itself_is_the_servers_transcript() {
+    if !speech::tools() {
+        return;
+    }
+    let Some(bin) = whisper_server_bin() else {
+        return;
+    };
+    let server = WhisperServer::start(&bin, &common::tiny_model());
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_config(dir.path(), "");
+    let clip = speech::speak(dir.path(), "dickens", DICKENS);
+    let url = server.url();
+    let o = dictum(
+        dir.path(),
+        &[
+            "transcribe",
+            clip.to_str().expect("path"),
+            "--json",
+            "--stt-backend",
+            "openai",
+            "--stt-url",
+            &url,
+            "--stt-timeout-ms",
+            "120000",
+        ],
+        &[],
+    );
+    let v = json_of(&o);
+    let text = v["text"].as_str().unwrap_or_default();
+    eprintln!("dickens ({} ms audio): {text:?}", v["audio_ms"]);
+    assert_eq!(v["stt_backend"], "openai", "{v}");
+    assert!(v["stt_fallback"].is_null(), "{v}");
+    let wer = dictum_engine::eval::WerCount::of(DICKENS, text);
+    assert!(wer.rate() <= 0.2, "{wer:?}: {v}");
+}
+
+/// A looping answer is not a transcript: the local model redoes it, and the answer is kept in
+/// the row (`stt_fallback`), nothing the server said thrown away.
+#[test]
+fn a_looping_answer_is_redone_locally_and_kept_in_the_row() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_config(dir.path(), "");
+    let server = answering(dir.path(), LOOP_ANSWER);
+    let url = server.url();
+    let o = dictum(
+        dir.path(),
+        &[
+            "transcribe",
+            common::clip("goforward.wav").to_str().expect("path"),
+            "--json",
+            "--stt-backend",
+            "openai",
+            "--stt-url",
+            &url,
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = json_of(&o);
+    assert_eq!(v["stt_backend"], "local", "{v}");
+    assert_eq!(
+        normalize(v["text"].as_str().unwrap_or_default()),
+        normalize("go forward 10 meters")
+    );
+    let row = last_row(dir.path());
+    let why = row.stt_fallback.clone().unwrap_or_default();
+    assert!(
+        why.contains("not a transcript") && why.contains("transcribed locally"),
+        "{row:?}"
+    );
+    assert!(why.contains(&format!("«{LOOP_ANSWER}»")), "{why}");
+}
+
+/// A thin client: speech server, no local model. `dictum transcribe` fails what the server
+/// fails, and the row keeps the server's answer and says there is no local fallback.
+#[test]
+fn a_thin_client_keeps_the_answer_the_server_failed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_config(dir.path(), "");
+    let no_models = dir.path().join("no-models");
+    std::fs::create_dir_all(&no_models).expect("dir");
+    let server = answering(dir.path(), LOOP_ANSWER);
+    let url = server.url();
+    let o = dictum(
+        dir.path(),
+        &[
+            "transcribe",
+            common::clip("goforward.wav").to_str().expect("path"),
+            "--json",
+            "--stt-backend",
+            "openai",
+            "--stt-url",
+            &url,
+        ],
+        &[("DICTUM_MODELS_DIR", no_models.to_str().expect("path"))],
+    );
+    eprintln!("{}", String::from_utf8_lossy(&o.stderr));
+    let row = last_row(dir.path());
+    assert_eq!(row.outcome, dictum_engine::store::Outcome::Error, "{row:?}");
+    let error = row.error.clone().unwrap_or_default();
+    assert!(
+        error.contains("not a transcript")
+            && error.contains(dictum_engine::pipeline::NO_LOCAL_FALLBACK),
+        "{row:?}"
+    );
+    // The error quotes a snippet; the row keeps the whole answer.
+    assert!(error.len() < LOOP_ANSWER.len() + 300, "{error}");
+    assert_eq!(row.raw_text.as_deref(), Some(LOOP_ANSWER), "{row:?}");
+}
+
+/// `dictum run` as a thin client: it starts with no local model (before: "model
+/// `tiny.en-q8_0` is not installed"), says once that nothing stands in for the server, and a
+/// dictation the server fails ends as an error with its audio kept.
+#[test]
+fn a_thin_client_runs_and_keeps_the_audio_the_server_failed() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+    if !common::tools_ready(&["pulseaudio", "pactl", "paplay"], "") {
+        return;
+    }
+    let _pulse = common::pulse::Pulse::start();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let no_models = dir.path().join("no-models");
+    std::fs::create_dir_all(&no_models).expect("dir");
+    let server = answering(dir.path(), LOOP_ANSWER);
+    std::fs::write(
+        dir.path().join("config.toml"),
+        format!(
+            "[stt]\nmodel = \"tiny.en-q8_0\"\nbackend = \"openai\"\nurl = \"{}\"\ntimeout_ms = 10000\n\n[history]\nkeep_audio = false\n\n[inject]\nnotify_on_failure = false\n",
+            server.url()
+        ),
+    )
+    .expect("config");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dictum"))
+        .args(["run", "--json", "--stdin-commands", "--no-hotkey"])
+        .env("DICTUM_DATA_DIR", dir.path())
+        .env("DICTUM_CONFIG", dir.path().join("config.toml"))
+        .env("DICTUM_MODELS_DIR", &no_models)
+        .env(
+            "DICTUM_LOG",
+            "warn,pulseaudio=off,enigo=error,arboard=error",
+        )
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start dictum run");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let stdout = child.stdout.take().expect("stdout");
+    let stderr = child.stderr.take().expect("stderr");
+    let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let log_w = log.clone();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            eprintln!("{line}");
+            if let Ok(mut l) = log_w.lock() {
+                l.push_str(&line);
+                l.push('\n');
+            }
+        }
+    });
+    let (tx, rx) = std::sync::mpsc::channel::<Value>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Ok(v) = serde_json::from_str::<Value>(&line) {
+                if tx.send(v).is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    let next = |kind: &str, within: Duration| -> Value {
+        let deadline = Instant::now() + within;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let ev = rx.recv_timeout(left).unwrap_or_else(|e| {
+                panic!(
+                    "no `{kind}` event within {within:?}: {e}\n{}",
+                    log.lock().map(|l| l.clone()).unwrap_or_default()
+                )
+            });
+            if ev["event"] == kind {
+                return ev;
+            }
+        }
+    };
+    let ready = next("ready", Duration::from_secs(60));
+    let note = dictum_engine::pipeline::NO_LOCAL_FALLBACK;
+    assert_eq!(ready["stt_note"], note, "{ready}");
+    let said = || log.lock().map(|l| l.matches(note).count()).unwrap_or(0);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while said() == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(said(), 1, "the log says it once");
+
+    writeln!(stdin, "press").expect("press");
+    std::thread::sleep(Duration::from_millis(100));
+    common::pulse::play_and_wait("goforward.wav");
+    std::thread::sleep(Duration::from_millis(500));
+    writeln!(stdin, "release").expect("release");
+    let ev = next("dictation", Duration::from_secs(60));
+    assert_eq!(ev["outcome"], "error", "{ev}");
+    let history = History::open(&dir.path().join("history.sqlite3")).expect("history");
+    let row = history
+        .get(ev["id"].as_i64().expect("id"))
+        .expect("row")
+        .expect("row");
+    eprintln!(
+        "thin client row: error {:?}, audio {:?}",
+        row.error, row.audio_path
+    );
+    assert!(
+        row.error.as_deref().unwrap_or_default().contains(note),
+        "{row:?}"
+    );
+    let audio = row
+        .audio_path
+        .clone()
+        .expect("the failed dictation's audio is kept");
+    let kept = dictum_engine::audio::read_wav_capped(Path::new(&audio), 60).expect("a WAV");
+    assert!(
+        kept.samples.len() > 16_000,
+        "{audio}: {} samples",
+        kept.samples.len()
+    );
+
+    let _ = writeln!(stdin, "quit");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }

@@ -1,6 +1,6 @@
 //! Fuzzing of everything Dictum reads from outside (issue 12): the WAV reader and resampler,
-//! the model-file check, the config parser and the control-socket command parser and line
-//! reader. Property
+//! the model-file check, the config parser, the control-socket command parser and line
+//! reader, and the speech server's answer parser. Property
 //! tests (proptest) with a bounded budget so they run in every `cargo test`; set
 //! `DICTUM_FUZZ_CASES` (cases per harness) for a longer run. Plus the crafted-file corpus in
 //! `tests/data/crafted/` (written by its `make.py`), each file through the real reader.
@@ -675,6 +675,197 @@ proptest! {
                 }
             }
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The speech server's answer (`stt::remote::parse_answer`): whatever a server sends
+
+/// Characters a server's text may carry that must never reach the keyboard or the row as
+/// they are: line breaks, escapes, NUL, DEL, C1 controls, separators, direction overrides.
+const NASTY: &[char] = &[
+    '\n', '\r', '\t', '\u{0}', '\u{7}', '\u{8}', '\u{1b}', '\u{7f}', '\u{85}', '\u{9b}',
+    '\u{2028}', '\u{2029}', '\u{202a}', '\u{202e}', '\u{2066}', '\u{2069}', '\u{3000}', '\u{a0}',
+    '\u{feff}', ' ', ' ', 'a', 'é', '日', '😀', '"', '\\', '-', '.',
+];
+
+/// Numbers as a server may write them, valid JSON or not.
+const NUMBERS: &[&str] = &[
+    "0",
+    "-0",
+    "0.4",
+    "1",
+    "1.5",
+    "7",
+    "-3",
+    "1e308",
+    "1e400",
+    "-1e400",
+    "1E+999",
+    "NaN",
+    "Infinity",
+    "null",
+    "\"2.5\"",
+    "true",
+    "[]",
+    "{}",
+    "18446744073709551616",
+    "3.4e38",
+    "-1e-320",
+    "1e-400",
+];
+
+fn server_text(max: usize) -> impl Strategy<Value = String> {
+    prop::collection::vec(
+        prop_oneof![3 => proptest::sample::select(NASTY), 1 => any::<char>()],
+        0..max,
+    )
+    .prop_map(|cs| cs.into_iter().collect())
+}
+
+fn number() -> impl Strategy<Value = String> {
+    prop_oneof![
+        2 => proptest::sample::select(NUMBERS).prop_map(String::from),
+        1 => any::<f64>().prop_map(|f| format!("{f:?}")),
+    ]
+}
+
+/// An answer shaped like verbose_json: text, language and segments with any values, the
+/// strings escaped as JSON (control characters as `\u001b`), numbers anything.
+fn jsonish_answer() -> impl Strategy<Value = Vec<u8>> {
+    (
+        server_text(200),
+        prop::option::of(server_text(80)),
+        prop::collection::vec((number(), number()), 0..6),
+        any::<bool>(),
+    )
+        .prop_map(|(text, language, segments, text_first)| {
+            let quote = |s: &str| serde_json::to_string(s).expect("a string");
+            let mut fields = Vec::new();
+            if let Some(l) = language {
+                fields.push(format!("\"language\":{}", quote(&l)));
+            }
+            let segments: Vec<String> = segments
+                .iter()
+                .map(|(end, p)| format!("{{\"end\":{end},\"no_speech_prob\":{p}}}"))
+                .collect();
+            fields.push(format!("\"segments\":[{}]", segments.join(",")));
+            let text = format!("\"text\":{}", quote(&text));
+            if text_first {
+                fields.insert(0, text);
+            } else {
+                fields.push(text);
+            }
+            format!("{{{}}}", fields.join(",")).into_bytes()
+        })
+}
+
+fn answer_body() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        1 => prop::collection::vec(any::<u8>(), 0..600),
+        1 => server_text(300).prop_map(String::into_bytes),
+        3 => jsonish_answer(),
+        2 => (
+            jsonish_answer(),
+            prop::collection::vec((0usize..400, any::<u8>()), 1..8),
+            prop::option::of(0usize..400),
+        )
+            .prop_map(|(mut bytes, flips, cut)| {
+                for (at, b) in flips {
+                    if let Some(x) = bytes.get_mut(at) {
+                        *x = b;
+                    }
+                }
+                if let Some(n) = cut {
+                    bytes.truncate(n);
+                }
+                bytes
+            }),
+    ]
+}
+
+/// What the engine takes from a server's answer: bounded, one line of single-spaced words
+/// with nothing that presses a key or turns text around, and an error that is one short
+/// line. `degenerate` then judges the text at once, whatever it is.
+fn check_answer(body: &[u8]) -> Result<(), TestCaseError> {
+    use dictum_engine::stt::remote::{parse_answer, MAX_END_MS, MAX_LANGUAGE_CHARS};
+    use dictum_engine::text_safety::{is_control_like, strip_control};
+    let t = Instant::now();
+    match parse_answer(body) {
+        Ok(out) => {
+            let text = &out.text;
+            prop_assert!(!text.chars().any(is_control_like), "{text:?}");
+            prop_assert!(
+                !text.chars().any(|c| c.is_whitespace() && c != ' '),
+                "{text:?}"
+            );
+            prop_assert!(!text.contains("  ") && text.trim() == text, "{text:?}");
+            prop_assert_eq!(&strip_control(text, false), text);
+            prop_assert!(text.len() <= body.len());
+            if let Some(l) = &out.language {
+                prop_assert!(!l.trim().is_empty(), "{l:?}");
+                prop_assert!(l.chars().count() <= MAX_LANGUAGE_CHARS, "{l:?}");
+                prop_assert!(!l.chars().any(is_control_like), "{l:?}");
+            }
+            prop_assert!(
+                (0.0..=1.0).contains(&out.no_speech_prob),
+                "no_speech_prob {}",
+                out.no_speech_prob
+            );
+            prop_assert!(
+                out.end_ms.is_none_or(|e| e <= MAX_END_MS),
+                "{:?}",
+                out.end_ms
+            );
+            prop_assert!(out.segments <= body.len());
+            let _ = dictum_engine::stt::degenerate(text, 16_000 * 600);
+        }
+        Err(e) => {
+            let m = e.to_string();
+            prop_assert!(!m.is_empty());
+            prop_assert!(m.chars().count() <= 200, "{m}");
+            prop_assert!(!m.chars().any(is_control_like), "{m:?}");
+        }
+    }
+    prop_assert!(t.elapsed() < PER_CASE, "took {:?}", t.elapsed());
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(cases(3000))]
+
+    #[test]
+    fn speech_server_answers_are_bounded_one_line_text_or_one_line_errors(
+        body in answer_body(),
+    ) {
+        limit_memory();
+        check_answer(&body)?;
+    }
+}
+
+/// Answers as big as the network layer lets through (1 MiB): a text of loops and control
+/// characters, a language name of a megabyte, a million segments, bytes that are not JSON.
+#[test]
+fn huge_speech_server_answers_are_bounded_at_once() {
+    limit_memory();
+    let mib = 1 << 20;
+    let loop_text = "Thank you.\u{202e}\n\u{1b}[2J ".repeat(mib / 20);
+    let bodies: Vec<Vec<u8>> = vec![
+        serde_json::json!({ "text": loop_text })
+            .to_string()
+            .into_bytes(),
+        serde_json::json!({ "text": "hi", "language": "x\u{7}".repeat(mib / 8) })
+            .to_string()
+            .into_bytes(),
+        format!(
+            "{{\"text\":\"a\",\"segments\":[{}]}}",
+            vec!["{\"end\":1e300,\"no_speech_prob\":9}"; mib / 40].join(",")
+        )
+        .into_bytes(),
+        "\u{202e}<html>".repeat(mib / 9).into_bytes(),
+    ];
+    for body in bodies {
+        check_answer(&body).unwrap_or_else(|e| panic!("{} bytes: {e}", body.len()));
     }
 }
 

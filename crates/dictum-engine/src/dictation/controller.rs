@@ -126,11 +126,18 @@ struct WorkerSeed {
 
 impl WorkerSeed {
     /// Starts a worker on `queue` with its own engine (the model is loaded by the queue's
-    /// first job, `Prepare`). Returns the model file.
-    fn spawn(&self, config: &Config, queue: Arc<Queue>) -> Result<PathBuf, String> {
+    /// first job, `Prepare`). Returns the model file, or with a speech server and no local
+    /// model installed (a thin client, [`crate::pipeline::no_local_fallback`]), the server's.
+    fn spawn(&self, config: &Config, queue: Arc<Queue>) -> Result<String, String> {
         let mut engine = Engine::new(config.clone(), self.model_dirs.clone());
         engine.audio_dir = self.audio_dir.clone();
-        let model_name = engine.model_path().map_err(|e| e.to_string())?;
+        let model_name = match engine.model_path() {
+            Ok(path) => path.display().to_string(),
+            Err(_) if crate::pipeline::no_local_fallback(config, &self.model_dirs).is_some() => {
+                format!("{} at {}", config.stt.remote_model, config.stt.url)
+            }
+            Err(e) => return Err(e.to_string()),
+        };
         let history = History::open(&self.history_path).map_err(|e| e.to_string())?;
         let worker = Worker {
             engine,
@@ -295,6 +302,11 @@ fn start(
         shared: shared.clone(),
     };
     let model_name = seed.spawn(&config, queue.clone())?;
+    // A thin client says once that nothing redoes what the server fails.
+    let stt_note = crate::pipeline::no_local_fallback(&config, &opts.model_dirs).map(|note| {
+        tracing::warn!("{note}");
+        note.to_string()
+    });
     let llm_on = config.llm.enabled;
 
     // The injector: its sink is built on its own thread (X11 and clipboard handles stay
@@ -364,7 +376,8 @@ fn start(
     };
 
     let info = ReadyInfo {
-        model: model_name.display().to_string(),
+        model: model_name,
+        stt_note,
         device,
         plan,
         model_load_ms: load_ms,

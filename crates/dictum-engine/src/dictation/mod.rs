@@ -133,6 +133,9 @@ pub struct ReadyInfo {
     pub mode: String,
     pub llm: bool,
     pub startup_ms: f64,
+    /// What start-up has to say about speech: with a speech server and no local model,
+    /// [`crate::pipeline::NO_LOCAL_FALLBACK`].
+    pub stt_note: Option<String>,
 }
 
 /// One finished dictation, as published (the history row has everything).

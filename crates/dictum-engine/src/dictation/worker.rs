@@ -646,6 +646,8 @@ impl Worker {
             // Whatever the committed chunks hold is still delivered; with nothing, the audio
             // is kept so the dictation is not lost.
             Some(e) => {
+                // A server answer judged not a transcript is kept in the row.
+                crate::pipeline::keep_rejected_answer(&mut entry, &e);
                 let mut message = format!("transcription failed: {e}");
                 entry.outcome = if text.is_empty() {
                     let kept = self.keep_failed_audio(seq, &mut entry, &samples);

@@ -628,13 +628,20 @@ fn error_message(body: &str) -> String {
     net::snippet(msg.as_deref().unwrap_or(body), net::SNIPPET_CHARS)
 }
 
-/// Reads `{"text": …, "language"?: …, "segments"?: [{"end", "no_speech_prob"}…]}`.
+/// Longest language name kept from an answer ("english", "zh", "chinese (simplified)").
+pub const MAX_LANGUAGE_CHARS: usize = 32;
+/// Latest segment end believed (24 h): past it, a server's number says nothing.
+pub const MAX_END_MS: u64 = 24 * 3600 * 1000;
+
+/// Reads `{"text": …, "language"?: …, "segments"?: [{"end", "no_speech_prob"}…]}`. Whatever
+/// the server sends, the answer is bounded: the text is one line of single-spaced words with
+/// no control characters (line breaks, escapes, direction overrides); the language is at most
+/// [`MAX_LANGUAGE_CHARS`] such characters; `no_speech_prob` is in [0, 1]; `end_ms` at most
+/// [`MAX_END_MS`]; errors quote at most 80 characters, controls shown as spaces.
 pub fn parse_answer(body: &[u8]) -> Result<RemoteOutput, RemoteError> {
     let v: serde_json::Value = serde_json::from_slice(body).map_err(|_| {
-        RemoteError::Garbage(format!(
-            "not JSON: `{}`",
-            net::snippet(&String::from_utf8_lossy(body), 80)
-        ))
+        let quoted = crate::text_safety::strip_control(&String::from_utf8_lossy(body), true);
+        RemoteError::Garbage(format!("not JSON: `{}`", net::snippet(&quoted, 80)))
     })?;
     let Some(text) = v.get("text").and_then(|t| t.as_str()) else {
         return Err(RemoteError::Garbage("no \"text\" field".into()));
@@ -647,13 +654,14 @@ pub fn parse_answer(body: &[u8]) -> Result<RemoteOutput, RemoteError> {
     let no_speech_prob = segments
         .iter()
         .filter_map(|s| s.get("no_speech_prob").and_then(|p| p.as_f64()))
-        .fold(0.0f64, f64::max) as f32;
+        .fold(0.0f64, f64::max)
+        .clamp(0.0, 1.0) as f32;
     let end_ms = segments
         .iter()
         .filter_map(|s| s.get("end").and_then(|e| e.as_f64()))
         .fold(None, |m: Option<f64>, e| Some(m.map_or(e, |m| m.max(e))))
         .filter(|e| e.is_finite() && *e >= 0.0)
-        .map(|e| (e * 1000.0) as u64);
+        .map(|e| ((e * 1000.0) as u64).min(MAX_END_MS));
     // Segments come joined by newlines (whisper-server): one line of single-spaced words.
     let text = crate::text_safety::strip_control(text, true)
         .split_whitespace()
@@ -664,8 +672,14 @@ pub fn parse_answer(body: &[u8]) -> Result<RemoteOutput, RemoteError> {
         language: v
             .get("language")
             .and_then(|l| l.as_str())
-            .filter(|l| !l.is_empty())
-            .map(String::from),
+            .map(|l| {
+                crate::text_safety::strip_control(l, false)
+                    .trim()
+                    .chars()
+                    .take(MAX_LANGUAGE_CHARS)
+                    .collect::<String>()
+            })
+            .filter(|l| !l.trim().is_empty()),
         no_speech_prob,
         end_ms,
         segments: segments.len(),
