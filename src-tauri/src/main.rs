@@ -9,6 +9,7 @@
 
 mod commands;
 mod controller;
+mod history_retry;
 mod meter;
 mod profiles;
 mod state;
@@ -102,6 +103,7 @@ fn main() {
             commands::history_delete_all,
             commands::history_export,
             commands::history_reinject,
+            history_retry::history_retry,
             commands::stats,
             commands::tray_status,
             commands::toggle_dictation,

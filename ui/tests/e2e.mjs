@@ -267,6 +267,14 @@ await test('history search, filter, detail, export, delete', async (page) => {
     for (const b of badges) assert.match(b, /LLM rejected/);
   });
   // Date range: one day.
+  // An error row with kept audio: Retry calls the command, and the row then has the text.
+  await page.getByTestId('outcome').selectOption('error');
+  await page.getByTestId('row').first().click();
+  await page.getByTestId('retry').click();
+  await page.getByTestId('toast').filter({ hasText: 'Retried and typed' }).waitFor();
+  assert.equal((await mockState(page)).retried.length, 1);
+  await page.getByTestId('final').filter({ hasText: 'Retried from the kept audio.' }).waitFor();
+  assert.equal(await page.getByTestId('retry').count(), 0, 'delivered: no Retry');
   await page.getByTestId('outcome').selectOption('');
   await page.getByTestId('app').selectOption('');
   await page.getByTestId('from').fill('2026-11-01');

@@ -56,6 +56,7 @@ interface MockState {
   saved: Config[];
   exports: { selection: ExportSelection; format: string }[];
   deleted: number[];
+  retried: number[];
   calls: string[];
   status: TrayStatus;
 }
@@ -63,6 +64,7 @@ const mock: MockState = {
   saved: [],
   exports: [],
   deleted: [],
+  retried: [],
   calls: [],
   status: { state: (params.get('state') as TrayStatus['state']) ?? 'idle', hotkey_paused: false, hands_free: false, message: null, controller: false },
 };
@@ -118,7 +120,7 @@ for (let i = 0; i < N; i++) {
     error: outcome === 'error' ? 'model `base-q8_0` is not installed; download it in Settings → Models' : null,
     raw_text: outcome === 'ok' ? `um ${phrase.toLowerCase().replace(/[.,?]/g, '')}` : '', text: outcome === 'ok' ? (llm === 'cleaned' ? phrase : `um ${phrase.toLowerCase()}`) : '',
     language: 'en', model: 'tiny.en-q8_0', device: 'cpu', app_class: APPS[Math.floor(rnd() * APPS.length)], window_title: null,
-    audio_ms: 800 + Math.floor(rnd() * 5000), speech_ms: null, audio_path: null, decode_ms: null, resample_ms: null, vad_ms: 4,
+    audio_ms: 800 + Math.floor(rnd() * 5000), speech_ms: null, audio_path: outcome === 'error' ? `/home/you/.local/share/dictum/spool/${i + 1}.wav` : null, decode_ms: null, resample_ms: null, vad_ms: 4,
     model_load_ms: null, warmup_ms: null, stt_ms: stt, llm_ms: llmMs, inject_ms: outcome === 'ok' ? 5 + rnd() * 15 : null,
     total_ms: outcome === 'ok' ? (stt ?? 0) + (llmMs ?? 0) + 20 : 12, llm_tokens_per_sec: llm ? 60 + rnd() * 25 : null, llm_load_ms: null,
     llm_reloaded: llm ? rnd() < 0.02 : null, llm_backend: llm ? 'ollama' : null, llm_model: llm ? 'llama3.2:3b' : null, llm_outcome: llm,
@@ -277,6 +279,13 @@ mockIPC(async (cmd, args) => {
       const count = sel.ids ? sel.ids.length : rows.filter((e) => matches(e, sel.filter)).length;
       const ext = a.format === 'markdown' ? 'md' : (a.format as string);
       return { path: `/home/you/Downloads/dictum-history-20261120-120000.${ext}`, count, format: a.format };
+    }
+    case 'history_retry': {
+      const r = rows.find((e) => e.id === a.id);
+      if (!r || !r.audio_path) throw `#${a.id} has no kept audio to retry from`;
+      mock.retried.push(a.id as number);
+      Object.assign(r, { outcome: 'ok', text: 'Retried from the kept audio.', error_kind: 'retried', audio_path: null, inject_method: 'type' });
+      return r.text;
     }
     case 'history_reinject': throw 're-inject needs the text injection module, which is not in this build yet; use Copy and paste it';
     case 'stats': return stats(a.req as StatsRequest);

@@ -32,6 +32,14 @@ pub struct Args {
     /// Do not ask before --delete-all.
     #[arg(long, short = 'y')]
     yes: bool,
+    /// Transcribe entry ID again from its kept audio (a dictation whose text was not
+    /// delivered: queue full, failed transcription, failed typing, Dictum killed), store the
+    /// text, print it and type it into the focused window.
+    #[arg(long, value_name = "ID", conflicts_with_all = ["delete", "delete_all", "export", "json", "search"])]
+    retry: Option<i64>,
+    /// With --retry: put the text on the clipboard instead of typing it.
+    #[arg(long, requires = "retry")]
+    copy: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -40,6 +48,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     if !args.delete.is_empty() {
         return delete(&args.delete);
+    }
+    if let Some(id) = args.retry {
+        return crate::cmd_retry::run(id, args.copy);
     }
     let history = open_history()?;
     let entries = history.list(&Query {
@@ -63,6 +74,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .unwrap_or_default();
         let said = (!commands.is_empty()).then(|| format!("[{}]", commands.join("] [")));
         let text = match (&e.text, &e.error, said) {
+            // A retried row keeps a note of its first failure; its text is what matters.
+            (Some(t), Some(_), _)
+                if e.outcome == dictum_engine::store::Outcome::Ok && !t.is_empty() =>
+            {
+                t.clone()
+            }
             (_, Some(err), _) => format!("error: {err}"),
             (Some(t), _, Some(c)) if !t.is_empty() => format!("{t} {c}"),
             (Some(t), _, None) if !t.is_empty() => t.clone(),

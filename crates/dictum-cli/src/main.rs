@@ -9,6 +9,7 @@ mod cmd_ctl;
 mod cmd_doctor;
 mod cmd_generate;
 mod cmd_history;
+mod cmd_retry;
 mod cmd_key;
 mod cmd_models;
 mod cmd_run;

@@ -551,7 +551,7 @@ fn worker_panic() {
     assert_eq!(ev["outcome"], "error", "{ev}");
     let error = ev["error"].as_str().unwrap_or_default();
     assert!(
-        error.contains("crashed") && error.contains("dictum transcribe"),
+        error.contains("crashed") && error.contains("dictum history --retry"),
         "{ev}"
     );
     let row = rig.row(ev["id"].as_i64().expect("id"));
@@ -721,7 +721,7 @@ fn quit_is_bounded_when_a_stage_hangs() {
         .error
         .as_deref()
         .unwrap_or("")
-        .contains("dictum transcribe"));
+        .contains("dictum history --retry"));
     // It keeps working: a new daemon dictates.
     drop(d);
     let mut d = rig.daemon(&[], &[]);
@@ -764,7 +764,7 @@ fn db_locked() {
     assert_eq!(ev["outcome"], "ok", "{ev}");
     assert!(text(&ev).contains("forward"), "{ev}");
     d.notice(
-        &["could not store the dictation", "kept in memory"],
+        &["could not store the dictation", "history.sqlite3.journal"],
         Duration::from_secs(20),
     );
     let _ = locker.wait();
@@ -1067,14 +1067,20 @@ fn sigterm_mid_utterance() {
     keeps_working(&mut d);
 }
 
-/// A daemon killed outright (SIGKILL) mid-utterance leaves a `pending` row; the next start
-/// marks it `interrupted` and says so, and `dictum history` shows it.
+/// A daemon killed outright (SIGKILL) mid-utterance, with the DEFAULT settings (audio not
+/// kept): the live recording was streamed to the spool, so the next start marks the row
+/// `interrupted` with that audio (a WAV in `spool/`) and says how to retry it, and
+/// `dictum history --retry ID` types the words into the focused window.
 #[test]
 fn crash_leaves_interrupted_rows() {
     let Some(rig) = rig() else { return };
-    rig.config("[history]\nkeep_audio = true\n");
+    rig.config("");
+    let term = Xterm::start(&rig.x, "Dictum target");
     let mut d = rig.daemon(&[], &[]);
     d.send("press");
+    std::thread::sleep(Duration::from_millis(150));
+    common::pulse::play_and_wait("goforward.wav");
+    // The live writer writes at least every 0.5 s of audio.
     std::thread::sleep(Duration::from_millis(700));
     kill(d.pid(), "KILL");
     let _ = d.wait_exit(Duration::from_secs(5));
@@ -1082,17 +1088,115 @@ fn crash_leaves_interrupted_rows() {
     let rows = rig.rows();
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].outcome.as_str(), "pending");
+    let id = rows[0].id.expect("id");
     let mut d = rig.daemon(&[], &[]);
-    d.notice(&["interrupted"], Duration::from_secs(5));
-    let row = rig.row(rows[0].id.expect("id"));
+    let told = d.notice(&["interrupted"], Duration::from_secs(5));
+    assert!(told.contains("1 with audio kept"), "{told}");
+    let row = rig.row(id);
     assert_eq!(row.outcome.as_str(), "interrupted", "{row:?}");
+    let audio = row
+        .audio_path
+        .clone()
+        .expect("the spool's audio is on the row");
+    assert_eq!(
+        Path::new(&audio),
+        rig.path().join("spool").join(format!("{id}.wav")),
+        "{row:?}"
+    );
+    let kept = dictum_engine::audio::read_wav(Path::new(&audio)).expect("a readable WAV");
+    assert!(kept.samples.len() > 2 * 16_000, "{}", kept.samples.len());
+    assert!(
+        row.error
+            .as_deref()
+            .unwrap_or("")
+            .contains(&format!("dictum history --retry {id}")),
+        "{row:?}"
+    );
     let out = rig
         .command(&["history"], &[])
         .output()
         .expect("dictum history");
     let listed = String::from_utf8_lossy(&out.stdout);
     assert!(listed.contains("interrupted"), "{listed}");
+    retried_into(&rig, &term, id);
     keeps_working(&mut d);
+}
+
+/// More utterances than `[dictation] queue_max` while the speech stage is stuck, with the
+/// DEFAULT settings (audio not kept): the one over the limit is not transcribed, but its
+/// audio goes to the spool, its row and the notice say how to retry it, and
+/// `dictum history --retry ID` types its words into the focused window.
+#[test]
+fn queue_full_keeps_audio_for_retry() {
+    let Some(rig) = rig() else { return };
+    rig.config("[dictation]\nstreaming = false\nqueue_max = 1\n");
+    let term = Xterm::start(&rig.x, "Dictum target");
+    let mut d = rig.daemon(&[], &[("DICTUM_FAULT", "stt_hang@1")]);
+    // The first hangs in its speech stage and fills the queue...
+    d.press_play_release("goforward.wav");
+    // ...so the second is over the limit.
+    d.press_play_release("goforward.wav");
+    let told = d.notice(&["queue_max", "--retry"], Duration::from_secs(20));
+    eprintln!("queue full: {told}");
+    let row = rig
+        .rows()
+        .into_iter()
+        .find(|r| r.error_kind.as_deref() == Some("queue_full"))
+        .unwrap_or_else(|| panic!("no queue_full row: {:?}", rig.rows()));
+    let id = row.id.expect("id");
+    assert!(
+        told.contains(&format!("dictum history --retry {id}")),
+        "{told}"
+    );
+    let audio = row.audio_path.clone().expect("audio kept");
+    assert_eq!(
+        Path::new(&audio),
+        rig.path().join("spool").join(format!("{id}.wav"))
+    );
+    assert!(rig.path().join("spool").join(format!("{id}.wav")).is_file());
+    assert!(!rig.path().join("audio").join(format!("{id}.wav")).exists());
+    drop(d);
+    retried_into(&rig, &term, id);
+}
+
+/// `dictum history --retry ID`: prints the words, types them into the xterm (focused), and
+/// the row then has them, with the spool audio gone.
+fn retried_into(rig: &Rig, term: &Xterm, id: i64) {
+    let out = rig.run_to_end(
+        &["history", "--retry", &id.to_string()],
+        &[],
+        Duration::from_secs(120),
+    );
+    let printed = String::from_utf8_lossy(&out.stdout).to_lowercase();
+    assert!(
+        out.status.success() && printed.contains("forward"),
+        "retry: {printed} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let typed = term.line(&rig.x).to_lowercase();
+    assert!(typed.contains("forward"), "typed by --retry: {typed:?}");
+    let row = rig.row(id);
+    assert_eq!(row.outcome.as_str(), "ok", "{row:?}");
+    assert_eq!(row.error_kind.as_deref(), Some("retried"), "{row:?}");
+    assert!(row
+        .text
+        .as_deref()
+        .unwrap_or("")
+        .to_lowercase()
+        .contains("forward"));
+    assert!(!rig.path().join("spool").join(format!("{id}.wav")).exists());
+    // Once delivered there is nothing left to retry.
+    let again = rig.run_to_end(
+        &["history", "--retry", &id.to_string()],
+        &[],
+        Duration::from_secs(60),
+    );
+    assert!(!again.status.success());
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("delivered already"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
 }
 
 /// Values out of range: a clear error naming the key, nothing started (no ready, no lock

@@ -260,8 +260,8 @@ fn live_dictation_through_a_real_sound_server() {
     // Without streaming the whole of jfk is left for after the release (~0.6-1 s here), so
     // the second utterance is released while the first still waits.
     capped.dictation.streaming = false;
-    // The overflow's audio is kept only for a user who keeps audio.
-    capped.history.keep_audio = true;
+    // The overflow's audio goes to the spool whatever history.keep_audio says (default off).
+    assert!(!capped.history.keep_audio);
     h.dictation.send(Command::Reconfigure(Box::new(capped)));
     h.wait_notice("config applied", Duration::from_secs(5));
     h.dictation.send(Command::Toggle);
@@ -286,6 +286,14 @@ fn live_dictation_through_a_real_sound_server() {
         .expect("a queue_full row");
     let kept = over.audio_path.as_deref().expect("overflow audio kept");
     assert!(Path::new(kept).is_file(), "{kept}");
+    assert!(kept.contains("/spool/"), "{kept}");
+    assert!(
+        over.error
+            .as_deref()
+            .unwrap_or("")
+            .contains("dictum history --retry"),
+        "{over:?}"
+    );
 
     // 7. Idle unload: the model goes after the idle time and comes back on the next press,
     //    the first words kept.

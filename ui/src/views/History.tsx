@@ -198,6 +198,9 @@ function Detail({ id, onDeleted, toast }: { id: number | null; onDeleted: (id: n
   if (id === null) return <div class="detail muted">Select an entry to see what was said, what was typed, and where the time went.</div>;
   if (!e) return <div class="detail muted">Loading…</div>;
   const segs = timingSegments(e);
+  // Kept audio and no delivered text (queue full, failed transcription or typing, a crash):
+  // it can be transcribed again (the command checks it too).
+  const canRetry = !!e.audio_path && (e.outcome === 'error' || e.outcome === 'interrupted' || (e.outcome === 'ok' && !!e.inject_error));
   const copy = async (text: string) => {
     try {
       await navigator.clipboard.writeText(text);
@@ -231,6 +234,9 @@ function Detail({ id, onDeleted, toast }: { id: number | null; onDeleted: (id: n
       <div class="row" style="margin-top:14px">
         <button onClick={() => copy(e.text ?? '')} data-testid="copy">Copy</button>
         <button onClick={() => ipc.historyReinject(e.id ?? 0).then(() => toast('Typed again'), (x) => toast(errorText(x)))} data-testid="reinject">Re-inject</button>
+        {canRetry && <button title="Transcribe its kept audio again and type the text" data-testid="retry" onClick={() => ipc.historyRetry(e.id ?? 0).then(
+          () => { toast('Retried and typed'); ipc.historyGet(e.id ?? 0).then(setE, () => {}); },
+          (x) => toast(errorText(x)))}>Retry</button>}
         <button class="danger" data-testid="delete" onClick={async () => {
           try { await ipc.historyDelete([e.id ?? 0]); onDeleted(e.id ?? 0); } catch (x) { toast(errorText(x)); }
         }}>Delete</button>

@@ -13,13 +13,15 @@ use crate::dictation::segmenter::{Decision, Segmenter};
 use crate::dictation::state::{on_key, Action, State};
 use crate::dictation::worker::{Finish, Job, Queue, Worker};
 use crate::dictation::{
-    fault, save_audio, Command, Event, Input, ReadyInfo, Shared, StartOptions, SHUTDOWN_GRACE,
+    fault, Command, Event, Input, ReadyInfo, Shared, StartOptions, SHUTDOWN_GRACE,
 };
 use crate::hotkey::{Hotkeys, KeyEvent};
 use crate::inject::session::{hotkey_path, Abilities, HotkeyPath, Session, SessionKind};
 use crate::pipeline::Engine;
 use crate::profile::{Profile, Profiles};
+use crate::store::journal;
 use crate::store::recovery::{self, InstanceLock};
+use crate::store::spool::{self, retry_hint, LiveWriter, Spool};
 use crate::store::{Entry, History, Outcome, Source};
 use crate::timing::{ms_since, StageTimings};
 use crate::SAMPLE_RATE;
@@ -58,6 +60,9 @@ struct Live {
     /// The worker that had this utterance's streamed chunks was replaced (stuck): no more
     /// chunks, and the release transcribes it whole.
     progress_lost: bool,
+    /// Streams the samples to the spool as they are captured (`store::spool`): a kill
+    /// mid-utterance leaves its audio behind.
+    spool: Option<LiveWriter>,
     /// The per-app profile the focused window picked at the press; it goes with every job
     /// of this utterance.
     profile: Arc<Profile>,
@@ -96,7 +101,6 @@ struct Controller {
     /// The re-open under way uses settings from before the last change.
     reopen_stale: bool,
     overrides: Option<crate::dictation::ConfigOverrides>,
-    audio_dir: Option<PathBuf>,
     last_housekeeping: Instant,
     /// Starts a fresh worker when the current one is stuck.
     seed: WorkerSeed,
@@ -147,7 +151,6 @@ impl WorkerSeed {
             to_controller: self.to_controller.clone(),
             shared: self.shared.clone(),
             pending_load: None,
-            audio_dir: self.audio_dir.clone(),
         };
         // Queued before the worker starts, so its first job is the load.
         queue.push(Job::Prepare);
@@ -262,6 +265,11 @@ fn start(
         let _ = events.send(Event::Notice {
             message: r.to_string(),
         });
+    }
+    // Rows the database refused last time (journal), then spool audio: before the crashed
+    // rows are marked, so a row whose final state was journaled is not called interrupted.
+    for message in spool::at_start(&history) {
+        let _ = events.send(Event::Notice { message });
     }
     // Rows a crashed Dictum left `pending`: theirs, not ours (we hold the lock now).
     match recovery::mark_interrupted(&history, process_started_ms, opts.audio_dir.as_deref()) {
@@ -421,7 +429,6 @@ fn start(
             capture_wanted: false,
             reopen_stale: false,
             overrides: opts.overrides,
-            audio_dir: opts.audio_dir.clone(),
             last_housekeeping: Instant::now(),
             seed,
             profiles,
@@ -824,23 +831,17 @@ impl Controller {
         if !pending {
             return "its text is in history (`dictum history`)".into();
         }
-        let (kept, path) = match &self.audio_dir {
-            Some(dir) => match save_audio(dir, flight.id, seq, &flight.samples) {
+        let (kept, path) =
+            match Spool::for_history(self.history.path()).keep(flight.id, seq, &flight.samples) {
                 Ok(file) => (
-                    format!(
-                        "its audio is kept at {} (`dictum transcribe {}` redoes it)",
-                        file.display(),
-                        file.display()
-                    ),
+                    match flight.id {
+                        Some(id) => retry_hint(id),
+                        None => format!("its audio is kept at {}", file.display()),
+                    },
                     Some(file.display().to_string()),
                 ),
                 Err(e) => (format!("its audio could not be kept: {e}"), None),
-            },
-            None => (
-                "no audio folder is configured to keep its audio".into(),
-                None,
-            ),
-        };
+            };
         if let Some(id) = flight.id {
             let message = format!("{what}; {kept}");
             if let Err(e) = recovery::fail_if_pending(
@@ -1059,6 +1060,9 @@ impl Controller {
         if fresh.is_empty() {
             return;
         }
+        if let Some(w) = live.spool.as_mut() {
+            w.sync(&live.buf);
+        }
         let decisions = live.seg.push(&live.buf[fresh]);
         if self.config.dictation.streaming && !live.progress_lost {
             queue_chunks(&self.queue, live.seq, &live.profile, decisions, &live.buf);
@@ -1158,6 +1162,9 @@ impl Controller {
         let released_at = live.buf.len();
         // This dictation's audio ends at the release: no post-roll in it.
         live.entry.post_roll_ms = Some(0);
+        if let Some(w) = live.spool.take() {
+            w.finish(&live.buf);
+        }
         self.send_finish(Finish {
             seq: live.seq,
             committed: live.seg.committed(),
@@ -1214,7 +1221,10 @@ impl Controller {
 
     /// Hands the finished utterance (`samples`, everything recorded) to the worker: its
     /// streamed progress, its deadline, its `Finish` job.
-    fn dispatch(&mut self, live: Live, samples: Vec<f32>, at: Instant) {
+    fn dispatch(&mut self, mut live: Live, samples: Vec<f32>, at: Instant) {
+        if let Some(w) = live.spool.take() {
+            w.finish(&samples);
+        }
         let (committed, speculation_end) = if self.config.dictation.streaming && !live.progress_lost
         {
             (live.seg.committed(), live.seg.valid_speculation())
@@ -1263,8 +1273,13 @@ impl Controller {
         let seg = Segmenter::new(&self.config.dictation, self.config.vad.threshold);
         let seq = self.next_seq;
         self.next_seq += 1;
+        let spool = Spool::for_history(self.history.path())
+            .live(entry.id, seq)
+            .map_err(|e| tracing::warn!("spool: cannot stream this dictation's audio: {e}"))
+            .ok();
         self.live = Some(Live {
             seq,
+            spool,
             entry,
             buf: Vec::with_capacity(SAMPLE_RATE as usize * 30),
             seg,
@@ -1460,6 +1475,9 @@ impl Controller {
         };
         let from = live.buf.len();
         live.buf.extend_from_slice(samples);
+        if let Some(w) = live.spool.as_mut() {
+            w.sync(&live.buf);
+        }
         let decisions = live.seg.push(&live.buf[from..]);
         if self.config.dictation.streaming && !live.progress_lost {
             queue_chunks(&self.queue, live.seq, &live.profile, decisions, &live.buf);
@@ -1498,30 +1516,16 @@ impl Controller {
     fn overflow(&mut self, seq: u64, mut entry: Entry, samples: Vec<f32>) {
         let id = entry.id.unwrap_or(0);
         self.queue.push(Job::Forget(seq));
-        // The audio is written only when the user keeps audio (history.keep_audio).
-        let audio_dir = self
-            .audio_dir
-            .as_ref()
-            .filter(|_| self.config.history.keep_audio);
-        let kept = audio_dir.map(|dir| {
-            let file = dir.join(format!("{id}.wav"));
-            crate::paths::create_private_dir_all(dir)
-                .and_then(|_| crate::audio::write_wav_16k(&file, &samples))
-                .map(|_| file)
-        });
-        let where_ = match kept {
-            Some(Ok(file)) => {
+        // The audio goes to the spool whatever history.keep_audio says: it is the only copy.
+        let where_ = match Spool::for_history(self.history.path()).keep(entry.id, seq, &samples) {
+            Ok(file) => {
                 entry.audio_path = Some(file.display().to_string());
-                format!(
-                    "its audio is kept at {} (transcribe it with `dictum transcribe {}`)",
-                    file.display(),
-                    file.display()
-                )
+                match entry.id {
+                    Some(id) => retry_hint(id),
+                    None => format!("its audio is kept at {}", file.display()),
+                }
             }
-            Some(Err(e)) => format!("its audio could not be kept: {e}"),
-            None => "its audio was not kept (history.keep_audio is off; turn it on to keep \
-                     such audio, or raise [dictation] queue_max)"
-                .into(),
+            Err(e) => format!("its audio could not be kept: {e}"),
         };
         entry.outcome = Outcome::Error;
         entry.error_kind = Some("queue_full".into());
@@ -1530,7 +1534,9 @@ impl Controller {
             self.flights.len()
         );
         entry.error = Some(message.clone());
-        let _ = self.history.update(&entry);
+        if let Err(e) = journal::write_or_journal(&self.history, &mut entry) {
+            tracing::warn!("could not store dictation {id}: {e}");
+        }
         self.notice(message);
     }
 
@@ -1547,6 +1553,9 @@ impl Controller {
                     .map_or(0, |c| c.pcm.samples.len()),
             };
             self.queue.push(Job::Forget(live.seq));
+            if let Some(w) = live.spool.take() {
+                w.discard();
+            }
             live.entry.outcome = Outcome::Error;
             live.entry.error_kind = Some("cancelled".into());
             live.entry.error = Some("cancelled with the cancel key; nothing was typed".into());

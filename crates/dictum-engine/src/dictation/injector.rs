@@ -8,6 +8,8 @@ use crate::config::Config;
 use crate::dictation::worker::{report, Typed};
 use crate::dictation::{catch, fault, Input, Shared};
 use crate::inject::{InjectMethod, Injector};
+use crate::store::journal::Journal;
+use crate::store::spool::Spool;
 use crate::store::{History, Outcome};
 use crate::timing::ms_since;
 use std::collections::HashMap;
@@ -177,17 +179,29 @@ impl Sink for StdoutSink {
     }
 }
 
-/// Rows that could not be written yet (database locked, disk full): kept in memory and
-/// written when the database takes them again, so no dictation is lost to a busy database.
+/// Rows that could not be written yet (database locked, disk full): appended to the
+/// history's journal (`store::journal`, replayed at the next start if Dictum quits or is
+/// killed first), or held in memory when even that fails, and written when the database
+/// takes them again, so no dictation is lost to a busy database.
 struct Backlog {
     rows: Vec<crate::store::Entry>,
+    journal: Journal,
     told: bool,
 }
 
-/// At most this many unwritten rows are held (the oldest are dropped, with a warning).
+/// At most this many unwritten rows are held in memory (the oldest are dropped, with a
+/// warning); the journal has no such bound.
 const BACKLOG_MAX: usize = 256;
 
 impl Backlog {
+    fn new(history: &History) -> Backlog {
+        Backlog {
+            rows: Vec::new(),
+            journal: Journal::for_history(history.path()),
+            told: false,
+        }
+    }
+
     /// Writes `entry` (inserting it when the press could not), or keeps it for later.
     fn store(&mut self, history: &History, entry: &mut crate::store::Entry) -> Option<String> {
         let written = if entry.id.is_some() {
@@ -196,26 +210,30 @@ impl Backlog {
             history.insert(entry).map(|_| ())
         };
         let e = written.err()?;
-        if self.rows.len() >= BACKLOG_MAX {
-            let lost = self.rows.remove(0);
-            tracing::error!("dictation {:?} dropped from the unwritten backlog", lost.id);
-        }
-        self.rows.push(entry.clone());
+        let kept = match self.journal.append(entry) {
+            Ok(()) => format!("it is kept in {}", self.journal.path().display()),
+            Err(j) => {
+                tracing::warn!("history journal {}: {j}", self.journal.path().display());
+                if self.rows.len() >= BACKLOG_MAX {
+                    let lost = self.rows.remove(0);
+                    tracing::error!("dictation {:?} dropped from the unwritten backlog", lost.id);
+                }
+                self.rows.push(entry.clone());
+                "it is kept in memory".into()
+            }
+        };
         let first = !self.told;
         self.told = true;
         first.then(|| {
             format!(
-                "could not store the dictation ({e}); it is kept in memory and written once the \
-                 history database accepts it (is another program holding it, or the disk full?)"
+                "could not store the dictation ({e}); {kept} and written once the history \
+                 database accepts it (is another program holding it, or the disk full?)"
             )
         })
     }
 
     /// Retries the rows held back; returns a message once they are all written.
     fn retry(&mut self, history: &History) -> Option<String> {
-        if self.rows.is_empty() {
-            return None;
-        }
         let mut left = Vec::new();
         for mut entry in std::mem::take(&mut self.rows) {
             let written = if entry.id.is_some() {
@@ -228,8 +246,14 @@ impl Backlog {
             }
         }
         self.rows = left;
-        (self.rows.is_empty() && std::mem::take(&mut self.told))
+        let journaled = self.journal.is_empty() || self.journal.replay(history).is_ok();
+        (self.rows.is_empty() && journaled && std::mem::take(&mut self.told))
             .then(|| "the history database accepts writes again; held dictations stored".into())
+    }
+
+    /// At exit: what is still held in memory goes to the journal if it can.
+    fn close(&mut self) {
+        self.rows.retain(|e| self.journal.append(e).is_err());
     }
 }
 
@@ -243,10 +267,8 @@ pub(crate) fn run(
     to_controller: mpsc::Sender<Input>,
     shared: Arc<Shared>,
 ) {
-    let mut backlog = Backlog {
-        rows: Vec::new(),
-        told: false,
-    };
+    let mut backlog = Backlog::new(&history);
+    let spool = Spool::for_history(history.path());
     let notice = |m: String| {
         let _ = to_controller.send(Input::Notice(m));
     };
@@ -332,6 +354,8 @@ pub(crate) fn run(
         entry
             .release_to_typed_ms
             .get_or_insert(ms_since(release_at));
+        // Delivered: its spool audio goes; not delivered: kept, and the row says how to retry.
+        spool.settle(&mut entry);
         if let Some(m) = backlog.store(&history, &mut entry) {
             notice(m);
         }
@@ -343,6 +367,7 @@ pub(crate) fn run(
     if let Some(m) = backlog.retry(&history) {
         notice(m);
     }
+    backlog.close();
     if !backlog.rows.is_empty() {
         tracing::error!(
             "{} dictation(s) could not be written to the history database before quitting",

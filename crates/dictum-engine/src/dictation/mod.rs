@@ -35,6 +35,7 @@ pub mod control;
 mod controller;
 pub mod hands_free;
 mod injector;
+pub mod retry;
 pub mod segmenter;
 pub mod state;
 mod worker;
@@ -47,7 +48,7 @@ use crate::config::Config;
 use crate::store::Outcome;
 use serde::Serialize;
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{mpsc, Mutex};
 use std::thread::JoinHandle;
@@ -274,24 +275,6 @@ pub(crate) fn catch<T>(f: impl FnOnce() -> T) -> Result<T, String> {
             .or_else(|| p.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "panic with no message".into())
     })
-}
-
-/// Writes an utterance's audio to `dir` as `{id}.wav` (or `unsaved-{seq}.wav` when the row
-/// could not be stored), so a dictation that failed can still be transcribed by hand.
-pub(crate) fn save_audio(
-    dir: &Path,
-    id: Option<i64>,
-    seq: u64,
-    samples: &[f32],
-) -> std::io::Result<PathBuf> {
-    let name = match id {
-        Some(id) => format!("{id}.wav"),
-        None => format!("unsaved-{}-{seq}.wav", crate::store::now_ms()),
-    };
-    let file = dir.join(name);
-    crate::paths::create_private_dir_all(dir)?;
-    crate::audio::write_wav_16k(&file, samples)?;
-    Ok(file)
 }
 
 /// Test hooks, compiled into debug builds and `--features test-hooks` only (release builds and

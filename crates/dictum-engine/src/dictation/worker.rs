@@ -8,7 +8,7 @@
 
 use crate::config::Config;
 use crate::dictation::injector::InjectorMsg;
-use crate::dictation::{catch, fault, save_audio, Input, Report, Shared};
+use crate::dictation::{catch, fault, Input, Report, Shared};
 use crate::gpu::monitor::{Verdict, VramMonitor};
 use crate::gpu::NvmlProbe;
 use crate::pipeline::{Engine, Segment};
@@ -18,7 +18,6 @@ use crate::timing::{ms_since, StageTimings};
 use crate::Error;
 use serde::Serialize;
 use std::collections::{HashMap, VecDeque};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -244,8 +243,6 @@ pub(crate) struct Worker {
     /// A model (re)load done for the utterance being recorded (idle unload, model change):
     /// recorded in its row.
     pub pending_load: Option<(f64, f64)>,
-    /// Where the audio of an utterance whose speech stage failed is kept.
-    pub audio_dir: Option<PathBuf>,
 }
 
 impl Worker {
@@ -433,23 +430,20 @@ impl Worker {
         })));
     }
 
-    /// Keeps the audio of an utterance that produced no text (whatever `keep_audio` says: it
-    /// is the only copy of the dictation). Returns what to tell the user.
+    /// Keeps the audio of an utterance that produced no text in the spool (whatever
+    /// `keep_audio` says: it is the only copy of the dictation). Returns what to tell the user.
     fn keep_failed_audio(&self, seq: u64, entry: &mut Entry, samples: &[f32]) -> String {
-        if let Some(path) = &entry.audio_path {
-            return format!("its audio is kept at {path}");
+        if let (Some(path), Some(id)) = (&entry.audio_path, entry.id) {
+            return format!("{} (also at {path})", crate::store::spool::retry_hint(id));
         }
-        let Some(dir) = &self.audio_dir else {
-            return "no audio folder is configured, so its audio could not be kept".into();
-        };
-        match save_audio(dir, entry.id, seq, samples) {
+        let spool = crate::store::spool::Spool::for_history(self.history.path());
+        match spool.keep(entry.id, seq, samples) {
             Ok(file) => {
                 entry.audio_path = Some(file.display().to_string());
-                format!(
-                    "its audio is kept at {} (`dictum transcribe {}` retries it)",
-                    file.display(),
-                    file.display()
-                )
+                match entry.id {
+                    Some(id) => crate::store::spool::retry_hint(id),
+                    None => format!("its audio is kept at {}", file.display()),
+                }
             }
             Err(e) => format!("its audio could not be kept: {e}"),
         }

@@ -25,6 +25,11 @@ impl History {
             let values: Vec<Value> = chunk.iter().map(|&id| Value::Integer(id)).collect();
             total += self.delete_where(&format!("id IN ({marks})"), values)?;
         }
+        // Their undelivered audio in the spool too.
+        let spool = super::spool::Spool::for_history(&self.path);
+        for &id in ids {
+            spool.remove(id);
+        }
         self.scrub_after_delete(total);
         Ok(total)
     }
@@ -38,6 +43,8 @@ impl History {
         if let Some(dir) = self.path.parent().map(|p| p.join("audio")) {
             remove_orphan_recordings(&dir);
         }
+        // And everything in the spool (audio of undelivered dictations).
+        super::spool::Spool::for_history(&self.path).prune(0, super::spool::MAX_AGE);
         self.scrub_after_delete(usize::MAX);
         Ok(n)
     }

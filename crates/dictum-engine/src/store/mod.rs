@@ -6,10 +6,12 @@ mod browse;
 mod delete;
 pub mod demo;
 mod entry;
+pub mod journal;
 mod migrations;
 mod open;
 pub mod recovery;
 pub mod retention;
+pub mod spool;
 
 pub use browse::{
     render_export, Bucketing, Cursor, EntrySummary, ExportFormat, ExportSelection, HistoryFilter,

@@ -107,7 +107,7 @@ impl Recovered {
             format!(
                 "{} dictation(s) left unfinished by an earlier Dictum that stopped (crash or \
                  kill) are marked `interrupted` in history ({} with audio kept: `dictum history` \
-                 shows where; `dictum transcribe FILE` redoes one)",
+                 lists them; `dictum history --retry ID` redoes one)",
                 self.interrupted, self.with_audio
             )
         })
@@ -139,20 +139,30 @@ pub fn mark_interrupted(
         .map_err(|e| history.err(e))?;
     drop(stmt);
     let mut done = Recovered::default();
+    let spool = super::spool::Spool::for_history(history.path());
     for (id, source, audio_path) in rows {
         if source == "file" && transcribe_running {
             done.left_to_live_transcribe += 1;
             continue;
         }
+        // The audio: a kept file, else what the live recording streamed to the spool (made
+        // a WAV now), else the audio folder's copy.
         let audio = audio_path
             .map(PathBuf::from)
+            .filter(|p| p.is_file())
+            .or_else(|| match spool.seal(id) {
+                Ok(wav) => wav,
+                Err(e) => {
+                    tracing::warn!("spool: the audio of dictation #{id} cannot be recovered: {e}");
+                    None
+                }
+            })
             .or_else(|| audio_dir.map(|d| d.join(format!("{id}.wav"))))
             .filter(|p| p.is_file());
         let message = match &audio {
             Some(p) => format!(
-                "Dictum stopped (crash or kill) before this dictation was finished; its audio is \
-                 kept at {} (`dictum transcribe {}` redoes it)",
-                p.display(),
+                "Dictum stopped (crash or kill) before this dictation was finished; {} (at {})",
+                super::spool::retry_hint(id),
                 p.display()
             ),
             None => "Dictum stopped (crash or kill) before this dictation was finished; its \
@@ -270,7 +280,7 @@ mod tests {
             .error
             .as_deref()
             .unwrap_or("")
-            .contains("dictum transcribe"));
+            .contains(&format!("dictum history --retry {old_mic}")));
         let b = get(old_mic_no_audio);
         assert_eq!(b.outcome, Outcome::Interrupted);
         assert!(b.audio_path.is_none());
@@ -293,6 +303,37 @@ mod tests {
         let again = mark_interrupted(&history, started, Some(&audio)).expect("mark");
         assert_eq!(again.interrupted, 0);
         assert!(got.message().is_some() && again.message().is_none());
+    }
+
+    #[test]
+    fn a_recording_killed_mid_utterance_becomes_a_spool_wav_on_its_row() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = dir.path().join("history.sqlite3");
+        let history = History::open(&db).expect("open");
+        let started = now_ms();
+        let id = row(&history, Source::Mic, Outcome::Pending, started - 1_000);
+        let spool = crate::store::spool::Spool::for_history(&db);
+        let mut live = spool.live(Some(id), 0).expect("live");
+        live.sync(&vec![0.25; crate::store::spool::FLUSH_SAMPLES * 2]);
+        // SIGKILL: the writer is never closed.
+        std::mem::forget(live);
+        let got = mark_interrupted(&history, started, None).expect("mark");
+        assert_eq!((got.interrupted, got.with_audio), (1, 1), "{got:?}");
+        let e = history.get(id).expect("get").expect("row");
+        assert_eq!(e.outcome, Outcome::Interrupted);
+        let wav = spool.wav_path(id);
+        assert_eq!(
+            e.audio_path.as_deref(),
+            Some(wav.display().to_string().as_str())
+        );
+        let samples = crate::store::spool::read_audio(&wav).expect("a readable wav");
+        assert!(
+            samples.len() >= crate::store::spool::FLUSH_SAMPLES * 2 - 1,
+            "{}",
+            samples.len()
+        );
+        assert!(!spool.pcm_path(id).exists());
+        assert!(e.error.as_deref().unwrap_or("").contains("--retry"));
     }
 
     #[test]

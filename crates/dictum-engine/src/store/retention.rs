@@ -1,5 +1,6 @@
 //! Retention in long-running processes: a thread that deletes entries (and their audio)
-//! older than `history.retention_days` when it starts and then every 24 hours, so a daemon or
+//! older than `history.retention_days` (and spool audio older than 7 days, `store::spool`)
+//! when it starts and then every 24 hours, so a daemon or
 //! tray left running for weeks keeps to the period too. It opens its own connection for each
 //! pass and closes it after; stopping it (drop or [`RetentionHandle::stop`]) is immediate.
 
@@ -114,6 +115,8 @@ fn run(db_path: &std::path::Path, days: u32, interval: Duration, shared: &Shared
 
 /// One pass; returns how many entries went (0 on error, which is logged).
 fn pass(db_path: &std::path::Path, days: u32) -> usize {
+    // The spool (audio of undelivered dictations) keeps its own bounds: 7 days, 1 GiB.
+    super::spool::Spool::for_history(db_path).prune(super::spool::MAX_BYTES, super::spool::MAX_AGE);
     match History::open(db_path).and_then(|h| h.apply_retention(days)) {
         Ok(0) => {
             tracing::debug!("retention: nothing older than {days} days");

@@ -1,0 +1,275 @@
+//! The journal: history rows the database refused (locked by another program, disk full),
+//! appended as JSON lines to `<database>.journal` (0600, beside the database) so that a
+//! dictation is not lost when Dictum quits or is killed before the database takes it again.
+//! It is replayed into the database at the next start and whenever the database accepts
+//! writes again, then removed. A torn last line (killed mid-write) is skipped.
+
+use super::{Entry, History};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// Appends and replays do not interleave within a process (the injector and the controller
+/// may both write).
+static LOCK: Mutex<()> = Mutex::new(());
+
+#[derive(Debug, Clone)]
+pub struct Journal {
+    path: PathBuf,
+}
+
+/// What a [`Journal::replay`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Replayed {
+    /// Rows written to the database.
+    pub written: usize,
+    /// Lines that could not be read (a torn write) or rows deleted meanwhile.
+    pub skipped: usize,
+    /// Rows the database still refuses (kept in the journal).
+    pub left: usize,
+}
+
+impl Journal {
+    /// The journal of the history database at `db`: `<db>.journal`.
+    pub fn for_history(db: &Path) -> Journal {
+        let mut path = db.as_os_str().to_owned();
+        path.push(".journal");
+        Journal {
+            path: PathBuf::from(path),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether there is anything to replay.
+    pub fn is_empty(&self) -> bool {
+        std::fs::metadata(&self.path).map_or(true, |m| m.len() == 0)
+    }
+
+    /// Appends `entry` as one line and syncs it to disk.
+    pub fn append(&self, entry: &Entry) -> std::io::Result<()> {
+        let mut line = serde_json::to_vec(entry).map_err(std::io::Error::other)?;
+        line.push(b'\n');
+        let _guard = LOCK.lock().unwrap_or_else(|p| p.into_inner());
+        let mut options = std::fs::OpenOptions::new();
+        options.append(true).create(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(crate::paths::PRIVATE_FILE_MODE);
+            crate::paths::make_private(&self.path)?;
+        }
+        let mut file = options.open(&self.path)?;
+        file.write_all(&line)?;
+        file.sync_data()
+    }
+
+    /// Writes the journal's rows into `history`, in order (an update for a row with an id,
+    /// an insert for one that never got one). When all are written the journal is removed;
+    /// otherwise it keeps the rows still refused, and the error says why.
+    pub fn replay(&self, history: &History) -> Result<Replayed, (Replayed, String)> {
+        let _guard = LOCK.lock().unwrap_or_else(|p| p.into_inner());
+        let mut done = Replayed::default();
+        let text = match std::fs::read(&self.path) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(done),
+            Err(e) => return Err((done, format!("cannot read {}: {e}", self.path.display()))),
+        };
+        let mut left: Vec<&str> = Vec::new();
+        let mut why = None;
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            if why.is_some() {
+                left.push(line);
+                continue;
+            }
+            let mut entry: Entry = match serde_json::from_str(line) {
+                Ok(e) => e,
+                Err(e) => {
+                    tracing::warn!(
+                        "history journal {}: a line that cannot be read is skipped ({e})",
+                        self.path.display()
+                    );
+                    done.skipped += 1;
+                    continue;
+                }
+            };
+            // Ok(true): written; Ok(false): the row was deleted meanwhile (by the user),
+            // nothing to restore.
+            let written = match entry.id {
+                Some(id) => {
+                    history
+                        .update(&entry)
+                        .map(|_| true)
+                        .or_else(|e| match history.get(id) {
+                            Ok(None) => Ok(false),
+                            _ => Err(e),
+                        })
+                }
+                None => history.insert(&mut entry).map(|_| true),
+            };
+            match written {
+                Ok(true) => done.written += 1,
+                Ok(false) => done.skipped += 1,
+                Err(e) => {
+                    why = Some(e.to_string());
+                    left.push(line);
+                }
+            }
+        }
+        if left.is_empty() {
+            std::fs::remove_file(&self.path).or_else(|e| {
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    Ok(())
+                } else {
+                    Err((done, format!("cannot remove {}: {e}", self.path.display())))
+                }
+            })?;
+            return Ok(done);
+        }
+        done.left = left.len();
+        let mut rest = left.join("\n");
+        rest.push('\n');
+        let tmp = self.path.with_extension("journal.tmp");
+        crate::paths::write_private(&tmp, rest.as_bytes())
+            .and_then(|_| std::fs::rename(&tmp, &self.path))
+            .map_err(|e| (done, format!("cannot rewrite {}: {e}", self.path.display())))?;
+        Err((done, why.unwrap_or_default()))
+    }
+}
+
+/// Writes `entry`'s row (an update when it has an id, else an insert); a row the database
+/// refuses goes to the journal. Returns the database's error, if any, with where the row is.
+pub fn write_or_journal(history: &History, entry: &mut Entry) -> Result<(), String> {
+    let written = match entry.id {
+        Some(_) => history.update(entry),
+        None => history.insert(entry).map(|_| ()),
+    };
+    let Err(e) = written else {
+        return Ok(());
+    };
+    let journal = Journal::for_history(history.path());
+    match journal.append(entry) {
+        Ok(()) => Err(format!(
+            "{e}; the row is kept in {} and written at the next start",
+            journal.path().display()
+        )),
+        Err(j) => Err(format!(
+            "{e}; it could not be kept in {} either ({j})",
+            journal.path().display()
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{Outcome, Source};
+
+    #[test]
+    fn rows_are_appended_replayed_in_order_and_the_journal_removed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = dir.path().join("history.sqlite3");
+        let history = History::open(&db).expect("open");
+        let mut pending = Entry::new(Source::Mic);
+        history.insert(&mut pending).expect("insert");
+        let journal = Journal::for_history(&db);
+        assert!(journal.is_empty());
+        // The row's final state (written while the database refused it)...
+        let mut done = pending.clone();
+        done.outcome = Outcome::Ok;
+        done.text = Some("first version".into());
+        journal.append(&done).expect("append");
+        done.text = Some("hello world".into());
+        journal.append(&done).expect("append");
+        // ...and a row the press could not even insert.
+        let mut fresh = Entry::new(Source::Mic);
+        fresh.outcome = Outcome::Ok;
+        fresh.text = Some("never inserted".into());
+        journal.append(&fresh).expect("append");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(journal.path())
+                .expect("stat")
+                .permissions();
+            assert_eq!(mode.mode() & 0o777, 0o600);
+        }
+        let got = journal.replay(&history).expect("replay");
+        assert_eq!(got.left, 0, "{got:?}");
+        assert!(!journal.path().exists(), "removed once replayed");
+        let id = pending.id.expect("id");
+        let row = history.get(id).expect("get").expect("row");
+        assert_eq!(row.outcome, Outcome::Ok);
+        assert_eq!(
+            row.text.as_deref(),
+            Some("hello world"),
+            "the last line wins"
+        );
+        let all = history.list(&crate::store::Query::default()).expect("list");
+        assert_eq!(all.len(), 2);
+        assert!(all
+            .iter()
+            .any(|e| e.text.as_deref() == Some("never inserted")));
+        // A second replay has nothing to do.
+        assert_eq!(
+            journal.replay(&history).expect("again"),
+            Replayed::default()
+        );
+    }
+
+    #[test]
+    fn a_torn_last_line_is_skipped() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = dir.path().join("history.sqlite3");
+        let history = History::open(&db).expect("open");
+        let mut row = Entry::new(Source::Mic);
+        history.insert(&mut row).expect("insert");
+        row.outcome = Outcome::Ok;
+        row.text = Some("kept".into());
+        let journal = Journal::for_history(&db);
+        journal.append(&row).expect("append");
+        // Killed in the middle of the next append.
+        let line = serde_json::to_string(&row).expect("json");
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(journal.path())
+            .expect("open");
+        file.write_all(&line.as_bytes()[..line.len() / 2])
+            .expect("write");
+        drop(file);
+        let got = journal.replay(&history).expect("replay");
+        assert_eq!((got.written, got.skipped, got.left), (1, 1, 0));
+        let back = history.get(row.id.expect("id")).expect("get").expect("row");
+        assert_eq!(back.text.as_deref(), Some("kept"));
+        assert!(!journal.path().exists());
+    }
+
+    #[test]
+    fn rows_the_database_still_refuses_stay_in_the_journal() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = dir.path().join("history.sqlite3");
+        let history = History::open(&db).expect("open");
+        let mut row = Entry::new(Source::Mic);
+        history.insert(&mut row).expect("insert");
+        row.text = Some("waiting".into());
+        let journal = Journal::for_history(&db);
+        journal.append(&row).expect("append");
+        let refused = History::open(&db).expect("open");
+        refused
+            .conn
+            .busy_timeout(std::time::Duration::ZERO)
+            .expect("no wait");
+        // Another connection holds the write lock.
+        let other = rusqlite::Connection::open(&db).expect("open");
+        other.execute_batch("BEGIN IMMEDIATE;").expect("lock");
+        let (got, why) = journal.replay(&refused).expect_err("refused");
+        assert_eq!(got.left, 1, "{why}");
+        assert!(journal.path().exists());
+        other.execute_batch("COMMIT;").expect("unlock");
+        let got = journal.replay(&history).expect("replay");
+        assert_eq!(got.written, 1);
+        assert!(!journal.path().exists());
+    }
+}
