@@ -62,6 +62,8 @@ export const ipc = {
   historyExport: (selection: ExportSelection, format: ExportFormat) =>
     invoke<ExportResult>('history_export', { selection, format }),
   historyReinject: (id: number) => invoke<void>('history_reinject', { id }),
+  /** Transcribes an undelivered entry again from its kept audio and types it; its text. */
+  historyRetry: (id: number) => invoke<string>('history_retry', { id }),
 
   stats: (req: StatsRequest) => invoke<Stats>('stats', { req }),
 
