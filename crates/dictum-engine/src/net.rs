@@ -17,6 +17,9 @@
 //! - **URLs**: [`check_url`] accepts only `http`/`https` URLs without `user:password@`
 //!   (credentials in a URL end up in the config file, logs and history; the API key goes in the
 //!   environment variable that `llm.api_key_env` names).
+//! - **API keys**: [`key_allowed`] is the one rule for where a key may go: only to the origin
+//!   of the URL the user saved with it, and only over https or to this machine. [`Policy`]'s
+//!   `Debug` never shows the bearer token.
 
 use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION};
 use reqwest::{redirect, Url};
@@ -38,8 +41,9 @@ pub enum Redirects {
     VerifiedDownload,
 }
 
-/// How one client behaves; [`client_for`] adds the proxy and redirect rules.
-#[derive(Debug, Clone)]
+/// How one client behaves; [`client_for`] adds the proxy and redirect rules. `Debug` shows
+/// whether a bearer token is set, never the token.
+#[derive(Clone)]
 pub struct Policy {
     /// Whole-request deadline (None: none; downloads set their own overall deadline).
     pub timeout: Option<Duration>,
@@ -51,6 +55,19 @@ pub struct Policy {
     pub pool_idle: Option<Duration>,
     /// Sent as `Authorization: Bearer …` (marked sensitive: never logged).
     pub bearer: Option<String>,
+}
+
+impl std::fmt::Debug for Policy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Policy")
+            .field("timeout", &self.timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("read_timeout", &self.read_timeout)
+            .field("redirects", &self.redirects)
+            .field("pool_idle", &self.pool_idle)
+            .field("bearer", &self.bearer.as_ref().map(|_| "****"))
+            .finish()
+    }
 }
 
 impl Policy {
@@ -140,6 +157,28 @@ pub fn check_url(url: &str, what: &str) -> Result<Url, String> {
         return Err(format!("{what} `{}` has no host", snippet(trimmed, 100)));
     }
     Ok(u)
+}
+
+/// Whether an API key saved with the server `saved` (the URL in the config file) may be sent to
+/// `target`: only to the same origin (scheme, host and port: a URL typed into a form and not yet
+/// saved is another server until it is saved), and only over https or to this machine (a key
+/// sent over plain http to another host can be read and reused by anyone on the way). Err is
+/// why not, one line, for "sent without the API key (…)".
+pub fn key_allowed(saved: &Url, target: &Url) -> Result<(), String> {
+    if saved.origin() != target.origin() || !saved.origin().is_tuple() {
+        return Err(format!(
+            "{} is not the saved server {}; save the URL first to use its key",
+            target.origin().ascii_serialization(),
+            saved.origin().ascii_serialization()
+        ));
+    }
+    if target.scheme() != "https" && !is_loopback_url(target.as_str()) {
+        return Err(format!(
+            "{} is plain http to another machine, and a key sent that way can be read on the network; use https",
+            target.origin().ascii_serialization()
+        ));
+    }
+    Ok(())
 }
 
 fn redirect_policy(kind: Redirects) -> redirect::Policy {
@@ -285,6 +324,49 @@ mod tests {
         assert!(check_url("file:///etc/passwd", "llm.url").is_err());
         assert!(check_url("localhost:11434", "llm.url").is_err());
         assert!(check_url("", "llm.url").is_err());
+    }
+
+    fn url(s: &str) -> Url {
+        Url::parse(s).expect("url")
+    }
+
+    #[test]
+    fn keys_go_only_to_the_saved_origin_over_https_or_loopback() {
+        let allowed = |saved: &str, target: &str| key_allowed(&url(saved), &url(target));
+        // https, the saved server (any path of it): yes.
+        assert!(allowed("https://api.example.com/v1", "https://api.example.com/v1").is_ok());
+        assert!(allowed(
+            "https://api.example.com",
+            "https://api.example.com:443/v1/x"
+        )
+        .is_ok());
+        // http to this machine, the saved one: yes.
+        assert!(allowed("http://127.0.0.1:8080", "http://127.0.0.1:8080/v1").is_ok());
+        assert!(allowed("http://localhost:11434", "http://LOCALHOST:11434").is_ok());
+        // https to another host: no, and the reason says to save first.
+        let e = allowed("https://api.example.com", "https://evil.example.net").expect_err("host");
+        assert!(e.contains("save the URL first"), "{e}");
+        // Another port or scheme of the same host: no.
+        assert!(allowed("https://api.example.com", "https://api.example.com:8443").is_err());
+        assert!(allowed("http://127.0.0.1:8080", "http://127.0.0.1:8081").is_err());
+        assert!(allowed("https://api.example.com", "http://api.example.com").is_err());
+        // Loopback, but not the saved server: no (another user's server on this machine).
+        assert!(allowed("https://api.example.com", "http://127.0.0.1:8080").is_err());
+        // Plain http to another machine, even the saved one: no.
+        let e = allowed("http://gpu-box.lan:8000", "http://gpu-box.lan:8000").expect_err("http");
+        assert!(e.contains("plain http") && e.contains("https"), "{e}");
+    }
+
+    #[test]
+    fn a_policy_never_prints_its_token() {
+        let mut p = Policy::api(Duration::from_secs(5));
+        p.bearer = Some("sk-hunter2-token".into());
+        let shown = format!("{p:?} {p:#?}");
+        assert!(!shown.contains("hunter2"), "{shown}");
+        assert!(
+            shown.contains("bearer") && shown.contains("****"),
+            "{shown}"
+        );
     }
 
     #[test]

@@ -110,6 +110,80 @@ pub fn api_key(
     }
 }
 
+/// The key one request carries, and why a configured key stayed home. `Debug` never shows it.
+#[derive(Debug, Clone, Default)]
+pub struct KeyChoice {
+    pub key: Option<ApiKey>,
+    /// The saved settings hold a key, but [`crate::net::key_allowed`] refused it for this URL:
+    /// why (the request goes without it).
+    pub withheld: Option<String>,
+}
+
+impl KeyChoice {
+    /// The bearer token to send, if any.
+    pub fn secret(&self) -> Option<String> {
+        self.key.as_ref().map(|k| k.secret().to_string())
+    }
+
+    /// Where the key comes from, for reports (never the key): "no API key", "API key from $X",
+    /// "…keyring…", or "tested without the API key (why)".
+    pub fn describe(&self) -> String {
+        match (&self.key, &self.withheld) {
+            (Some(k), _) => k.source.to_string(),
+            (None, Some(why)) => format!("tested without the API key ({why})"),
+            (None, None) => KeySource::None.to_string(),
+        }
+    }
+}
+
+/// The key for a request to `target`, from the key source of the SAVED settings only: the
+/// server URL the config file holds (`saved_url`) and its `api_key_env` (`env_name`, the
+/// setting `setting`), the keyring's `slot` entry when no variable is named and `use_keyring`.
+/// A settings form may name any URL, never where the key comes from. The key goes along only
+/// where [`crate::net::key_allowed`] says so (the saved origin, over https or to this machine);
+/// elsewhere the request goes without it, and `withheld` says why when there was a key.
+/// Err (one line, never the key) when the saved settings name an unset variable for this very
+/// server.
+pub fn key_for(
+    slot: &str,
+    env_name: &str,
+    setting: &str,
+    use_keyring: bool,
+    saved_url: &str,
+    target: &str,
+) -> Result<KeyChoice, String> {
+    let allowed = match (
+        reqwest::Url::parse(saved_url.trim()),
+        reqwest::Url::parse(target.trim()),
+    ) {
+        (Ok(saved), Ok(target)) => crate::net::key_allowed(&saved, &target),
+        (Err(_), _) => Err(format!(
+            "the saved {slot} server URL is not valid; save a valid URL first"
+        )),
+        (_, Err(_)) => Err("the URL is not valid".into()),
+    };
+    match allowed {
+        Ok(()) => Ok(KeyChoice {
+            key: api_key(slot, env_name, setting, use_keyring)?,
+            withheld: None,
+        }),
+        Err(why) => {
+            // Only to say so: the key itself is dropped here.
+            let had_key = api_key(slot, env_name, setting, use_keyring)
+                .ok()
+                .flatten()
+                .is_some();
+            if had_key {
+                tracing::info!("API key ({slot}) not sent: {why}");
+            }
+            Ok(KeyChoice {
+                key: None,
+                withheld: had_key.then_some(why),
+            })
+        }
+    }
+}
+
 /// Whether a D-Bus session bus is there to ask (a keyring lookup without one would only fail).
 pub fn session_bus_present() -> bool {
     if std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_some_and(|v| !v.is_empty()) {
@@ -396,6 +470,61 @@ mod tests {
         assert!(api_key("stt", "", "stt.api_key_env", false)
             .expect("none")
             .is_none());
+    }
+
+    #[test]
+    fn the_saved_key_goes_to_the_saved_origin_only() {
+        const VAR: &str = "DICTUM_TEST_SECRETS_KEY_FOR";
+        std::env::set_var(VAR, "sk-hunter2-saved");
+        let saved = "https://api.example.com/v1";
+        let k = key_for("llm", VAR, "llm.api_key_env", false, saved, saved).expect("same");
+        assert_eq!(k.secret().as_deref(), Some("sk-hunter2-saved"));
+        assert_eq!(k.describe(), format!("API key from ${VAR}"));
+        // A typed-in URL of another host: no key, and the report says to save first.
+        for other in [
+            "https://evil.example.net/v1",
+            "https://api.example.com:8443/v1",
+            "http://127.0.0.1:8080",
+        ] {
+            let k = key_for("llm", VAR, "llm.api_key_env", false, saved, other).expect("other");
+            assert!(k.secret().is_none(), "{other}");
+            let said = k.describe();
+            assert!(
+                said.contains("tested without the API key") && said.contains("save the URL first"),
+                "{said}"
+            );
+            assert!(!format!("{said} {k:?}").contains("hunter2"));
+        }
+        // Plain http to another machine, even the saved one: no key.
+        let http = "http://gpu-box.lan:8000";
+        let k = key_for("stt", VAR, "stt.api_key_env", false, http, http).expect("http");
+        assert!(k.secret().is_none() && k.describe().contains("plain http"));
+        // No key configured: nothing withheld, nothing said.
+        let k = key_for(
+            "llm",
+            "",
+            "llm.api_key_env",
+            false,
+            saved,
+            "https://x.example",
+        )
+        .expect("");
+        assert!(k.secret().is_none() && k.withheld.is_none());
+        assert_eq!(k.describe(), "no API key");
+        // The saved server's variable unset: its error; another URL: just no key.
+        let unset = "DICTUM_TEST_SECRETS_KEY_FOR_UNSET";
+        assert!(key_for("llm", unset, "llm.api_key_env", false, saved, saved).is_err());
+        assert!(key_for(
+            "llm",
+            unset,
+            "llm.api_key_env",
+            false,
+            saved,
+            "https://x.example"
+        )
+        .expect("other")
+        .withheld
+        .is_none());
     }
 
     #[test]
