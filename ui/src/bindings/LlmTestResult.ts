@@ -24,4 +24,9 @@ latency_ms: number, tokens_per_sec: number | null, load_ms: number | null,
  * The server had to load the model for this request (load time above
  * `llm.reload_threshold_ms`): with the same num_ctx/keep_alive, dictations will not pay it.
  */
-model_loaded: boolean, };
+model_loaded: boolean, 
+/**
+ * Where the API key came from ("no API key", "API key from $X", "…keyring…"), or "tested
+ * without the API key (why)" for a server that is not the saved one; never the key.
+ */
+key: string, };

@@ -225,21 +225,6 @@ impl LlmConfig {
         Ok(())
     }
 
-    /// The API key from the variable `api_key_env` names: None when no variable is named; Err
-    /// (the message to show) when it is named but unset or empty.
-    pub fn api_key(&self) -> Result<Option<String>, String> {
-        let name = self.api_key_env.trim();
-        if name.is_empty() {
-            return Ok(None);
-        }
-        match std::env::var(name) {
-            Ok(v) if !v.trim().is_empty() => Ok(Some(v.trim().to_string())),
-            _ => Err(format!(
-                "llm.api_key_env names {name}, but {name} is not set in Dictum's environment; export it where Dictum starts (e.g. ~/.config/environment.d/) or empty llm.api_key_env"
-            )),
-        }
-    }
-
     /// keep_alive as Ollama's JSON: a number for plain seconds, else the duration string.
     pub fn keep_alive_json(keep_alive: &str) -> serde_json::Value {
         match keep_alive.trim().parse::<i64>() {

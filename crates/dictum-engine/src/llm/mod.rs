@@ -13,6 +13,7 @@ pub mod openai;
 pub mod probe;
 pub mod prompt;
 
+use crate::secrets::KeyChoice;
 use crate::store::Entry;
 use crate::timing::ms_since;
 use config::{BackendKind, LlmConfig, RequestOptions};
@@ -211,21 +212,36 @@ pub trait Backend {
 
 /// The HTTP client of every request to the LLM server `config` names ([`crate::net`]'s
 /// policy: API timeouts, same-origin redirects, no proxy for loopback, the API key from
-/// `llm.api_key_env`).
+/// `llm.api_key_env` or the keyring, where [`crate::net::key_allowed`] lets it go).
 pub fn client_for(config: &LlmConfig, pool_idle: Duration) -> Result<reqwest::Client, LlmError> {
+    client_with_key(config, &key_for(config, config)?, pool_idle)
+}
+
+/// The key a request with `config` (the saved settings, or a settings form's) carries: the key
+/// source of `saved` (the settings on disk; a form never names it), and only to `saved`'s
+/// server ([`crate::secrets::key_for`]). The keyring is asked for OpenAI-compatible servers
+/// when no variable is named (Ollama has no keys).
+pub fn key_for(config: &LlmConfig, saved: &LlmConfig) -> Result<KeyChoice, LlmError> {
+    crate::secrets::key_for(
+        "llm",
+        &saved.api_key_env,
+        "llm.api_key_env",
+        config.backend == BackendKind::Openai,
+        &saved.url,
+        &config.url,
+    )
+    .map_err(LlmError::Other)
+}
+
+/// [`client_for`] with the key already chosen.
+pub fn client_with_key(
+    config: &LlmConfig,
+    key: &KeyChoice,
+    pool_idle: Duration,
+) -> Result<reqwest::Client, LlmError> {
     let mut policy = crate::net::Policy::api(Duration::from_millis(config.timeout_ms.max(1)));
     policy.pool_idle = Some(pool_idle);
-    policy.bearer = match config.api_key().map_err(LlmError::Other)? {
-        Some(key) => Some(key),
-        // No variable named: the desktop keyring's `llm` entry (`dictum key set llm`), if any.
-        None if config.backend == config::BackendKind::Openai => {
-            crate::secrets::api_key("llm", "", "llm.api_key_env", true)
-                .ok()
-                .flatten()
-                .map(|k| k.secret().to_string())
-        }
-        None => None,
-    };
+    policy.bearer = key.secret();
     crate::net::client_for(&config.url, &policy).map_err(|e| LlmError::Other(e.to_string()))
 }
 
@@ -356,7 +372,16 @@ pub struct Cleaner {
 impl Cleaner {
     /// Builds the client and backend; no request is sent.
     pub fn new(config: &LlmConfig, vocabulary: &[String]) -> Result<Cleaner, LlmError> {
-        let client = client_for(config, Duration::from_secs(300))?;
+        Cleaner::with_key(config, vocabulary, &key_for(config, config)?)
+    }
+
+    /// [`Cleaner::new`] with the key already chosen ([`key_for`]: a settings form's test).
+    pub fn with_key(
+        config: &LlmConfig,
+        vocabulary: &[String],
+        key: &KeyChoice,
+    ) -> Result<Cleaner, LlmError> {
+        let client = client_with_key(config, key, Duration::from_secs(300))?;
         let backend = match config.backend {
             BackendKind::Ollama => AnyBackend::Ollama(ollama::Ollama::new(client.clone(), config)),
             BackendKind::Openai => AnyBackend::OpenAi(openai::OpenAi::new(client.clone(), config)),

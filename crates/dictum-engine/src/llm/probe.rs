@@ -1,6 +1,8 @@
 //! What the settings panel asks of an LLM server: which models it has (`/api/tags` for
 //! Ollama, `/v1/models` for OpenAI-compatible servers) and a test cleanup with the settings as
-//! they are in the form (latency, tokens/s, whether the model had to be loaded).
+//! they are in the form (latency, tokens/s, whether the model had to be loaded). The API key
+//! is never the form's: the `_with` variants take the saved settings, whose key source is used
+//! and whose server alone gets the key ([`super::key_for`]).
 
 use super::config::{BackendKind, LlmConfig};
 use super::{Cleaner, LlmError, LlmOutcome};
@@ -28,18 +30,35 @@ pub fn models_url(config: &LlmConfig) -> String {
     }
 }
 
-/// Model names the server offers, sorted.
+/// Model names the server offers, sorted (`config` is the saved settings).
 pub async fn list_models(config: &LlmConfig) -> Result<Vec<String>, LlmError> {
+    list_models_with(config, config).await
+}
+
+/// Model names the server `config` (a form's settings) names offers, sorted; the key is
+/// `saved`'s, sent only to `saved`'s server. An HTTP error says when the key was withheld.
+pub async fn list_models_with(
+    config: &LlmConfig,
+    saved: &LlmConfig,
+) -> Result<Vec<String>, LlmError> {
     crate::net::check_url(&config.url, "llm.url").map_err(LlmError::Other)?;
     let url = models_url(config);
     let probe = LlmConfig {
         timeout_ms: config.timeout_ms.clamp(1, 10_000),
         ..config.clone()
     };
-    let client = super::client_for(&probe, Duration::from_secs(10))?;
+    let key = super::key_for(config, saved)?;
+    let client = super::client_with_key(&probe, &key, Duration::from_secs(10))?;
     let (status, body) = super::get_capped(&client, &url).await?;
     if !status.is_success() {
-        return Err(super::http_error(&url, status, &body));
+        return Err(match super::http_error(&url, status, &body) {
+            LlmError::Http { url, status, body } if key.withheld.is_some() => LlmError::Http {
+                url,
+                status,
+                body: format!("{body} ({})", key.describe()),
+            },
+            e => e,
+        });
     }
     let v: Value = serde_json::from_str(&body)
         .map_err(|e| LlmError::Malformed(format!("{url} should send: JSON ({e})")))?;
@@ -85,10 +104,25 @@ pub struct LlmTestResult {
     /// The server had to load the model for this request (load time above
     /// `llm.reload_threshold_ms`): with the same num_ctx/keep_alive, dictations will not pay it.
     pub model_loaded: bool,
+    /// Where the API key came from ("no API key", "API key from $X", "…keyring…"), or "tested
+    /// without the API key (why)" for a server that is not the saved one; never the key.
+    pub key: String,
 }
 
-/// Runs one cleanup of `text` (or [`SAMPLE_TEXT`]) with `config`, enabled or not.
+/// Runs one cleanup of `text` (or [`SAMPLE_TEXT`]) with `config` (the saved settings),
+/// enabled or not.
 pub async fn test_cleanup(config: &LlmConfig, vocabulary: &[String], text: &str) -> LlmTestResult {
+    test_cleanup_with(config, config, vocabulary, text).await
+}
+
+/// Runs one cleanup of `text` (or [`SAMPLE_TEXT`]) with `config` (a form's settings), enabled
+/// or not; the key is `saved`'s, sent only to `saved`'s server.
+pub async fn test_cleanup_with(
+    config: &LlmConfig,
+    saved: &LlmConfig,
+    vocabulary: &[String],
+    text: &str,
+) -> LlmTestResult {
     let input = if text.trim().is_empty() {
         SAMPLE_TEXT
     } else {
@@ -105,11 +139,16 @@ pub async fn test_cleanup(config: &LlmConfig, vocabulary: &[String], text: &str)
         tokens_per_sec: None,
         load_ms: None,
         model_loaded: false,
+        key: String::new(),
     };
     if let Err((key, reason)) = config.validate() {
         return failed(format!("invalid setting {key}: {reason}"));
     }
-    let cleaner = match Cleaner::new(config, vocabulary) {
+    let key = match super::key_for(config, saved) {
+        Ok(k) => k,
+        Err(e) => return failed(e.to_string()),
+    };
+    let cleaner = match Cleaner::with_key(config, vocabulary, &key) {
         Ok(c) => c,
         Err(e) => return failed(e.to_string()),
     };
@@ -127,6 +166,7 @@ pub async fn test_cleanup(config: &LlmConfig, vocabulary: &[String], text: &str)
         model_loaded: r
             .load_ms
             .is_some_and(|ms| ms > config.reload_threshold_ms as f64),
+        key: key.describe(),
     }
 }
 

@@ -228,6 +228,21 @@ pub fn refuses_flac(e: &RemoteError) -> bool {
     }
 }
 
+/// The key a request to `stt.url` (the saved settings, or a settings form's) carries: the key
+/// source of `saved` (the settings on disk; a form never names it), and only to `saved`'s
+/// server ([`secrets::key_for`]).
+pub fn key_for(stt: &SttConfig, saved: &SttConfig) -> Result<secrets::KeyChoice, RemoteError> {
+    secrets::key_for(
+        "stt",
+        &saved.api_key_env,
+        "stt.api_key_env",
+        true,
+        &saved.url,
+        &stt.url,
+    )
+    .map_err(RemoteError::Setup)
+}
+
 /// A client for one speech server (rebuilt when the settings change).
 pub struct RemoteStt {
     runtime: tokio::runtime::Runtime,
@@ -253,11 +268,16 @@ impl std::fmt::Debug for RemoteStt {
 }
 
 impl RemoteStt {
-    /// Builds the client from `[stt]`: URL rules, the key (env variable or keyring), timeouts.
+    /// Builds the client from `[stt]`: URL rules, the key (env variable or keyring, where
+    /// [`net::key_allowed`] lets it go), timeouts.
     pub fn new(stt: &SttConfig) -> Result<RemoteStt, RemoteError> {
+        RemoteStt::with_key(stt, &key_for(stt, stt)?)
+    }
+
+    /// [`RemoteStt::new`] with the key already chosen ([`key_for`]).
+    pub fn with_key(stt: &SttConfig, key: &secrets::KeyChoice) -> Result<RemoteStt, RemoteError> {
         let url = check_server_url(stt).map_err(|(_, r)| RemoteError::Setup(r))?;
-        let key = secrets::api_key("stt", &stt.api_key_env, "stt.api_key_env", true)
-            .map_err(RemoteError::Setup)?;
+        let key = key.key.clone();
         let timeout = Duration::from_millis(stt.timeout_ms.max(1));
         let mut policy = Policy::api(timeout);
         policy.pool_idle = Some(Duration::from_secs(300));
@@ -546,6 +566,12 @@ pub struct ServerCheck {
 /// Sends the built-in clip to the server `stt` names (whatever `stt.backend` says) and lists
 /// its models. Never fails: problems are in `detail`.
 pub fn check_server(stt: &SttConfig) -> ServerCheck {
+    check_server_with(stt, stt)
+}
+
+/// [`check_server`] for a settings form's `stt`: the key is `saved`'s (the settings on disk),
+/// sent only to `saved`'s server; `key` says when it was left out.
+pub fn check_server_with(stt: &SttConfig, saved: &SttConfig) -> ServerCheck {
     let mut check = ServerCheck {
         url: stt.url.clone(),
         ok: false,
@@ -561,14 +587,21 @@ pub fn check_server(stt: &SttConfig) -> ServerCheck {
         check.detail = format!("invalid setting {key}: {reason}");
         return check;
     }
-    let remote = match RemoteStt::new(&stt) {
+    let key = match key_for(&stt, saved) {
+        Ok(k) => k,
+        Err(e) => {
+            check.detail = e.to_string();
+            return check;
+        }
+    };
+    check.key = key.describe();
+    let remote = match RemoteStt::with_key(&stt, &key) {
         Ok(r) => r,
         Err(e) => {
             check.detail = e.to_string();
             return check;
         }
     };
-    check.key = remote.key_source.to_string();
     let samples = match decode_test_clip() {
         Ok(s) => s,
         Err(e) => {
@@ -596,6 +629,7 @@ pub fn check_server(stt: &SttConfig) -> ServerCheck {
             check.round_trip_ms = Some(out.round_trip_ms);
             check.text = Some(out.text);
         }
+        Err(e) if key.withheld.is_some() => check.detail = format!("{e}; {}", check.key),
         Err(e) => check.detail = e.to_string(),
     }
     // Model lists are optional (whisper-server has none): only a list that came back counts.
