@@ -229,27 +229,53 @@ pub fn stop_level_meter(state: State<'_, AppState>) -> Res<()> {
     Ok(())
 }
 
+/// The settings as saved on disk (else as last loaded): the only source of an API key for the
+/// probes, and the only server the key goes to. A form's arguments never name where a key
+/// comes from: a hostile page could otherwise send the keyring's key, or any environment
+/// variable, to a URL of its choosing (docs/SECURITY.md).
+pub(crate) fn saved_config(state: &AppState) -> Config {
+    match Config::load_from(&state.config_path) {
+        Ok(loaded) => loaded.config,
+        Err(e) => {
+            tracing::warn!("the probes use the settings as last loaded: {e}");
+            state.config()
+        }
+    }
+}
+
 /// The probes reach whatever URL the form holds: http(s) only, no credentials (the engine
-/// checks again), and the rest of the form validated before any request.
-fn checked_probe(llm: &LlmConfig) -> Res<()> {
+/// checks again), and the rest of the form validated before any request. The key source is
+/// the saved one's, whatever the form says; the engine sends the key only to the saved server
+/// (`net::key_allowed`).
+fn checked_probe(state: &AppState, mut llm: LlmConfig) -> Res<(LlmConfig, LlmConfig)> {
+    let saved = saved_config(state).llm;
+    llm.api_key_env = saved.api_key_env.clone();
     dictum_engine::net::check_url(&llm.url, "llm.url")?;
     llm.validate()
-        .map_err(|(key, reason)| format!("invalid setting {key}: {reason}"))
+        .map_err(|(key, reason)| format!("invalid setting {key}: {reason}"))?;
+    Ok((llm, saved))
 }
 
 #[tauri::command]
-pub async fn llm_models(llm: LlmConfig) -> Res<Vec<String>> {
-    checked_probe(&llm)?;
-    probe::list_models(&llm).await.map_err(|e| e.to_string())
+pub async fn llm_models(state: State<'_, AppState>, llm: LlmConfig) -> Res<Vec<String>> {
+    let (llm, saved) = checked_probe(&state, llm)?;
+    probe::list_models_with(&llm, &saved)
+        .await
+        .map_err(|e| e.to_string())
 }
 
 #[tauri::command]
-pub async fn llm_test(llm: LlmConfig, vocabulary: Vec<String>, text: String) -> Res<LlmTestResult> {
-    checked_probe(&llm)?;
+pub async fn llm_test(
+    state: State<'_, AppState>,
+    llm: LlmConfig,
+    vocabulary: Vec<String>,
+    text: String,
+) -> Res<LlmTestResult> {
     if text.len() > 10_000 || vocabulary.len() > 1_000 {
         return Err("the test text or vocabulary is too long".into());
     }
-    Ok(probe::test_cleanup(&llm, &vocabulary, &text).await)
+    let (llm, saved) = checked_probe(&state, llm)?;
+    Ok(probe::test_cleanup_with(&llm, &saved, &vocabulary, &text).await)
 }
 
 #[tauri::command]

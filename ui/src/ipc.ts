@@ -27,6 +27,13 @@ import type { StatsRequest } from './bindings/StatsRequest';
 import type { TrayStatus } from './bindings/TrayStatus';
 import type { FirstRunInfo } from './lib/firstrun';
 
+/** A settings form without `api_key_env`: where an API key comes from is never the page's to say. */
+export function withoutKeySource<T extends { api_key_env: string }>(form: T): Omit<T, 'api_key_env'> {
+  const rest: Partial<T> = { ...form };
+  delete rest.api_key_env;
+  return rest as Omit<T, 'api_key_env'>;
+}
+
 export const ipc = {
   getConfig: () => invoke<ConfigView>('get_config'),
   saveConfig: (config: Config) => invoke<ConfigView>('save_config', { config }),
@@ -42,12 +49,14 @@ export const ipc = {
   startLevelMeter: (device: string) => invoke<void>('start_level_meter', { device }),
   stopLevelMeter: () => invoke<void>('stop_level_meter'),
 
-  llmModels: (llm: LlmConfig) => invoke<string[]>('llm_models', { llm }),
+  // The probes send the form without its key source: the app takes that from the saved
+  // settings only, and sends the key only to the saved server (docs/SECURITY.md).
+  llmModels: (llm: LlmConfig) => invoke<string[]>('llm_models', { llm: withoutKeySource(llm) }),
   llmTest: (llm: LlmConfig, vocabulary: string[], text: string) =>
-    invoke<LlmTestResult>('llm_test', { llm, vocabulary, text }),
+    invoke<LlmTestResult>('llm_test', { llm: withoutKeySource(llm), vocabulary, text }),
   /** The window focused `seconds` from now (the per-app profile picker). */
   focusedWindowIn: (seconds: number) => invoke<FocusedWindow>('focused_window_in', { seconds }),
-  sttServerCheck: (stt: SttConfig) => invoke<ServerCheck>('stt_server_check', { stt }),
+  sttServerCheck: (stt: SttConfig) => invoke<ServerCheck>('stt_server_check', { stt: withoutKeySource(stt) }),
   sttKeySet: (secret: string) => invoke<void>('stt_key_set', { secret }),
   sttKeyClear: () => invoke<boolean>('stt_key_clear'),
   sttKeyStatus: () => invoke<boolean>('stt_key_status'),

@@ -165,6 +165,8 @@ await test('speech server: backend, Test button, key to the keyring only', async
   await page.getByTestId('stt-result').waitFor();
   assert.match(await page.getByTestId('stt-rtt').textContent(), /231 ms/);
   assert.equal(await page.getByTestId('stt-text').textContent(), '10 of clubs.');
+  // A typed-in URL that is not saved yet is tested without the key, and the result says so.
+  assert.match(await page.getByTestId('stt-key-used').textContent(), /tested without the API key.*save the URL first/);
   await page.getByTestId('stt-key').fill('sk-e2e-secret-key');
   await page.getByTestId('stt-key-save').click();
   await page.getByTestId('stt-key-msg').filter({ hasText: 'saved in the keyring' }).waitFor();
@@ -178,6 +180,9 @@ await test('speech server: backend, Test button, key to the keyring only', async
   assert.equal(saved.stt.upload, 'wav');
   assert.ok(!JSON.stringify(saved).includes('sk-e2e-secret-key'), 'the key reached the config');
   assert.ok(state.calls.includes('stt_key_set'));
+  // Saved: the same URL is tested with the saved key source (the page never names it).
+  await page.getByTestId('stt-test').click();
+  await page.getByTestId('stt-key-used').filter({ hasText: 'API key from the keyring' }).waitFor();
   await page.getByTestId('card-speech').screenshot({ path: path.join(out, 'settings-speech-server.png') });
 });
 

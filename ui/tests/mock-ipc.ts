@@ -18,7 +18,6 @@ import type { PageRequest } from '../src/bindings/PageRequest';
 import type { Stats } from '../src/bindings/Stats';
 import type { StatsBucket } from '../src/bindings/StatsBucket';
 import type { StatsRequest } from '../src/bindings/StatsRequest';
-import type { SttConfig } from '../src/bindings/SttConfig';
 import type { TrayStatus } from '../src/bindings/TrayStatus';
 
 const DEFAULT_CONFIG: Config = {
@@ -193,6 +192,19 @@ function stats(req: StatsRequest): Stats {
 
 const view = (): ConfigView => ({ config, path: '/home/you/.config/dictum/config.toml', warnings: [], autostart, models_dir: '/home/you/.local/share/dictum/models' });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The app takes the key source from the saved settings only: a form that names one is a bug. */
+function noKeySource(form: Record<string, unknown>, cmd: string): Record<string, unknown> {
+  if ('api_key_env' in form) throw `${cmd}: the page passed a key source (api_key_env)`;
+  return form;
+}
+/** The app's rule (net::key_allowed): the saved key goes to the saved origin, over https or loopback. */
+function keyUsed(saved: string, target: string, source: string): string {
+  const o = (u: string) => { try { return new URL(u); } catch { return null; } };
+  const s = o(saved), t = o(target);
+  if (!s || !t || s.origin !== t.origin) return `tested without the API key (${t?.origin ?? target} is not the saved server ${s?.origin ?? saved}; save the URL first to use its key)`;
+  if (t.protocol !== 'https:' && !['127.0.0.1', 'localhost', '[::1]'].includes(t.hostname)) return `tested without the API key (${t.origin} is plain http to another machine, and a key sent that way can be read on the network; use https)`;
+  return source;
+}
 
 mockIPC(async (cmd, args) => {
   const a = (args ?? {}) as Record<string, unknown>;
@@ -244,16 +256,19 @@ mockIPC(async (cmd, args) => {
     case 'focused_window_in':
       await sleep(50);
       return { class: 'XTerm', title: 'vim notes.txt', known: true };
-    case 'stt_server_check':
+    case 'stt_server_check': {
+      const url = noKeySource(a.stt as Record<string, unknown>, cmd).url as string;
       await sleep(80);
-      return { url: (a.stt as SttConfig).url, ok: true, detail: 'answered', round_trip_ms: 231.4, text: '10 of clubs.', key: 'API key from the keyring (dictum/stt)', models: ['whisper-1', 'large-v3-turbo'] };
+      return { url, ok: true, detail: 'answered', round_trip_ms: 231.4, text: '10 of clubs.', key: keyUsed(config.stt.url, url, 'API key from the keyring (dictum/stt)'), models: ['whisper-1', 'large-v3-turbo'] };
+    }
     case 'stt_key_status': return sttKey;
     case 'stt_key_set': sttKey = true; return null;
     case 'stt_key_clear': { const had = sttKey; sttKey = false; return had; }
-    case 'llm_models': return ['llama3.2:3b', 'qwen2.5:3b-instruct'];
+    case 'llm_models': noKeySource(a.llm as Record<string, unknown>, cmd); return ['llama3.2:3b', 'qwen2.5:3b-instruct'];
     case 'llm_test':
+      noKeySource(a.llm as Record<string, unknown>, cmd);
       await sleep(120);
-      return { outcome: 'cleaned', input: 'um so i think we should uh send the report to maria by friday', output: 'So I think we should send the report to Maria by Friday.',
+      return { key: keyUsed(config.llm.url, (a.llm as Record<string, unknown>).url as string, 'no API key'), outcome: 'cleaned', input: 'um so i think we should uh send the report to maria by friday', output: 'So I think we should send the report to Maria by Friday.',
         text: 'So I think we should send the report to Maria by Friday.', reject_reason: null, error: null, latency_ms: 412.5, tokens_per_sec: 73.4, load_ms: 1.2, model_loaded: false };
     case 'history_page': {
       const req = a.req as PageRequest;

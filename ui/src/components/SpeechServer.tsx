@@ -86,6 +86,7 @@ export function SpeechServer({ stt, set }: { stt: SttConfig; set: (p: Partial<St
               {check.text != null && <>heard “<span data-testid="stt-text">{check.text}</span>” · </>}
               {check.models.length > 0 && <>{check.models.length} models listed · </>}
               {!check.ok && <div class="error">{check.detail}</div>}
+              {check.key && <div class="muted" data-testid="stt-key-used">{check.key}</div>}
             </div>
           )}
           <div class="muted">Sent for each dictation: the trimmed audio, the language and your vocabulary (docs/REMOTE.md).</div>

@@ -393,7 +393,7 @@ function Llm({ cfg, up }: { cfg: Config; up: <K extends keyof Config>(s: K, p: P
           try {
             setResult(await ipc.llmTest(llm, cfg.stt.vocabulary, sample));
           } catch (e) {
-            setResult({ outcome: 'failed', input: sample, output: null, text: sample, reject_reason: null, error: errorText(e), latency_ms: 0, tokens_per_sec: null, load_ms: null, model_loaded: false });
+            setResult({ outcome: 'failed', input: sample, output: null, text: sample, reject_reason: null, error: errorText(e), latency_ms: 0, tokens_per_sec: null, load_ms: null, model_loaded: false, key: '' });
           } finally { setTesting(false); }
         }}>{testing ? 'Testing…' : 'Test'}</button>
       </div>
@@ -408,6 +408,7 @@ function Llm({ cfg, up }: { cfg: Config; up: <K extends keyof Config>(s: K, p: P
           {result.output != null && <div style="margin-top:6px">→ {result.text}</div>}
           {result.reject_reason && <div class="muted">kept the raw text: {result.reject_reason}</div>}
           {result.error && <div class="error">{result.error}</div>}
+          {result.key && <div class="muted" data-testid="llm-key-used">{result.key}</div>}
         </div>
       )}
     </>
