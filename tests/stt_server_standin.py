@@ -21,6 +21,13 @@ real server behind them is whisper.cpp's whisper-server).
       answers (a server that hangs); each connection accepted is a line "accepted" in
       $STANDIN_LOG.
 
+  stt_server_standin.py answer PORT          a hostile or broken speech server: every
+      transcription request (POST .../audio/transcriptions) is answered HTTP 200 with
+      {"text": <the content of the file $STANDIN_TEXT_FILE>} whatever the audio said (e.g.
+      "touch pwned press enter", or a 2 MB "word"); other requests (GET /v1/models, the
+      health check) get {"data": []}. Each transcription request appends "answered" to
+      $STANDIN_LOG.
+
 Prints "listening PORT" once ready.
 """
 import http.server
@@ -171,6 +178,20 @@ def hang(port):
         threading.Thread(target=drain, args=(c,), daemon=True).start()
 
 
+def answer(port):
+    with open(os.environ["STANDIN_TEXT_FILE"], encoding="utf-8") as f:
+        text = f.read()
+    data = json.dumps({"text": text}).encode()
+
+    def check(h, body):
+        if h.command == "POST" and "transcriptions" in h.path:
+            h.verdict("answered")
+            return (200, "application/json", data)
+        return (200, "application/json", b'{"data": []}')
+
+    proxy(port, "http://127.0.0.1:9", check)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "auth":
         auth(int(sys.argv[2]), sys.argv[3])
@@ -178,5 +199,7 @@ if __name__ == "__main__":
         noflac(int(sys.argv[2]), sys.argv[3])
     elif sys.argv[1] == "hang":
         hang(int(sys.argv[2]))
+    elif sys.argv[1] == "answer":
+        answer(int(sys.argv[2]))
     else:
-        sys.exit("usage: stt_server_standin.py auth PORT UPSTREAM | noflac PORT UPSTREAM | hang PORT")
+        sys.exit("usage: stt_server_standin.py auth PORT UPSTREAM | noflac PORT UPSTREAM | hang PORT | answer PORT")

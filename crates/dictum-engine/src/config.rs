@@ -416,6 +416,10 @@ trailing_space = true
 modifier_release_timeout_ms = 300
 # Desktop notification when the text could not be typed (it is then on the clipboard).
 notify_on_failure = true
+# A dictation whose text is longer than 200 + this many characters per second of audio is
+# stored but not typed (a speech server or LLM gone wild cannot type for minutes); fast
+# speech is about 20 characters a second.
+max_chars_per_second = 40
 
 [models]
 # Where model downloads come from: the models' public home (default), a mirror, or a local

@@ -30,4 +30,9 @@ commands: string | null,
  * The per-app profile the focused window picked at the press ("default": none matched
  * or the app could not be known).
  */
-profile: string | null, };
+profile: string | null, 
+/**
+ * Voice commands heard but not done, and why, as a JSON array of `{name, why}`
+ * (`commands::trust`: a terminal's text with a key, hands-free, …).
+ */
+commands_refused: string | null, };

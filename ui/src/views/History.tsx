@@ -200,6 +200,13 @@ function Detail({ id, onDeleted, toast }: { id: number | null; onDeleted: (id: n
   const segs = timingSegments(e);
   // Kept audio and no delivered text (queue full, failed transcription or typing, a crash):
   // it can be transcribed again (the command checks it too).
+  const refusedText = (json: string): string => {
+    try {
+      return (JSON.parse(json) as { name: string; why: string }[]).map((r) => `"${r.name}" (${r.why})`).join('; ');
+    } catch {
+      return json;
+    }
+  };
   const canRetry = !!e.audio_path && (e.outcome === 'error' || e.outcome === 'interrupted' || (e.outcome === 'ok' && !!e.inject_error));
   const copy = async (text: string) => {
     try {
@@ -223,6 +230,8 @@ function Detail({ id, onDeleted, toast }: { id: number | null; onDeleted: (id: n
       <pre data-testid="raw">{e.raw_text || '—'}</pre>
       <div class="muted">Typed (final){e.llm_reject_reason ? ` — LLM output rejected: ${e.llm_reject_reason}` : ''}</div>
       <pre data-testid="final">{e.text || '—'}</pre>
+      {e.inject_error && <p class="muted" data-testid="inject-error">Typing: {e.inject_error}</p>}
+      {e.commands_refused && <p class="muted" data-testid="refused">Voice commands not done: {refusedText(e.commands_refused)}</p>}
       <div class="muted">Timing · total {formatMs(e.total_ms)}</div>
       <div class="tbar" data-testid="timing-bar">
         {segs.map((s) => <div key={s.stage} title={`${STAGE_LABEL[s.stage]}: ${formatMs(s.ms)}`} style={{ width: `${s.width}%`, background: `var(--${s.stage})` }} data-stage={s.stage} />)}

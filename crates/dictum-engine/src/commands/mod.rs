@@ -11,6 +11,7 @@ pub mod config;
 pub mod keys;
 mod matcher;
 mod punctuation;
+pub mod trust;
 
 pub use config::{CommandsConfig, CustomCommand};
 pub use keys::{parse_keys, Chord, Key};

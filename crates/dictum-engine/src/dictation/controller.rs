@@ -66,6 +66,9 @@ struct Live {
     /// The per-app profile the focused window picked at the press; it goes with every job
     /// of this utterance.
     profile: Arc<Profile>,
+    /// Opened by hands-free listening (no key held): its key commands need more care
+    /// (`commands::trust`).
+    hands_free: bool,
 }
 
 struct Controller {
@@ -1175,6 +1178,7 @@ impl Controller {
             timings: StageTimings::default(),
             profile: live.profile,
             before_post_roll: true,
+            hands_free: live.hands_free,
         });
         let Some(capture) = self.capture.as_mut() else {
             return;
@@ -1241,6 +1245,7 @@ impl Controller {
             timings: StageTimings::default(),
             profile: live.profile,
             before_post_roll: false,
+            hands_free: live.hands_free,
         });
     }
 
@@ -1286,6 +1291,7 @@ impl Controller {
             limit_told: false,
             progress_lost: false,
             profile,
+            hands_free: self.hands_free.is_some(),
         });
     }
 

@@ -3,11 +3,12 @@
 //! A panic while typing is caught (the row keeps the text and says so; a fresh sink is
 //! built); a row the database refuses (locked, disk full) is held and written later.
 
+use crate::commands::trust::{self, Situation};
 use crate::commands::{Action, Chord, Key};
 use crate::config::Config;
 use crate::dictation::worker::{report, Typed};
 use crate::dictation::{catch, fault, Input, Shared};
-use crate::inject::{InjectMethod, Injector};
+use crate::inject::{InjectMethod, Injector, StopCheck};
 use crate::store::journal::Journal;
 use crate::store::spool::Spool;
 use crate::store::{History, Outcome};
@@ -22,6 +23,19 @@ pub trait Sink {
     /// Delivers `text`; never panics. Returns how, and the error if it failed (the text is
     /// then left on the clipboard by the sink, when it can).
     fn deliver(&mut self, text: &str) -> SinkReport;
+
+    /// [`Sink::deliver`], stopping at the next word once `stop` says so (the cancel key while
+    /// a long text is typed). A sink that cannot stop midway delivers the whole text.
+    fn deliver_until(&mut self, text: &str, stop: StopCheck) -> SinkReport {
+        let _ = stop;
+        self.deliver(text)
+    }
+
+    /// Whether the window keys would go to now is a terminal; None when the sink cannot
+    /// tell (`commands::trust` then goes by the window at the press).
+    fn focus_is_terminal(&mut self) -> Option<bool> {
+        None
+    }
 
     /// The path text takes now, for the ready event: e.g. "virtual_keyboard", or
     /// "none: why" when nothing can deliver. None when the sink has no such notion.
@@ -72,7 +86,11 @@ pub struct SinkReport {
 /// The product's sink: typing or pasting into the focused window.
 impl Sink for Injector {
     fn deliver(&mut self, text: &str) -> SinkReport {
-        let r = self.inject(text);
+        self.deliver_until(text, Arc::new(|| false))
+    }
+
+    fn deliver_until(&mut self, text: &str, stop: StopCheck) -> SinkReport {
+        let r = self.inject_until(text, Some(stop));
         let mut error = r.error;
         if let Some(w) = r.warning {
             tracing::warn!("{w}");
@@ -90,6 +108,10 @@ impl Sink for Injector {
 
     fn release_grace(&self) -> std::time::Duration {
         Injector::release_grace(self)
+    }
+
+    fn focus_is_terminal(&mut self) -> Option<bool> {
+        Injector::focus_is_terminal(self)
     }
 
     fn press(&mut self, keys: &[Chord]) -> Result<String, String> {
@@ -329,7 +351,7 @@ pub(crate) fn run(
             Some(s) => s.as_mut(),
             None => sink.as_mut(),
         };
-        match catch(|| deliver(target, typed, &shared, &to_controller, &mut last)) {
+        match catch(|| deliver(target, typed, &shared, &config, &to_controller, &mut last)) {
             Ok(delivered) => entry = delivered,
             Err(msg) => {
                 last = None;
@@ -386,7 +408,8 @@ fn catch_factory(factory: &SinkFactory, config: &Config) -> Result<Box<dyn Sink>
 fn deliver(
     sink: &mut dyn Sink,
     typed: Typed,
-    shared: &Shared,
+    shared: &Arc<Shared>,
+    config: &Config,
     to_controller: &mpsc::Sender<Input>,
     last: &mut Option<LastTyped>,
 ) -> crate::store::Entry {
@@ -395,10 +418,21 @@ fn deliver(
         mut entry,
         release_at,
         commands,
+        profile,
+        hands_free,
         ..
     } = typed;
     let id = entry.id.unwrap_or(0);
     let text = entry.text.clone().unwrap_or_default();
+    // Where the keys of its commands would go, and how it was said (`commands::trust`).
+    let situation = Situation {
+        terminal: config.inject.is_terminal(None, entry.app_class.as_deref()),
+        hands_free,
+        profile_allows: profile.commands == Some(true),
+        with_text: !text.trim().is_empty(),
+    };
+    let budget = config.inject.char_budget(entry.audio_ms);
+    let chars = text.chars().count();
     if entry.id.is_some() && shared.cancelled(id) {
         entry.inject_method = Some("cancelled".into());
     } else if shared.abandoned(seq) {
@@ -408,12 +442,26 @@ fn deliver(
     } else if entry.outcome != Outcome::Ok || (text.trim().is_empty() && commands.is_empty()) {
         // Silence, noise, errors: nothing is typed.
         entry.inject_method = Some("none".into());
+    } else if chars > budget {
+        // A speech server or an LLM gone wild: nothing typed, the text kept in history.
+        let message = format!(
+            "not typed: {chars} characters is more than {budget} for {:.1} s of speech \
+             ([inject] max_chars_per_second); the text is in history (`dictum history`)",
+            entry.audio_ms.unwrap_or(0) as f64 / 1000.0
+        );
+        entry.inject_method = Some("none".into());
+        entry.inject_error = Some(message.clone());
+        entry.error_kind.get_or_insert_with(|| "too_long".into());
+        let _ = to_controller.send(Input::Notice(message));
+        entry.commands = None;
     } else if text.trim().is_empty() {
         // Only commands ("new line", "scratch that"): after the release, like text.
         wait_for_release(sink, shared, release_at);
         shared.set_injecting(true);
         let t0 = Instant::now();
+        let commands = screen(sink, commands, situation, &mut entry, to_controller);
         run_commands(sink, &commands, &mut entry, to_controller, last);
+        entry.inject_method.get_or_insert_with(|| "none".into());
         entry.inject_ms = Some(ms_since(t0));
         entry.release_to_typed_ms = Some(ms_since(release_at));
         shared.set_injecting(false);
@@ -424,7 +472,12 @@ fn deliver(
         let t0 = Instant::now();
         fault::point("inject_panic");
         fault::point("inject_hang");
-        let delivery = sink.deliver(&text);
+        let stop = {
+            let shared = Arc::clone(shared);
+            let cancellable = entry.id.is_some();
+            Arc::new(move || cancellable && shared.cancelled(id)) as StopCheck
+        };
+        let delivery = sink.deliver_until(&text, stop);
         let handed_over = delivery.handed_over_ms.unwrap_or_else(|| ms_since(t0));
         entry.inject_ms = Some(handed_over);
         entry.release_to_typed_ms =
@@ -450,6 +503,7 @@ fn deliver(
         };
         if !commands.is_empty() {
             if typed_ok {
+                let commands = screen(sink, commands, situation, &mut entry, to_controller);
                 run_commands(sink, &commands, &mut entry, to_controller, last);
             } else {
                 // The text did not reach the window: keys pressed now would act on
@@ -465,6 +519,35 @@ fn deliver(
         shared.set_injecting(false);
     }
     entry
+}
+
+/// Keeps the commands that may press keys where they would go now (`commands::trust`);
+/// the refused ones are recorded on the row (`commands_refused`) and announced.
+fn screen(
+    sink: &mut dyn Sink,
+    commands: Vec<crate::commands::Spoken>,
+    mut situation: Situation,
+    entry: &mut crate::store::Entry,
+    to_controller: &mpsc::Sender<Input>,
+) -> Vec<crate::commands::Spoken> {
+    if commands.is_empty() {
+        return commands;
+    }
+    // The window may have changed since the press: a terminal then or now counts.
+    if !situation.terminal {
+        situation.terminal = sink.focus_is_terminal().unwrap_or(false);
+    }
+    let (allowed, refused) = trust::screen(commands, &situation);
+    if !refused.is_empty() {
+        let names: Vec<&str> = refused.iter().map(|r| r.name.as_str()).collect();
+        let _ = to_controller.send(Input::Notice(format!(
+            "voice command {} not done: {}",
+            names.join(", "),
+            refused[0].why
+        )));
+        entry.commands_refused = trust::refused_json(&refused);
+    }
+    allowed
 }
 
 /// A result that is ready while the push-to-talk key is held for the next utterance waits

@@ -157,6 +157,8 @@ pub struct Report {
     pub release: Option<worker::ReleasePath>,
     /// Voice commands executed (names), in the order said.
     pub commands: Vec<String>,
+    /// Voice commands heard but not done, with why (`commands::trust`).
+    pub commands_refused: Vec<crate::commands::trust::Refused>,
     /// The per-app profile the focused window picked at the press ("default": none matched,
     /// or the app could not be known).
     pub profile: String,

@@ -65,6 +65,8 @@ pub(crate) struct Finish {
     /// Sent at the release, before the post-roll was recorded (the voice was already
     /// silent): `samples` end at the release.
     pub before_post_roll: bool,
+    /// Cut by hands-free listening, not a held key (`commands::trust`).
+    pub hands_free: bool,
 }
 
 /// What goes to the injector.
@@ -77,6 +79,8 @@ pub(crate) struct Typed {
     pub commands: Vec<crate::commands::Spoken>,
     /// The utterance's per-app profile (injection method).
     pub profile: Arc<Profile>,
+    /// Cut by hands-free listening, not a held key (`commands::trust`).
+    pub hands_free: bool,
 }
 
 /// How the release of one live dictation was served: which whisper passes it waited for.
@@ -427,6 +431,7 @@ impl Worker {
             release: None,
             commands: Vec::new(),
             profile,
+            hands_free: false,
         })));
     }
 
@@ -554,6 +559,7 @@ impl Worker {
             mut timings,
             profile,
             before_post_roll,
+            hands_free,
         } = f;
         self.engine.set_profile(profile.clone());
         entry.audio_ms = Some((samples.len() as u64 * 1000 / crate::SAMPLE_RATE as u64) as i64);
@@ -716,6 +722,7 @@ impl Worker {
             release: Some(release),
             commands,
             profile,
+            hands_free,
         })));
     }
 }
@@ -784,6 +791,11 @@ pub(crate) fn report(entry: &Entry, release: Option<ReleasePath>) -> Report {
         error: entry.error.clone(),
         commands: entry
             .commands
+            .as_deref()
+            .and_then(|c| serde_json::from_str(c).ok())
+            .unwrap_or_default(),
+        commands_refused: entry
+            .commands_refused
             .as_deref()
             .and_then(|c| serde_json::from_str(c).ok())
             .unwrap_or_default(),

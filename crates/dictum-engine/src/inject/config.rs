@@ -97,7 +97,15 @@ pub struct InjectConfig {
     pub modifier_release_timeout_ms: u64,
     /// Desktop notification when the text could not be injected (it is on the clipboard).
     pub notify_on_failure: bool,
+    /// A text longer than `max_chars_base + max_chars_per_second` × seconds of speech is not
+    /// typed (it is stored; a speech server or an LLM run wild cannot type for minutes).
+    #[ts(type = "number")]
+    pub max_chars_per_second: u32,
 }
+
+/// Characters any dictation may have, however short its audio (a snippet, a short word
+/// spelled out).
+pub const MAX_CHARS_BASE: usize = 200;
 
 /// Terminals known to paste with Ctrl+Shift+V (Ctrl+V sends a literal ^V there).
 pub const DEFAULT_TERMINAL_CLASSES: &[&str] = &[
@@ -135,6 +143,7 @@ impl Default for InjectConfig {
             trailing_space: true,
             modifier_release_timeout_ms: 300,
             notify_on_failure: true,
+            max_chars_per_second: 40,
         }
     }
 }
@@ -146,8 +155,20 @@ impl InjectConfig {
         is_terminal(&self.terminal_classes, instance, class)
     }
 
+    /// The most characters a dictation of `audio_ms` of audio may type.
+    pub fn char_budget(&self, audio_ms: Option<i64>) -> usize {
+        let seconds = audio_ms.unwrap_or(0).max(0) as usize / 1000 + 1;
+        MAX_CHARS_BASE + self.max_chars_per_second as usize * seconds
+    }
+
     /// `(key, reason)` of the first invalid value.
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        if !(10..=1000).contains(&self.max_chars_per_second) {
+            return Err((
+                "inject.max_chars_per_second",
+                "must be 10 to 1000; fast speech is about 20 characters a second".into(),
+            ));
+        }
         if self.paste_restore_delay_ms > 10_000 {
             return Err((
                 "inject.paste_restore_delay_ms",

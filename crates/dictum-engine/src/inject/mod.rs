@@ -128,6 +128,11 @@ pub struct InjectReport {
     pub error: Option<String>,
     /// Something that went wrong after the text arrived (e.g. restoring the old clipboard).
     pub warning: Option<String>,
+    /// The cancel key stopped the typing midway (`error` says how far it got).
+    pub stopped: bool,
+    /// While typing: the byte offset where the cancel key stopped it.
+    #[serde(skip)]
+    stopped_at: Option<usize>,
 }
 
 impl InjectReport {
@@ -301,7 +306,15 @@ pub struct Injector {
     /// Keyboard activity since the last dictation (X11 sessions; started at the first
     /// delivery), for "scratch that".
     keywatch: Option<keywatch::KeyWatch>,
+    /// Asked between words while typing (the cancel key); set for one `inject_until`.
+    stop: Option<StopCheck>,
 }
+
+/// Asked between words while typing: true stops the typing there (the cancel key).
+pub type StopCheck = std::sync::Arc<dyn Fn() -> bool + Send + Sync>;
+
+/// Why typing ended early, as the report's error says it.
+pub const STOPPED: &str = "typing stopped with the cancel key";
 
 // The daemon moves the injector to its own thread.
 const _: fn() = || {
@@ -325,6 +338,7 @@ impl Injector {
             x: X11Parts::default(),
             wl: WaylandParts::default(),
             keywatch: None,
+            stop: None,
         };
         injector.warm_up();
         Ok(injector)
@@ -453,6 +467,30 @@ impl Injector {
     /// blank text does nothing. Never panics; failures are in the report, with the text left
     /// on the clipboard and a notification shown.
     pub fn inject(&mut self, text: &str) -> InjectReport {
+        self.inject_until(text, None)
+    }
+
+    /// [`Injector::inject`], typing stopped at the next word once `stop` says so (the cancel
+    /// key): the report then has `stopped` and the characters typed so far. Pasting is one
+    /// chord and is not stopped.
+    pub fn inject_until(&mut self, text: &str, stop: Option<StopCheck>) -> InjectReport {
+        self.stop = stop;
+        let report = self.inject_text(text);
+        self.stop = None;
+        report
+    }
+
+    /// Whether the focused window is a terminal (`[inject] terminal_classes`); None when it
+    /// cannot be known.
+    pub fn focus_is_terminal(&mut self) -> Option<bool> {
+        let (window, _) = self.focused();
+        (window.class.is_some() || window.instance.is_some()).then(|| {
+            self.config
+                .is_terminal(window.instance.as_deref(), window.class.as_deref())
+        })
+    }
+
+    fn inject_text(&mut self, text: &str) -> InjectReport {
         let start = Instant::now();
         let mut report = InjectReport::default();
         if text.trim().is_empty() {
@@ -501,7 +539,18 @@ impl Injector {
         match result {
             Ok(method) => {
                 report.method = Some(method);
-                report.chars = text.chars().count();
+                match report.stopped_at.take() {
+                    Some(at) => {
+                        report.chars = text[..at.min(text.len())].chars().count();
+                        report.stopped = true;
+                        report.error = Some(format!(
+                            "{STOPPED} after {} of {} characters",
+                            report.chars,
+                            text.chars().count()
+                        ));
+                    }
+                    None => report.chars = text.chars().count(),
+                }
             }
             Err(e) => {
                 tracing::warn!("inject: {e}");
@@ -658,7 +707,9 @@ impl Injector {
                     let caps = keys.suspend_caps_lock(x11)?;
                     // Keys pressed while typing (the hotkey again) pause it until they
                     // are up: the next dictation is being spoken meanwhile.
-                    let typed = keys.type_text(text, x11, TYPING_HOLD_TIMEOUT);
+                    let stop = self.stop.clone();
+                    let stop = move || stop.as_ref().is_some_and(|s| s());
+                    let typed = keys.type_text(text, x11, TYPING_HOLD_TIMEOUT, &stop);
                     if caps {
                         if let Err(e) = keys.restore_caps_lock() {
                             report.warning = Some(e);
@@ -666,7 +717,9 @@ impl Injector {
                     }
                     typed
                 });
-                let paused_ms = typed.inspect_err(|_| self.reset_x11())?;
+                let typed = typed.inspect_err(|_| self.reset_x11())?;
+                report.stopped_at = typed.stopped_at;
+                let paused_ms = typed.waited_ms;
                 if paused_ms > 0.0 {
                     tracing::info!(paused_ms, "typing paused while keys were held");
                 }
@@ -726,7 +779,7 @@ impl Injector {
         let paste =
             self.config.method == InjectMethod::Paste || (untypable && route.clipboard.is_some());
         let result = match paste {
-            false => self.wayland_keys(path, Keystrokes::Text(text)).map(|()| {
+            false => self.wayland_type(path, text, report).map(|()| {
                 report.inject_ms = ms_since(start);
                 Delivery::Typed(path)
             }),
@@ -756,6 +809,27 @@ impl Injector {
             self.reprobe();
         }
         result
+    }
+
+    /// Types `text` on a Wayland path; with a stop check, a long text goes in pieces of a
+    /// few words, the cancel key asked between them.
+    fn wayland_type(
+        &mut self,
+        path: TypePath,
+        text: &str,
+        report: &mut InjectReport,
+    ) -> Result<(), String> {
+        let Some(stop) = self.stop.clone().filter(|_| text.len() > WAYLAND_PIECE) else {
+            return self.wayland_keys(path, Keystrokes::Text(text));
+        };
+        for (at, piece) in pieces(text, WAYLAND_PIECE) {
+            if stop() {
+                report.stopped_at = Some(at);
+                return Ok(());
+            }
+            self.wayland_keys(path, Keystrokes::Text(piece))?;
+        }
+        Ok(())
     }
 
     fn wayland_keys(&mut self, path: TypePath, keys: Keystrokes<'_>) -> Result<(), String> {
@@ -880,6 +954,34 @@ const WAYLAND_GRACE_MS: u64 = 100;
 /// dictation); modifiers still down then are released and typing goes on.
 const TYPING_HOLD_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// Wayland typing with a stop check: bytes per piece (each piece a call of the path's tool).
+const WAYLAND_PIECE: usize = 96;
+
+/// `text` cut after whitespace into pieces of about `max` bytes (a longer word is cut on a
+/// character boundary), each with its byte offset.
+fn pieces(text: &str, max: usize) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < text.len() {
+        let rest = &text[start..];
+        let mut end = rest.len();
+        if rest.len() > max {
+            let mut cut = max;
+            while !rest.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            end = rest[..cut]
+                .rfind(char::is_whitespace)
+                .map(|i| i + rest[i..].chars().next().map_or(1, char::len_utf8))
+                .filter(|&e| e > 0)
+                .unwrap_or(cut.max(rest.chars().next().map_or(1, char::len_utf8)));
+        }
+        out.push((start, &rest[..end]));
+        start += end;
+    }
+    out
+}
+
 const CHANGED_MEANWHILE: &str = "something else was copied meanwhile (kept)";
 
 fn not_restored(why: String) -> String {
@@ -902,7 +1004,24 @@ mod tests {
             x: X11Parts::default(),
             wl: WaylandParts::default(),
             keywatch: None,
+            stop: None,
         }
+    }
+
+    #[test]
+    fn long_texts_are_cut_into_pieces_after_whitespace_and_within_long_words() {
+        let text = "one two three four five six seven eight nine ten";
+        let p = pieces(text, 16);
+        assert!(p.iter().all(|(_, s)| s.len() <= 16), "{p:?}");
+        assert_eq!(p.iter().map(|(_, s)| *s).collect::<String>(), text);
+        assert_eq!(p[1].0, p[0].1.len(), "offsets are where each piece starts");
+        assert!(p[0].1.ends_with(' '), "cut after a space: {p:?}");
+        // One long "word" (a runaway answer), multi-byte: cut on character boundaries.
+        let word = "é".repeat(100);
+        let p = pieces(&word, 15);
+        assert!(p.iter().all(|(_, s)| s.len() <= 15 && !s.is_empty()));
+        assert_eq!(p.iter().map(|(_, s)| *s).collect::<String>(), word);
+        assert_eq!(pieces("", 10), vec![]);
     }
 
     fn x11_session() -> Session {

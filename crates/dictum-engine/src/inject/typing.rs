@@ -71,6 +71,18 @@ fn keysym_of(_c: char) -> Option<u32> {
     None
 }
 
+/// Bytes typed at most between two looks at the cancel key inside one long word.
+pub(crate) const PIECE_CHARS: usize = 64;
+
+/// How [`Keys::type_text`] went.
+#[derive(Debug, Default)]
+pub(crate) struct Typed {
+    /// Time spent waiting for keys the user held meanwhile to come up.
+    pub waited_ms: f64,
+    /// Stopped by the cancel key: the byte offset in the text where typing ended.
+    pub stopped_at: Option<usize>,
+}
+
 /// What [`Keys::release_modifiers`] found and did.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct ModifierRelease {
@@ -169,13 +181,15 @@ impl Keys {
     /// keyboard: when the user has pressed keys meanwhile (the hotkey again, for the next
     /// dictation, while a long text is still being typed), it stops and waits for them to
     /// come up (`release_modifiers`, up to `hold_timeout`), so no typed letter becomes a
-    /// shortcut or goes to the hotkey's grab. Returns how long it waited so.
+    /// shortcut or goes to the hotkey's grab. After each word (and every [`PIECE_CHARS`]
+    /// characters of a long one) it asks `stop` (the cancel key): yes ends the typing there.
     pub(crate) fn type_text(
         &mut self,
         text: &str,
         x11: &X11,
         hold_timeout: Duration,
-    ) -> Result<f64, String> {
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Typed, String> {
         let pauses = plan_pauses(text, &self.on_layout, &mut self.recent);
         let mut pauses = pauses.into_iter().peekable();
         let fail = |e: enigo::InputError| {
@@ -183,7 +197,7 @@ impl Keys {
                 "typing failed: {e} (simulated key presses need the X server's XTEST extension)"
             )
         };
-        let mut waited_ms = 0.0;
+        let mut out = Typed::default();
         let mut chunk = String::new();
         for (at, c) in text.char_indices() {
             if pauses.next_if_eq(&at).is_some() {
@@ -202,12 +216,26 @@ impl Keys {
                     self.enigo.text(&chunk).map_err(fail)?;
                     chunk.clear();
                     if !x11.held_keys()?.is_empty() {
-                        waited_ms += self.release_modifiers(x11, hold_timeout)?.waited_ms;
+                        out.waited_ms += self.release_modifiers(x11, hold_timeout)?.waited_ms;
+                    }
+                    if stop() {
+                        out.stopped_at = Some(at + c.len_utf8());
+                        return Ok(out);
                     }
                     continue;
                 }
                 c => {
                     chunk.push(c);
+                    // A very long "word" (a runaway answer) is typed in pieces, each a point
+                    // where the cancel key is heard.
+                    if chunk.len() >= PIECE_CHARS {
+                        self.enigo.text(&chunk).map_err(fail)?;
+                        chunk.clear();
+                        if stop() {
+                            out.stopped_at = Some(at + c.len_utf8());
+                            return Ok(out);
+                        }
+                    }
                     continue;
                 }
             };
@@ -220,7 +248,7 @@ impl Keys {
         if !chunk.is_empty() {
             self.enigo.text(&chunk).map_err(fail)?;
         }
-        Ok(waited_ms)
+        Ok(out)
     }
 
     /// Presses chords (voice commands). Modifiers are released even when the key fails.

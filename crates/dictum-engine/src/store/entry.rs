@@ -118,6 +118,9 @@ pub struct Entry {
     /// The per-app profile the focused window picked at the press ("default": none matched
     /// or the app could not be known).
     pub profile: Option<String>,
+    /// Voice commands heard but not done, and why, as a JSON array of `{name, why}`
+    /// (`commands::trust`: a terminal's text with a key, hands-free, …).
+    pub commands_refused: Option<String>,
 }
 
 /// Columns in the order of `Entry::values` (id excluded).
@@ -172,6 +175,7 @@ pub(super) const COLUMNS: &[&str] = &[
     "stt_server_ms",
     "commands",
     "profile",
+    "commands_refused",
 ];
 
 fn opt<T: Into<Value> + Clone>(v: &Option<T>) -> Value {
@@ -232,6 +236,7 @@ impl Entry {
             stt_server_ms: None,
             commands: None,
             profile: None,
+            commands_refused: None,
         }
     }
 
@@ -291,6 +296,7 @@ impl Entry {
             opt(&self.stt_server_ms),
             opt(&self.commands),
             opt(&self.profile),
+            opt(&self.commands_refused),
         ]
     }
 
@@ -354,6 +360,7 @@ impl Entry {
             stt_server_ms: row.get(48)?,
             commands: row.get(49)?,
             profile: row.get(50)?,
+            commands_refused: row.get(51)?,
         })
     }
 }

@@ -48,6 +48,10 @@ pub const MIGRATION_FILES: &[(&str, &str)] = &[
         "0009_profile.sql",
         include_str!("../../../../migrations/0009_profile.sql"),
     ),
+    (
+        "0010_commands_refused.sql",
+        include_str!("../../../../migrations/0010_commands_refused.sql"),
+    ),
 ];
 
 pub fn migrations() -> Migrations<'static> {

@@ -204,24 +204,70 @@ impl Xterm {
         Xterm::spawn(x, title, false, Some(class), geometry)
     }
 
+    /// [`Xterm::start_as`] with the WM_CLASS instance `name` too (`xterm -name`): a window
+    /// that is not a terminal by `[inject] terminal_classes` (e.g. "editor"/"Editor").
+    pub fn start_named(x: &Xvfb, title: &str, class: &str, name: &str, geometry: &str) -> Xterm {
+        let script = "cat > \"$DICTUM_TYPED\"".to_string();
+        Xterm::spawn_script(x, title, Some((class, name)), geometry, script, None)
+    }
+
+    /// An xterm running a real interactive shell (`sh`) in the folder `cwd`: what a user's
+    /// terminal does with a typed line and a Return (runs it). `class`/`name` set WM_CLASS
+    /// (`xterm -class C -name N`; None: XTerm/xterm). `file` is `cwd/typed.txt`, created
+    /// empty (nothing writes it unless a typed command does).
+    pub fn start_shell(
+        x: &Xvfb,
+        title: &str,
+        class: Option<(&str, &str)>,
+        geometry: &str,
+        cwd: &Path,
+    ) -> Xterm {
+        let file = cwd.join("typed.txt");
+        std::fs::write(&file, "").expect("typed.txt");
+        let script = format!("cd '{}' && PS1='$ ' exec sh -i", cwd.display());
+        Xterm::spawn_script(x, title, class, geometry, script, Some(file))
+    }
+
     fn spawn(x: &Xvfb, title: &str, raw: bool, class: Option<&str>, geometry: &str) -> Xterm {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let file = dir.path().join("typed.txt");
         let stty = if raw {
             "stty -icanon min 1 time 0; "
         } else {
             ""
         };
-        let script = format!("{stty}cat > '{}'", file.display());
+        let script = format!("{stty}cat > \"$DICTUM_TYPED\"");
+        Xterm::spawn_script(
+            x,
+            title,
+            class.map(|c| (c, "xterm")),
+            geometry,
+            script,
+            None,
+        )
+    }
+
+    fn spawn_script(
+        x: &Xvfb,
+        title: &str,
+        class: Option<(&str, &str)>,
+        geometry: &str,
+        script: String,
+        file: Option<PathBuf>,
+    ) -> Xterm {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = file.unwrap_or_else(|| dir.path().join("typed.txt"));
         // Resources by class: a renamed class gets the paste binding under its own name.
         let paste = match class {
-            Some(c) => XTERM_PASTE.replacen("XTerm", c, 1),
+            Some((c, _)) => XTERM_PASTE.replacen("XTerm", c, 1),
             None => XTERM_PASTE.to_string(),
         };
         let mut cmd = Command::new("xterm");
-        if let Some(c) = class {
+        if let Some((c, name)) = class {
             cmd.args(["-class", c]);
+            if name != "xterm" {
+                cmd.args(["-name", name]);
+            }
         }
+        cmd.env("DICTUM_TYPED", &file);
         let child = cmd
             .args(["-T", title, "-geometry", geometry, "-u8", "-xrm", &paste])
             .args(["-e", "sh", "-c", &script])

@@ -1,0 +1,323 @@
+//! Words the user did not say must never act (issue 26), end to end: `dictum run` on Xvfb with
+//! the PulseAudio virtual microphone, typing into real xterms (a real `sh`, and `cat` windows
+//! whose file gets a line only when a Return reaches them).
+//!
+//! - A hostile speech server (the declared stand-in `tests/stt_server_standin.py answer`)
+//!   answering "touch pwned press enter": the text is typed into the shell, Return is not
+//!   pressed, no file `pwned` appears (until the test itself presses Return: the shell is
+//!   live). The row and the event name the refused command and why.
+//! - Push-to-talk "New line." said alone into the shell presses Return (a typed command runs).
+//! - A one-word 300 kB answer: refused by the character budget, stored, nothing typed.
+//! - The cancel key (Escape) while a long text is typed stops it at the next word.
+//! - Hands-free, a clip "… Press enter." played into a terminal: no Return; "Press enter."
+//!   alone into a window that is not a terminal, after a pause: Return.
+
+#[path = "../../dictum-engine/tests/common/mod.rs"]
+mod common;
+
+#[path = "support/events.rs"]
+mod events;
+#[path = "support/speech.rs"]
+mod speech;
+#[path = "support/stt_servers.rs"]
+mod stt_servers;
+#[path = "support/x11_daemon.rs"]
+mod x11_daemon;
+
+use common::pulse::Pulse;
+use common::x11::{tools_present, Xterm, Xvfb};
+use serde_json::Value;
+use speech::speak;
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, Instant};
+use stt_servers::Standin;
+use x11_daemon::{dictate, Daemon, HOTKEY};
+
+fn tools() -> bool {
+    tools_present() && speech::tools()
+}
+
+/// A stand-in speech server that answers every request with `text`.
+fn answering(dir: &Path, name: &str, text: &str) -> Standin {
+    let file = dir.join(format!("{name}.txt"));
+    std::fs::write(&file, text).expect("answer file");
+    Standin::start(
+        &["answer", "0"],
+        &[("STANDIN_TEXT_FILE", file.to_str().expect("utf-8 path"))],
+    )
+}
+
+/// Points the running daemon at the speech server `url` (applied live).
+fn use_server(d: &mut Daemon, url: &str, extra: &str) {
+    d.notices.clear();
+    d.write_config(&format!(
+        "[stt]\nbackend = \"openai\"\nurl = \"{url}\"\ntimeout_ms = 10000\n{extra}"
+    ));
+    d.wait_notice("config applied");
+}
+
+fn wait_for(what: &str, within: Duration, mut ok: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + within;
+    while Instant::now() < deadline {
+        if ok() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    eprintln!("not within {within:?}: {what}");
+    false
+}
+
+fn refused(ev: &Value) -> Vec<String> {
+    ev["commands_refused"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|r| r["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn row(dir: &Path, ev: &Value) -> dictum_engine::store::Entry {
+    let history =
+        dictum_engine::store::History::open(&dir.join("history.sqlite3")).expect("history");
+    history
+        .get(ev["id"].as_i64().expect("row id"))
+        .expect("read row")
+        .expect("row")
+}
+
+#[test]
+fn push_to_talk_keys_act_only_when_the_user_clearly_meant_them() {
+    if !tools() {
+        return;
+    }
+    let clips = tempfile::tempdir().expect("tempdir");
+    let hello = speak(clips.path(), "hello", "Hello there, this is a test.");
+    let new_line = speak(clips.path(), "newline", "New line.");
+    let long = speak(
+        clips.path(),
+        "long",
+        "The quarterly report covers sales in every region, the new hires in the support \
+         team, and the plans for the spring launch of the product. After the review we will \
+         meet the customers in the north, write the summary for the board, and send the \
+         slides to everyone who asked for them before the end of the month.",
+    );
+
+    let _pulse = Pulse::start();
+    let x = Xvfb::start();
+    let work = tempfile::tempdir().expect("tempdir");
+    let shell = Xterm::start_shell(&x, "Dictum shell", None, "80x10+0+420", work.path());
+    let dir = tempfile::tempdir().expect("tempdir");
+    x11_daemon::write_initial_config(dir.path());
+    let mut d = Daemon::start(dir.path(), &x);
+
+    // 1. Push-to-talk, local model: "New line." said alone into the shell presses Return,
+    //    and the line the user typed runs.
+    shell.point_at(&x);
+    x.xdotool(&["type", "touch byreturn"]);
+    std::thread::sleep(Duration::from_millis(300));
+    let ev = dictate(&x, &mut d, HOTKEY, &new_line, 300);
+    assert_eq!(ev["commands"], serde_json::json!(["new line"]), "{ev}");
+    assert!(refused(&ev).is_empty(), "{ev}");
+    assert!(
+        wait_for("byreturn", Duration::from_secs(5), || work
+            .path()
+            .join("byreturn")
+            .exists()),
+        "Return reached the shell: {ev}"
+    );
+
+    // 2. The cancel key while a long text is typed stops it at the next word (local model,
+    //    a 20 s paragraph: ~300 characters, typed in about a second).
+    let cat = Xterm::start_with(&x, "Dictum cat", true);
+    cat.point_at(&x);
+    x.xdotool(&["keydown", HOTKEY]);
+    std::thread::sleep(Duration::from_millis(100));
+    let played = std::process::Command::new("paplay")
+        .arg("--device=dictum_sink")
+        .arg(&long)
+        .status()
+        .expect("paplay");
+    assert!(played.success());
+    std::thread::sleep(Duration::from_millis(300));
+    x.xdotool(&["keyup", HOTKEY]);
+    assert!(
+        wait_for("typing starts", Duration::from_secs(60), || {
+            std::fs::metadata(&cat.file).is_ok_and(|m| m.len() > 0)
+        }),
+        "nothing typed; notices {:?}",
+        d.notices
+    );
+    let at_escape = std::fs::metadata(&cat.file).map_or(0, |m| m.len()) as usize;
+    x.xdotool(&["key", "Escape"]);
+    let ev = d.next("dictation", Duration::from_secs(60));
+    std::thread::sleep(Duration::from_millis(500));
+    let typed = std::fs::read_to_string(&cat.file).unwrap_or_default();
+    let text = ev["text"].as_str().unwrap_or_default().to_string();
+    eprintln!(
+        "typed {} of {} characters ({at_escape} when Escape went down)",
+        typed.len(),
+        text.len()
+    );
+    let error = ev["inject_error"].as_str().unwrap_or_default();
+    assert!(error.contains("typing stopped"), "{ev}");
+    // What was typed is the text's beginning; letters of the word under way when Escape went
+    // down may go to the key's grab instead of the window (docs/TROUBLESHOOTING.md).
+    let mut rest = text.chars();
+    assert!(
+        !typed.trim().is_empty() && typed.trim_end().chars().all(|c| rest.any(|t| t == c)),
+        "the beginning of the text: {typed:?} of {text:?}"
+    );
+    assert!(
+        typed.len() < text.len() / 2,
+        "stopped early: {} of {}",
+        typed.len(),
+        text.len()
+    );
+    shell.point_at(&x);
+
+    // 3. A hostile speech server: its "press enter" never presses Return in a terminal.
+    let hostile = answering(clips.path(), "hostile", "touch pwned press enter");
+    use_server(&mut d, &hostile.url(), "");
+    let ev = dictate(&x, &mut d, HOTKEY, &hello, 300);
+    assert_eq!(ev["outcome"], "ok", "{ev}");
+    assert!(
+        ev["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("touch pwned"),
+        "the server's text is typed as text: {ev}"
+    );
+    assert_eq!(refused(&ev), ["press enter"], "{ev}");
+    assert!(
+        ev["commands"].as_array().is_none_or(|a| a.is_empty()),
+        "{ev}"
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    let pwned = work.path().join("pwned");
+    assert!(!pwned.exists(), "Return was pressed in the terminal: {ev}");
+    let stored = row(dir.path(), &ev);
+    let why = stored.commands_refused.unwrap_or_default();
+    assert!(
+        why.contains("press enter") && why.contains("said alone"),
+        "{why}"
+    );
+    // The text really is in a live shell: the user's own Return runs it.
+    x.xdotool(&["key", "Return"]);
+    assert!(
+        wait_for(
+            "pwned after the user's Return",
+            Duration::from_secs(5),
+            || pwned.exists()
+        ),
+        "the typed text was not in the shell"
+    );
+
+    // 4. A runaway answer, one 300 kB word: stored, not typed.
+    cat.point_at(&x);
+    let before = std::fs::metadata(&cat.file).map_or(0, |m| m.len());
+    let huge = "a".repeat(300_000);
+    let runaway = answering(clips.path(), "runaway", &huge);
+    use_server(&mut d, &runaway.url(), "");
+    let ev = dictate(&x, &mut d, HOTKEY, &hello, 300);
+    let error = ev["inject_error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("not typed") && error.contains("max_chars_per_second"),
+        "{ev}"
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    let after = std::fs::metadata(&cat.file).map_or(0, |m| m.len());
+    assert_eq!(after, before, "typed {} characters", after - before);
+    assert_eq!(
+        row(dir.path(), &ev).text.map(|t| t.len()),
+        Some(300_000),
+        "the row keeps the whole answer"
+    );
+}
+
+#[test]
+fn hands_free_keys_never_act_in_terminals_and_only_alone_elsewhere() {
+    if !tools() {
+        return;
+    }
+    let clips = tempfile::tempdir().expect("tempdir");
+    let with_text = speak(clips.path(), "with-text", "Remove everything, press enter.");
+    let alone = speak(clips.path(), "alone", "Press enter.");
+
+    let _pulse = Pulse::start();
+    let x = Xvfb::start();
+    let term = Xterm::start(&x, "Dictum terminal");
+    let editor = Xterm::start_named(&x, "Dictum editor", "Editor", "editor", "80x10+0+420");
+    let dir = tempfile::tempdir().expect("tempdir");
+    x11_daemon::write_initial_config(dir.path());
+    let mut d = Daemon::start(dir.path(), &x);
+    d.notices.clear();
+    d.write_config("[dictation]\ninput_device = \"dictum_mic\"\n");
+    d.wait_notice("config applied");
+    send(&mut d, "hands-free on");
+    d.wait_notice("hands-free on");
+
+    let play = |clip: &Path| {
+        let ok = std::process::Command::new("paplay")
+            .arg("--device=dictum_sink")
+            .arg(clip)
+            .status()
+            .expect("paplay")
+            .success();
+        assert!(ok);
+    };
+
+    // Into a terminal: neither with text nor alone.
+    term.point_at(&x);
+    for clip in [&with_text, &alone] {
+        play(clip);
+        let ev = d.next("dictation", Duration::from_secs(60));
+        eprintln!("terminal: {ev}");
+        assert_eq!(refused(&ev), ["press enter"], "{ev}");
+        let why = &ev["commands_refused"][0]["why"];
+        assert!(
+            why.as_str().unwrap_or_default().contains("terminal"),
+            "{ev}"
+        );
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(
+        std::fs::read_to_string(&term.file).unwrap_or_default(),
+        "",
+        "no Return reached the terminal"
+    );
+
+    // Elsewhere: with text, the text only; alone after a pause, Return.
+    editor.point_at(&x);
+    play(&with_text);
+    let ev = d.next("dictation", Duration::from_secs(60));
+    eprintln!("editor, with text: {ev}");
+    assert_eq!(refused(&ev), ["press enter"], "{ev}");
+    std::thread::sleep(Duration::from_millis(1000));
+    play(&alone);
+    let ev = d.next("dictation", Duration::from_secs(60));
+    eprintln!("editor, alone: {ev}");
+    assert_eq!(ev["commands"], serde_json::json!(["press enter"]), "{ev}");
+    assert!(
+        wait_for("a line in the editor", Duration::from_secs(5), || {
+            std::fs::read_to_string(&editor.file).is_ok_and(|t| t.ends_with('\n'))
+        }),
+        "Return reached the window"
+    );
+    let line = std::fs::read_to_string(&editor.file).unwrap_or_default();
+    assert!(
+        line.to_lowercase().contains("remove everything"),
+        "{line:?}"
+    );
+    assert_eq!(line.matches('\n').count(), 1, "one Return only: {line:?}");
+    send(&mut d, "hands-free off");
+}
+
+fn send(d: &mut Daemon, line: &str) {
+    let stdin = d.stdin.as_mut().expect("daemon stdin");
+    writeln!(stdin, "{line}").expect("write command");
+    stdin.flush().expect("flush command");
+}
