@@ -83,9 +83,16 @@ async fn kde_query(bus: Bus) -> Result<WindowInfo, String> {
         .map(|n| n.to_string())
         .ok_or("no unique name on the bus")?;
     let name = format!("dictum-focus-{}", dest.replace([':', '.'], "_"));
-    let file = std::env::temp_dir().join(format!("{name}.js"));
-    std::fs::write(&file, KWIN_SCRIPT.replace("@DEST@", &dest))
-        .map_err(|e| format!("cannot write the KWin script: {e}"))?;
+    let dir = std::env::var_os("XDG_RUNTIME_DIR")
+        .filter(|d| !d.is_empty())
+        .map(std::path::PathBuf::from)
+        .ok_or(
+            "XDG_RUNTIME_DIR is not set: the KWin script is written only in your private \
+             runtime folder (log in through a session manager, or set XDG_RUNTIME_DIR to a \
+             0700 folder of your own)",
+        )?;
+    let script = ScriptFile::create(&dir, &name, &KWIN_SCRIPT.replace("@DEST@", &dest))?;
+    let file = script.path.clone();
     let result = async {
         let reply = conn
             .call_method(
@@ -137,9 +144,120 @@ async fn kde_query(bus: Bus) -> Result<WindowInfo, String> {
             &(name.as_str()),
         )
         .await;
-    let _ = std::fs::remove_file(&file);
+    // KWin read the file when it ran the script; it is not needed past this point.
+    drop(script);
     let (class, instance, caption) = result?;
     Ok(info(&class, &instance, &caption))
+}
+
+/// The script file KWin loads: created new (never an existing file or link followed) with
+/// mode 0600 under a unique name in the user's private runtime folder, removed when dropped.
+/// A predictable name in the shared `/tmp` let another local user plant a file there for
+/// KWin to run as the user (or, with `fs.protected_regular`, make the write fail).
+struct ScriptFile {
+    path: std::path::PathBuf,
+}
+
+impl ScriptFile {
+    fn create(dir: &std::path::Path, stem: &str, text: &str) -> Result<ScriptFile, String> {
+        use std::io::Write;
+        private_runtime_dir(dir)?;
+        static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let mut last = String::new();
+        for _ in 0..8 {
+            let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let path = dir.join(format!(
+                "{stem}-{}-{seq}-{:016x}.js",
+                std::process::id(),
+                unique_bits()
+            ));
+            match open_new(&path) {
+                Ok(mut f) => {
+                    let file = ScriptFile { path };
+                    f.write_all(text.as_bytes())
+                        .map_err(|e| format!("cannot write the KWin script: {e}"))?;
+                    return Ok(file);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    last = format!("{} already exists", path.display());
+                }
+                Err(e) => {
+                    return Err(format!(
+                        "cannot create the KWin script in {}: {e}",
+                        dir.display()
+                    ))
+                }
+            }
+        }
+        Err(format!("cannot create the KWin script: {last}"))
+    }
+}
+
+impl Drop for ScriptFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Creates `path` for writing, mode 0600; an existing path (a file, or a link to anything)
+/// fails with `AlreadyExists` and is never opened or followed.
+fn open_new(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true) // O_CREAT | O_EXCL
+        .mode(crate::paths::PRIVATE_FILE_MODE)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+}
+
+/// 64 bits from the kernel's random source, or the clock where it cannot be read (the
+/// folder is private, so the name only has to be unique; `create_new` refuses a clash).
+fn unique_bits() -> u64 {
+    use std::io::Read;
+    let mut b = [0u8; 8];
+    match std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut b)) {
+        Ok(()) => u64::from_ne_bytes(b),
+        Err(_) => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or_default(),
+    }
+}
+
+/// `dir` must be a real folder (not a link) of this user with no access for anyone else:
+/// the runtime folder systemd-logind makes (`/run/user/<uid>`, 0700). Anything else is
+/// refused, never changed.
+fn private_runtime_dir(dir: &std::path::Path) -> Result<(), String> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let refuse = |why: String| {
+        format!(
+            "will not write the KWin script in {}: {why}; XDG_RUNTIME_DIR must be a 0700 \
+             folder of your own (`chmod 700 {}` if it is yours)",
+            dir.display(),
+            dir.display()
+        )
+    };
+    let meta = std::fs::symlink_metadata(dir).map_err(|e| refuse(e.to_string()))?;
+    if meta.file_type().is_symlink() {
+        return Err(refuse("it is a symbolic link".into()));
+    }
+    if !meta.is_dir() {
+        return Err(refuse("it is not a folder".into()));
+    }
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() != me {
+        return Err(refuse(format!(
+            "it belongs to another user (uid {}, you are {me})",
+            meta.uid()
+        )));
+    }
+    let mode = meta.permissions().mode() & 0o7777;
+    if mode & 0o077 != 0 {
+        return Err(refuse(format!("it is open to others (mode {mode:o})")));
+    }
+    Ok(())
 }
 
 /// The focused window as a GNOME Shell extension tells it.
@@ -196,6 +314,93 @@ fn gnome_window(w: &Value) -> WindowInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn private_dir() -> tempfile::TempDir {
+        let d = tempfile::tempdir().expect("tempdir");
+        std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o700)).expect("chmod");
+        d
+    }
+
+    #[test]
+    fn the_kwin_script_is_a_new_private_file_removed_after_use() {
+        let d = private_dir();
+        let f = ScriptFile::create(d.path(), "dictum-focus-x", "script text").expect("created");
+        assert!(f.path.starts_with(d.path()), "{}", f.path.display());
+        let meta = std::fs::symlink_metadata(&f.path).expect("stat");
+        assert!(meta.is_file());
+        assert_eq!(meta.permissions().mode() & 0o7777, 0o600);
+        assert_eq!(
+            std::fs::read_to_string(&f.path).expect("read"),
+            "script text"
+        );
+        // Two scripts never share a name.
+        let g = ScriptFile::create(d.path(), "dictum-focus-x", "other").expect("second");
+        assert_ne!(f.path, g.path);
+        let path = f.path.clone();
+        drop(f);
+        assert!(!path.exists(), "removed when dropped");
+        drop(g);
+        assert_eq!(std::fs::read_dir(d.path()).expect("ls").count(), 0);
+    }
+
+    #[test]
+    fn folders_that_are_not_private_and_ours_are_refused_and_left_alone() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let open = d.path().join("open");
+        std::fs::create_dir(&open).expect("mkdir");
+        for mode in [0o755, 0o750, 0o1777, 0o707] {
+            std::fs::set_permissions(&open, std::fs::Permissions::from_mode(mode)).expect("chmod");
+            let err = ScriptFile::create(&open, "s", "x").err().expect("refused");
+            assert!(
+                err.contains("open to others") && err.contains("chmod 700"),
+                "{err}"
+            );
+            let now = std::fs::metadata(&open).expect("stat").permissions().mode() & 0o7777;
+            assert_eq!(now, mode, "never changed");
+            assert_eq!(
+                std::fs::read_dir(&open).expect("ls").count(),
+                0,
+                "nothing written"
+            );
+        }
+        let link = d.path().join("link");
+        let target = private_dir();
+        std::os::unix::fs::symlink(target.path(), &link).expect("symlink");
+        let err = ScriptFile::create(&link, "s", "x").err().expect("refused");
+        assert!(err.contains("symbolic link"), "{err}");
+        let missing = d.path().join("missing");
+        assert!(ScriptFile::create(&missing, "s", "x").is_err());
+        assert!(!missing.exists());
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            let theirs = d.path().join("theirs");
+            std::fs::create_dir(&theirs).expect("mkdir");
+            std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o700))
+                .expect("chmod");
+            std::os::unix::fs::chown(&theirs, Some(4242), Some(4242)).expect("chown");
+            let err = ScriptFile::create(&theirs, "s", "x")
+                .err()
+                .expect("refused");
+            assert!(err.contains("belongs to another user"), "{err}");
+        }
+    }
+
+    /// A file (or a link to one) already at the path the script would take is never opened,
+    /// followed or overwritten.
+    #[test]
+    fn an_existing_file_or_link_at_the_path_is_never_followed() {
+        let d = private_dir();
+        let victim = d.path().join("victim");
+        std::fs::write(&victim, "keep").expect("victim");
+        let planted = d.path().join("planted.js");
+        std::os::unix::fs::symlink(&victim, &planted).expect("symlink");
+        let err = open_new(&planted).err().expect("a link is not followed");
+        assert_eq!(err.kind(), std::io::ErrorKind::AlreadyExists, "{err}");
+        let err = open_new(&victim).err().expect("a file is not reopened");
+        assert_eq!(err.kind(), std::io::ErrorKind::AlreadyExists, "{err}");
+        assert_eq!(std::fs::read_to_string(&victim).expect("read"), "keep");
+    }
 
     #[test]
     fn reads_the_extensions_json() {

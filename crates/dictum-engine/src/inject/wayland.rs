@@ -90,8 +90,38 @@ pub(crate) fn type_text(typer: Typer, text: &str) -> Result<(), String> {
     match typer {
         // `-` reads the text from stdin: no argument parsing of text that starts with '-'.
         Typer::Wtype => run("wtype", &["-"], Some(text)).map(drop),
-        Typer::Ydotool => run("ydotool", &["type", "--", text], None).map(drop),
+        Typer::Ydotool => ydotool_type("ydotool", text),
     }
+}
+
+/// Types `text` with ydotool (`program`: "ydotool" on PATH). The text goes through a pipe,
+/// never the command line: arguments are visible to every local user in `/proc/<pid>/cmdline`,
+/// and ydotool 1.0.4 and later turn `\n`, `\t` and `\xNN` in arguments into key presses (a
+/// dictated "C:\new" would press Enter). `--file /dev/stdin` rather than `--file -`:
+/// ydotool 1.0.0–1.0.3 open `-` as a file name, 0.1.x and 1.0.4 read stdin for it, and every
+/// version opens `/dev/stdin`. Text read from a file is never unescaped (1.0.4's default);
+/// `--escape=0` says so explicitly where the installed ydotool knows the option (0.1.x
+/// rejects unknown options).
+fn ydotool_type(program: &str, text: &str) -> Result<(), String> {
+    let mut args = vec!["type"];
+    if ydotool_knows_escape(program) {
+        args.push("--escape=0");
+    }
+    args.extend(["--file", "/dev/stdin"]);
+    run(program, &args, Some(text)).map(drop)
+}
+
+/// True when `program type --help` lists `--escape` (ydotool 1.0.4 and later).
+fn ydotool_knows_escape(program: &str) -> bool {
+    Command::new(program)
+        .args(["type", "--help"])
+        .stdin(Stdio::null())
+        .output()
+        .map(|o| {
+            let help = [o.stdout, o.stderr].concat();
+            String::from_utf8_lossy(&help).contains("--escape")
+        })
+        .unwrap_or(false)
 }
 
 /// Sends Ctrl+V, or Ctrl+Shift+V for a terminal.
@@ -227,6 +257,72 @@ mod tests {
         let start = std::time::Instant::now();
         run_with("sh", &["-c", "sleep 3 & exit 0"], Some("x"), false).expect("runs");
         assert!(start.elapsed() < std::time::Duration::from_secs(2));
+    }
+
+    /// A stand-in `ydotool` (a shell script, no uinput needed) records its arguments and the
+    /// text it is given through `--file`, as ydotool reads it. Two versions: one whose help
+    /// lists `--escape` (1.0.4 and later), one that rejects unknown options (0.1.x).
+    #[cfg(unix)]
+    fn ydotool_standin(dir: &Path, knows_escape: bool) -> std::path::PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let help = if knows_escape {
+            "  -f, --file=PATH  Specify a file\n  -e, --escape=BOOL  Escape enable (1) or disable (0)"
+        } else {
+            "  --file filepath  Specify a file"
+        };
+        let script = format!(
+            r#"#!/bin/sh
+# Stand-in for ydotool (tests only): records argv and what --file holds; types nothing.
+out="$(dirname "$0")"
+if [ "$2" = "--help" ]; then printf '%s\n' "{help}"; exit 0; fi
+: >"$out/argv"
+for a in "$@"; do printf '%s\n' "$a" >>"$out/argv"; done
+shift
+file=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --file) file="$2"; shift 2 ;;
+    --escape=*) {unknown} shift ;;
+    *) shift ;;
+  esac
+done
+[ -n "$file" ] || {{ echo "no --file" >&2; exit 2; }}
+cat "$file" >"$out/typed"
+"#,
+            unknown = if knows_escape {
+                ""
+            } else {
+                "echo \"unrecognised option '--escape'\" >&2; exit 1;"
+            }
+        );
+        let path = dir.join("ydotool");
+        std::fs::write(&path, script).expect("stand-in");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        path
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn ydotool_gets_the_text_on_a_pipe_not_its_command_line_and_unescaped() {
+        let text = r"C:\new\table -- echo $HOME `id` \x41 -n Grüße";
+        for knows_escape in [true, false] {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let tool = ydotool_standin(dir.path(), knows_escape);
+            ydotool_type(&tool.display().to_string(), text).expect("typed");
+            let argv = std::fs::read_to_string(dir.path().join("argv")).expect("argv");
+            let typed = std::fs::read_to_string(dir.path().join("typed")).expect("typed");
+            assert_eq!(typed, text, "the text arrives byte for byte");
+            for word in ["new", "table", "HOME", "Grüße", "x41"] {
+                assert!(!argv.contains(word), "{word:?} on the command line: {argv}");
+            }
+            let args: Vec<&str> = argv.lines().collect();
+            let expect = if knows_escape {
+                vec!["type", "--escape=0", "--file", "/dev/stdin"]
+            } else {
+                vec!["type", "--file", "/dev/stdin"]
+            };
+            assert_eq!(args, expect);
+        }
     }
 
     #[test]
