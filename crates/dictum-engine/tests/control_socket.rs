@@ -21,6 +21,12 @@ fn ctl_commands_reach_the_dictation() {
 
     // A socket file left by a crashed Dictum: nobody answers it, so it is replaced.
     std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    // The socket's folder must be private (an existing one open to others is refused).
+    std::fs::set_permissions(
+        path.parent().expect("parent"),
+        std::fs::Permissions::from_mode(0o700),
+    )
+    .expect("chmod");
     drop(std::os::unix::net::UnixListener::bind(&path).expect("stale"));
     assert!(path.exists());
 

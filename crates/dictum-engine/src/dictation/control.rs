@@ -165,9 +165,11 @@ mod imp {
     use std::sync::Arc;
     use std::time::{Duration, Instant};
 
-    /// Makes sure `dir` is a private folder of this user: created 0700 if missing, tightened
-    /// to 0700 if it is ours and wider; refused if it is another user's, a symlink, or a
-    /// shared sticky folder such as /tmp (that one is not ours to change).
+    /// Makes sure `dir` is a private folder of this user: created 0700 (parents too) if
+    /// missing; otherwise used only if it is a real folder of this user with no access for
+    /// anyone else. A folder that exists is never changed: one open to others, another
+    /// user's, a symlink or a shared sticky folder such as /tmp is refused with what to do
+    /// (its files may already have been seen or planted; tightening it would hide that).
     pub fn private_socket_dir(dir: &Path) -> Result<()> {
         let refuse = |why: String| {
             Error::Control(format!(
@@ -194,30 +196,46 @@ mod imp {
                 meta.uid()
             )));
         }
-        let mode = meta.permissions().mode();
+        let mode = meta.permissions().mode() & 0o7777;
         if mode & 0o077 != 0 {
             if mode & 0o1000 != 0 {
-                return Err(refuse(format!(
-                    "it is a shared folder (mode {:o})",
-                    mode & 0o7777
-                )));
+                return Err(refuse(format!("it is a shared folder (mode {mode:o})")));
             }
-            std::fs::set_permissions(
-                dir,
-                std::fs::Permissions::from_mode(crate::paths::PRIVATE_DIR_MODE),
-            )
-            .map_err(|e| {
-                refuse(format!(
-                    "it is open to others and cannot be made private ({e})"
-                ))
-            })?;
-            tracing::info!(
-                "control socket: {} was open to others (mode {:o}); now 0700",
+            return Err(Error::Control(format!(
+                "cannot use {} for the control socket: it is open to others (mode {mode:o}); \
+                 make it private with `chmod 700 {}` if only you use it, or set \
+                 DICTUM_CONTROL_SOCKET to a path in a folder of your own",
                 dir.display(),
-                mode & 0o777
-            );
+                dir.display()
+            )));
         }
         Ok(())
+    }
+
+    /// Waits after a failed `accept` (out of descriptors, memory): 10 ms, doubling up to
+    /// 1 s, back to 10 ms after a success, so a lasting failure does not spin a core.
+    pub(crate) struct AcceptBackoff {
+        next: Duration,
+    }
+
+    impl AcceptBackoff {
+        pub(crate) const FIRST: Duration = Duration::from_millis(10);
+        pub(crate) const MAX: Duration = Duration::from_secs(1);
+
+        pub(crate) fn new() -> AcceptBackoff {
+            AcceptBackoff { next: Self::FIRST }
+        }
+
+        /// The pause after one more failure.
+        pub(crate) fn failed(&mut self) -> Duration {
+            let now = self.next;
+            self.next = (self.next * 2).min(Self::MAX);
+            now
+        }
+
+        pub(crate) fn succeeded(&mut self) {
+            self.next = Self::FIRST;
+        }
     }
 
     pub fn serve(commands: Sender<Command>) -> Result<ControlServer> {
@@ -226,6 +244,11 @@ mod imp {
             Error::Control(format!("cannot {what} at {}: {e}", path.display()))
         };
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            // The data folder (the socket's place without XDG_RUNTIME_DIR) is Dictum's own,
+            // kept 0700 wherever Dictum opens it.
+            if crate::paths::data_dir().is_ok_and(|d| d == dir) {
+                crate::paths::create_private_dir_all(dir).map_err(|e| io("make its folder", e))?;
+            }
             private_socket_dir(dir)?;
         }
         if std::fs::symlink_metadata(&path).is_ok() {
@@ -258,11 +281,30 @@ mod imp {
         stop: Arc<std::sync::atomic::AtomicBool>,
     ) {
         let alive = Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let mut backoff = AcceptBackoff::new();
+        let mut logged = false;
         for stream in listener.incoming() {
             if !alive.load(Ordering::SeqCst) || stop.load(Ordering::SeqCst) {
                 break; // the dictation is gone, or the server was dropped
             }
-            let Ok(stream) = stream else { continue };
+            let stream = match stream {
+                Ok(s) => {
+                    backoff.succeeded();
+                    s
+                }
+                Err(e) => {
+                    if !logged {
+                        logged = true;
+                        tracing::warn!(
+                            "control socket: cannot accept a connection ({e}); retrying with \
+                             pauses up to {:?}",
+                            AcceptBackoff::MAX
+                        );
+                    }
+                    std::thread::sleep(backoff.failed());
+                    continue;
+                }
+            };
             if clients.fetch_add(1, Ordering::SeqCst) >= MAX_CLIENTS {
                 clients.fetch_sub(1, Ordering::SeqCst);
                 let _ = stream.set_write_timeout(Some(Duration::from_millis(100)));
@@ -392,6 +434,18 @@ pub fn send(word: &str) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Failed accepts wait 10 ms, 20 ms, ... up to 1 s each, and a success starts over.
+    #[cfg(unix)]
+    #[test]
+    fn accept_failures_back_off_doubling_to_a_second() {
+        use std::time::Duration;
+        let mut b = imp::AcceptBackoff::new();
+        let pauses: Vec<u128> = (0..10).map(|_| b.failed().as_millis()).collect();
+        assert_eq!(pauses, [10, 20, 40, 80, 160, 320, 640, 1000, 1000, 1000]);
+        b.succeeded();
+        assert_eq!(b.failed(), Duration::from_millis(10));
+    }
 
     #[test]
     fn hands_free_takes_on_off_or_toggle() {
