@@ -37,7 +37,7 @@ const DEFAULT_CONFIG: Config = {
   },
   inject: {
     method: 'type', backend: 'auto', terminal_classes: ['XTerm', 'kitty', 'Alacritty', 'foot'], paste_restore_delay_ms: 250,
-    trailing_space: true, modifier_release_timeout_ms: 300, notify_on_failure: true,
+    trailing_space: true, modifier_release_timeout_ms: 300, notify_on_failure: true, max_chars_per_second: 40,
   },
   models: { base_url: 'https://huggingface.co/ggerganov/whisper.cpp/resolve/main/' },
   commands: { enabled: true, punctuation: false, disabled: [], custom: [] },

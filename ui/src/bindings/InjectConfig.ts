@@ -33,4 +33,9 @@ modifier_release_timeout_ms: number,
 /**
  * Desktop notification when the text could not be injected (it is on the clipboard).
  */
-notify_on_failure: boolean, };
+notify_on_failure: boolean, 
+/**
+ * A text longer than `max_chars_base + max_chars_per_second` × seconds of speech is not
+ * typed (it is stored; a speech server or an LLM run wild cannot type for minutes).
+ */
+max_chars_per_second: number, };
