@@ -77,7 +77,10 @@ def proxy(port, upstream, check):
             for k, v in extra:
                 self.send_header(k, v)
             self.end_headers()
-            self.wfile.write(data)
+            try:
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client hung up (Dictum stops reading an answer past its cap)
 
         def handle_any(self, method):
             n = int(self.headers.get("Content-Length") or 0)

@@ -7,7 +7,8 @@
 //!   pressed, no file `pwned` appears (until the test itself presses Return: the shell is
 //!   live). The row and the event name the refused command and why.
 //! - Push-to-talk "New line." said alone into the shell presses Return (a typed command runs).
-//! - A one-word 300 kB answer: refused by the character budget, stored, nothing typed.
+//! - A one-word 300 kB answer: refused by the character budget, stored, nothing typed; a 2 MB
+//!   one is past the 1 MiB answer cap: the local model stands in, the row says why.
 //! - The cancel key (Escape) while a long text is typed stops it at the next word.
 //! - Hands-free, a clip "… Press enter." played into a terminal: no Return; "Press enter."
 //!   alone into a window that is not a terminal, after a pause: Return.
@@ -235,6 +236,34 @@ fn push_to_talk_keys_act_only_when_the_user_clearly_meant_them() {
         row(dir.path(), &ev).text.map(|t| t.len()),
         Some(300_000),
         "the row keeps the whole answer"
+    );
+
+    // 5. A 2 MB one-word answer is past what any answer may be (1 MiB, read as a stream):
+    //    not a transcript; the local model stands in and types what was said.
+    let before = std::fs::metadata(&cat.file).map_or(0, |m| m.len());
+    let two_mb = answering(clips.path(), "two-mb", &"a".repeat(2_000_000));
+    use_server(&mut d, &two_mb.url(), "");
+    let ev = dictate(&x, &mut d, HOTKEY, &hello, 300);
+    assert_eq!(ev["outcome"], "ok", "{ev}");
+    let text = ev["text"].as_str().unwrap_or_default();
+    assert!(!text.contains("aaaa"), "{ev}");
+    std::thread::sleep(Duration::from_millis(500));
+    let typed = std::fs::read(&cat.file).unwrap_or_default();
+    let new = String::from_utf8_lossy(&typed[before as usize..]).to_string();
+    assert!(
+        !new.contains("aaaa") && new.len() < 200,
+        "typed {} characters",
+        new.len()
+    );
+    let stored = row(dir.path(), &ev);
+    assert_eq!(stored.stt_backend.as_deref(), Some("local"), "{ev}");
+    assert!(
+        stored
+            .stt_fallback
+            .as_deref()
+            .is_some_and(|f| !f.is_empty()),
+        "the row says why the server's answer was not used: {:?}",
+        stored.stt_fallback
     );
 }
 
