@@ -265,14 +265,20 @@ fn print_human(ev: &Event) {
         Event::State { state } => tracing::info!("state: {}", state.as_str()),
         Event::Notice { message } => eprintln!("dictum: {message}"),
         Event::Dictation(r) => {
+            // Standard error may be the journal (the systemd unit): the text only with
+            // --verbose, else its length.
+            let said = if crate::verbose() {
+                r.text.clone()
+            } else {
+                format!("{} words", r.text.split_whitespace().count())
+            };
             eprintln!(
-                "dictum: #{} {:?} ({} ms audio, text ready {:.0} ms after release, typed {:.0} ms): {}",
+                "dictum: #{} {:?} ({} ms audio, text ready {:.0} ms after release, typed {:.0} ms): {said}",
                 r.id,
                 r.outcome,
                 r.audio_ms.unwrap_or(0),
                 r.release_to_text_ms.unwrap_or(0.0),
                 r.release_to_typed_ms.unwrap_or(0.0),
-                r.text
             );
             if let Some(e) = &r.inject_error {
                 eprintln!("dictum: could not type it ({e}); the text is on the clipboard");

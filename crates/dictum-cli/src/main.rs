@@ -36,8 +36,22 @@ const VERSION: &str = if cfg!(feature = "cuda") {
     about = "Local push-to-talk dictation: speech to text, fast, nothing lost."
 )]
 pub(crate) struct Cli {
+    /// Log more, what was dictated included (the text, the LLM's answer, window titles).
+    /// Without it, logs name dictations by id, length, outcome and timings only: they may
+    /// end up in the system journal (the systemd unit), where deleting history does not
+    /// reach. `DICTUM_LOG` (e.g. `debug`) sets the level instead.
+    #[arg(long, short = 'v', global = true)]
+    verbose: bool,
     #[command(subcommand)]
     command: Command,
+}
+
+/// Set by `--verbose`: the dictated text may be written to standard error.
+static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// True when `--verbose` was given: logs may carry what was dictated.
+pub(crate) fn verbose() -> bool {
+    VERBOSE.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 #[derive(Subcommand)]
@@ -84,18 +98,24 @@ fn main() -> ExitCode {
     std::panic::set_hook(Box::new(|info| {
         eprintln!("dictum: internal error: {info}. Please report this.");
     }));
+    let cli = Cli::parse();
+    VERBOSE.store(cli.verbose, std::sync::atomic::Ordering::Relaxed);
+    // Text (transcripts, LLM answers, window titles) is logged at debug level only.
+    let level = if cli.verbose {
+        "info,dictum=debug,dictum_engine=debug,pulseaudio=off,enigo=error,arboard=error"
+    } else {
+        "warn,pulseaudio=off,enigo=error,arboard=error"
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("DICTUM_LOG").unwrap_or_else(|_| {
-                tracing_subscriber::EnvFilter::new("warn,pulseaudio=off,enigo=error,arboard=error")
-            }),
+            tracing_subscriber::EnvFilter::try_from_env("DICTUM_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level)),
         )
         .with_writer(std::io::stderr)
         .with_target(false)
         .without_time()
         .init();
 
-    let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => cmd_run::run(args),
         Command::Ctl(args) => cmd_ctl::run(args),

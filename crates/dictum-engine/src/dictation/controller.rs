@@ -1039,11 +1039,11 @@ impl Controller {
             return self.profiles.default_profile();
         }
         let profile = self.profiles.pick(class, title);
-        tracing::info!(
-            profile = %profile.name,
-            class = class.unwrap_or(""),
+        // A title can name a document: only at debug level (`dictum --verbose`).
+        tracing::info!(profile = %profile.name, class = class.unwrap_or(""), "profile picked");
+        tracing::debug!(
             title = title.unwrap_or(""),
-            "profile picked"
+            "profile picked for this window"
         );
         profile
     }

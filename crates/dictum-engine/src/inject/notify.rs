@@ -22,7 +22,9 @@ pub fn failure_message(window: &str, on_clipboard: bool) -> String {
 /// Shows `message` if `notify-send` is installed; returns at once. False when it is not.
 pub fn notify(message: &str) -> bool {
     if !super::wayland::on_path("notify-send") {
-        tracing::info!("notify-send not installed; not shown: {message}");
+        // The message names the window (its title): only at debug level.
+        tracing::info!("notify-send not installed; the notification was not shown");
+        tracing::debug!("notification not shown: {message}");
         return false;
     }
     let mut command = Command::new("notify-send");

@@ -592,7 +592,12 @@ impl Cleaner {
             }
             Err(rejection) => {
                 let reason = crate::net::snippet(&rejection.to_string(), 300);
-                tracing::info!("LLM output rejected ({reason}); typing the raw transcript");
+                // The reason may quote the answer: only at debug level; history keeps it.
+                tracing::info!(
+                    kind = rejection.kind.as_str(),
+                    "LLM output rejected; typing the raw transcript"
+                );
+                tracing::debug!("LLM output rejected: {reason}");
                 r.reject_reason = Some(reason);
             }
         }
