@@ -481,6 +481,18 @@ fn csv_field(s: &str) -> String {
     }
 }
 
+/// A text cell a spreadsheet will not run: one starting with `=`, `+`, `-`, `@`, a tab or a
+/// carriage return is a formula (or becomes one) in Excel, LibreOffice and Google Sheets
+/// (`=HYPERLINK(...)`, `=cmd|...`), so it gets a leading `'` (OWASP's CSV injection rule).
+/// Dictated or LLM text, window classes and error messages are all untrusted here.
+fn csv_text(s: &str) -> String {
+    if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        csv_field(&format!("'{s}"))
+    } else {
+        csv_field(s)
+    }
+}
+
 fn md_cell(s: &str) -> String {
     s.replace('\\', "\\\\")
         .replace('|', "\\|")
@@ -505,23 +517,25 @@ pub fn render_export(entries: &[Entry], format: ExportFormat) -> Result<String> 
         ExportFormat::Csv => {
             out.push_str("id,created_at,app_class,outcome,llm_outcome,raw_text,text,audio_ms,stt_ms,llm_ms,inject_ms,total_ms,llm_tokens_per_sec,error\r\n");
             for e in entries {
-                let fields = [
-                    e.id.map(|i| i.to_string()).unwrap_or_default(),
-                    format_utc(e.created_at_ms),
-                    e.app_class.clone().unwrap_or_default(),
-                    e.outcome.as_str().to_string(),
-                    e.llm_outcome.clone().unwrap_or_default(),
-                    e.raw_text.clone().unwrap_or_default(),
-                    e.text.clone().unwrap_or_default(),
-                    e.audio_ms.map(|v| v.to_string()).unwrap_or_default(),
-                    num(e.stt_ms),
-                    num(e.llm_ms),
-                    num(e.inject_ms),
-                    num(e.total_ms),
-                    num(e.llm_tokens_per_sec),
-                    e.error.clone().unwrap_or_default(),
+                let text = |v: Option<&str>| csv_text(v.unwrap_or_default());
+                // Numbers and the timestamp are Dictum's own: written as they are (a negative
+                // number stays a number).
+                let line = [
+                    csv_field(&e.id.map(|i| i.to_string()).unwrap_or_default()),
+                    csv_field(&format_utc(e.created_at_ms)),
+                    text(e.app_class.as_deref()),
+                    text(Some(e.outcome.as_str())),
+                    text(e.llm_outcome.as_deref()),
+                    text(e.raw_text.as_deref()),
+                    text(e.text.as_deref()),
+                    csv_field(&e.audio_ms.map(|v| v.to_string()).unwrap_or_default()),
+                    csv_field(&num(e.stt_ms)),
+                    csv_field(&num(e.llm_ms)),
+                    csv_field(&num(e.inject_ms)),
+                    csv_field(&num(e.total_ms)),
+                    csv_field(&num(e.llm_tokens_per_sec)),
+                    text(e.error.as_deref()),
                 ];
-                let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
                 out.push_str(&line.join(","));
                 out.push_str("\r\n");
             }
@@ -594,6 +608,40 @@ mod tests {
         assert!(csv.contains("\"a, \"\"b\"\"\nc | d\""), "{csv}");
         let md = render_export(&[e], ExportFormat::Markdown).expect("md");
         assert!(md.contains("a, \"b\" c \\| d"), "{md}");
+    }
+
+    /// Cells a spreadsheet would run as formulas get a leading `'` in every text column;
+    /// plain text, numbers (a negative one included) and the timestamp are left as they are.
+    #[test]
+    fn csv_text_cells_cannot_be_formulas() {
+        let mut e = Entry::new(super::super::Source::Mic);
+        e.id = Some(7);
+        e.text = Some("=HYPERLINK(\"http://x\")".into());
+        e.raw_text = Some("+1 and more".into());
+        e.app_class = Some("@evil".into());
+        e.llm_outcome = Some("-2+3".into());
+        e.error = Some("\tcmd".into());
+        e.total_ms = Some(-12.5);
+        e.stt_ms = Some(40.0);
+        let csv = render_export(std::slice::from_ref(&e), ExportFormat::Csv).expect("csv");
+        let row = csv.lines().nth(1).expect("a row");
+        let cells: Vec<&str> = row.split(',').collect();
+        assert_eq!(cells[0], "7");
+        assert_eq!(cells[2], "'@evil");
+        assert_eq!(cells[4], "'-2+3");
+        assert_eq!(cells[5], "'+1 and more");
+        assert_eq!(cells[6], "\"'=HYPERLINK(\"\"http://x\"\")\"");
+        assert_eq!(cells[8], "40.0");
+        assert_eq!(cells[11], "-12.5", "a number is not text");
+        assert_eq!(cells[13], "'\tcmd");
+        for c in ['=', '+', '-', '@', '\t', '\r'] {
+            assert_eq!(
+                csv_text(&format!("{c}x")).trim_matches('"'),
+                format!("'{c}x")
+            );
+        }
+        assert_eq!(csv_text("fine - text = ok"), "fine - text = ok");
+        assert_eq!(csv_text(""), "");
     }
 
     #[test]
