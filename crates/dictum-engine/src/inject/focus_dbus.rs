@@ -395,9 +395,9 @@ mod tests {
         std::fs::write(&victim, "keep").expect("victim");
         let planted = d.path().join("planted.js");
         std::os::unix::fs::symlink(&victim, &planted).expect("symlink");
-        let err = open_new(&planted).err().expect("a link is not followed");
+        let err = open_new(&planted).expect_err("a link is not followed");
         assert_eq!(err.kind(), std::io::ErrorKind::AlreadyExists, "{err}");
-        let err = open_new(&victim).err().expect("a file is not reopened");
+        let err = open_new(&victim).expect_err("a file is not reopened");
         assert_eq!(err.kind(), std::io::ErrorKind::AlreadyExists, "{err}");
         assert_eq!(std::fs::read_to_string(&victim).expect("read"), "keep");
     }
