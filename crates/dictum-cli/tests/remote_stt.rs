@@ -699,17 +699,24 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
 /// PulseAudio virtual microphone: the speculative passes and the tail go to the server; the
 /// server is then killed mid-run and the next dictations are transcribed locally, the rows
 /// saying so, nothing lost; the breaker keeps the dead server out of the third.
+/// The live cases through the virtual microphone, in order: the private PulseAudio daemon is
+/// one per test binary (its address is in the process environment).
 #[test]
-fn live_dictation_through_the_virtual_mic_uses_the_server_and_survives_its_death() {
-    use std::io::{BufRead, BufReader, Write};
-    use std::process::Stdio;
+fn live_dictation_with_a_speech_server() {
     if !common::tools_ready(&["pulseaudio", "pactl", "paplay"], "") {
         return;
     }
+    let _pulse = common::pulse::Pulse::start();
+    a_thin_client_runs_and_keeps_the_audio_the_server_failed();
+    live_dictation_through_the_virtual_mic_uses_the_server_and_survives_its_death();
+}
+
+fn live_dictation_through_the_virtual_mic_uses_the_server_and_survives_its_death() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
     let Some(bin) = whisper_server_bin() else {
         return;
     };
-    let _pulse = common::pulse::Pulse::start();
     let mut server = WhisperServer::start(&bin, &common::tiny_model());
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(
@@ -1162,14 +1169,9 @@ fn a_thin_client_keeps_the_answer_the_server_failed() {
 /// `dictum run` as a thin client: it starts with no local model (before: "model
 /// `tiny.en-q8_0` is not installed"), says once that nothing stands in for the server, and a
 /// dictation the server fails ends as an error with its audio kept.
-#[test]
 fn a_thin_client_runs_and_keeps_the_audio_the_server_failed() {
     use std::io::{BufRead, BufReader, Write};
     use std::process::Stdio;
-    if !common::tools_ready(&["pulseaudio", "pactl", "paplay"], "") {
-        return;
-    }
-    let _pulse = common::pulse::Pulse::start();
     let dir = tempfile::tempdir().expect("tempdir");
     let no_models = dir.path().join("no-models");
     std::fs::create_dir_all(&no_models).expect("dir");
