@@ -719,6 +719,12 @@ fn bench_llm_guard_table_reports_precision_recall_and_time_without_a_server() {
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
-    assert!(text.contains("| negation | 1 | 1.000 | 0.000 | 0 | 1 |"), "{text}");
-    assert!(text.contains("negation: "), "the miss names its reason: {text}");
+    assert!(
+        text.contains("| negation | 1 | 1.000 | 0.000 | 0 | 1 |"),
+        "{text}"
+    );
+    assert!(
+        text.contains("negation: "),
+        "the miss names its reason: {text}"
+    );
 }
