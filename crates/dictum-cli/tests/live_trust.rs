@@ -90,11 +90,19 @@ fn row(dir: &Path, ev: &Value) -> dictum_engine::store::Entry {
         .expect("row")
 }
 
+/// One test function: the private PulseAudio daemon is one per test binary (its address is
+/// in the process environment).
 #[test]
-fn push_to_talk_keys_act_only_when_the_user_clearly_meant_them() {
+fn words_the_user_did_not_say_never_act() {
     if !tools() {
         return;
     }
+    let _pulse = Pulse::start();
+    push_to_talk_keys_act_only_when_the_user_clearly_meant_them();
+    hands_free_keys_never_act_in_terminals_and_only_alone_elsewhere();
+}
+
+fn push_to_talk_keys_act_only_when_the_user_clearly_meant_them() {
     let clips = tempfile::tempdir().expect("tempdir");
     let hello = speak(clips.path(), "hello", "Hello there, this is a test.");
     let new_line = speak(clips.path(), "newline", "New line.");
@@ -107,7 +115,6 @@ fn push_to_talk_keys_act_only_when_the_user_clearly_meant_them() {
          slides to everyone who asked for them before the end of the month.",
     );
 
-    let _pulse = Pulse::start();
     let x = Xvfb::start();
     let work = tempfile::tempdir().expect("tempdir");
     let shell = Xterm::start_shell(&x, "Dictum shell", None, "80x10+0+420", work.path());
@@ -267,16 +274,11 @@ fn push_to_talk_keys_act_only_when_the_user_clearly_meant_them() {
     );
 }
 
-#[test]
 fn hands_free_keys_never_act_in_terminals_and_only_alone_elsewhere() {
-    if !tools() {
-        return;
-    }
     let clips = tempfile::tempdir().expect("tempdir");
     let with_text = speak(clips.path(), "with-text", "Remove everything, press enter.");
     let alone = speak(clips.path(), "alone", "Press enter.");
 
-    let _pulse = Pulse::start();
     let x = Xvfb::start();
     let term = Xterm::start(&x, "Dictum terminal");
     let editor = Xterm::start_named(&x, "Dictum editor", "Editor", "editor", "80x10+0+420");

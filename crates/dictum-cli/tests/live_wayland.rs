@@ -375,9 +375,10 @@ fn ctl_dictate(
     Ok((ev, got))
 }
 
-/// Voice commands on the native Wayland path (the virtual keyboard): "…New line." types the
-/// sentence and a Return; "Delete that." sends one BackSpace per character of the previous
-/// dictation (the terminal is raw, so each reaches the file as DEL).
+/// Voice commands on the native Wayland path (the virtual keyboard): "New line." said alone
+/// presses Return in the terminal (with text before it, it would only be typed: issue 26);
+/// "Delete that." sends one BackSpace per character of the previous dictation (the terminal is
+/// raw, so each reaches the file as DEL).
 fn commands_case(
     s: &Session,
     d: &mut Daemon,
@@ -386,16 +387,16 @@ fn commands_case(
 ) -> Result<String, String> {
     let dir = s.dir.path().join("clips");
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    let newline = speech::speak(
-        &dir,
-        "newline",
-        "The meeting moved to Thursday morning. New line.",
-    );
+    let newline = speech::speak(&dir, "newline", "New line.");
     let sentence = speech::speak(&dir, "sentence", "The meeting moved to Thursday morning.");
     let delete = speech::speak(&dir, "delete", "Delete that.");
-    let (ev, got) = ctl_dictate(s, d, exe, foot, &newline, |t| t.len() + 2)?;
+    let (ev, got) = ctl_dictate(s, d, exe, foot, &sentence, |t| t.len() + 1)?;
     let text = ev["text"].as_str().unwrap_or_default();
-    if ev["commands"] != serde_json::json!(["new line"]) || got != format!("{text} \n") {
+    if got != format!("{text} ") {
+        return Err(format!("first sentence: got {got:?}; {ev}"));
+    }
+    let (ev, got) = ctl_dictate(s, d, exe, foot, &newline, |_| 1)?;
+    if ev["commands"] != serde_json::json!(["new line"]) || got != "\n" {
         return Err(format!("new line: got {got:?}; {ev}"));
     }
     let (ev, got) = ctl_dictate(s, d, exe, foot, &sentence, |t| t.len() + 1)?;
