@@ -41,6 +41,10 @@ pub struct Args {
     /// (default: tests/data/dictations.txt).
     #[arg(long)]
     sentences: Option<PathBuf>,
+    /// `llm`: no server; the guard alone over its table of cases (precision and recall per
+    /// category, time per call). `--sentences` may name another table of the same format.
+    #[arg(long)]
+    guard_table: bool,
     #[command(flatten)]
     llm: crate::llm_args::LlmArgs,
 }
@@ -130,6 +134,19 @@ pub fn peak_rss_mib() -> Option<f64> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let (What::Llm, true) = (args.what, args.guard_table) {
+        let text = match &args.sentences {
+            Some(file) => std::fs::read_to_string(file)
+                .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", file.display()))?,
+            None => dictum_engine::llm::guard::table::GUARD_CASES.to_string(),
+        };
+        let report = crate::bench_llm::guard_table(&text, args.runs.max(1))?;
+        print!("{report}");
+        if let Some(out) = args.out {
+            std::fs::write(&out, &report)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     if let What::Llm = args.what {
         let mut config = load_config()?;
         config.llm.enabled = true;

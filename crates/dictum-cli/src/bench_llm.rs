@@ -2,7 +2,8 @@
 //! request, parse, guard) against the same JSON body POSTed by a separate plain
 //! `reqwest::Client` to the same server (built by the same `dictum_engine::net` policy: no
 //! proxy for loopback, same-origin redirects, 1 MiB answers), interleaved (order alternating) after warm-up; plus
-//! the guard's verdicts on every sentence.
+//! the guard's verdicts on every sentence. With `--guard-table`, no server: the guard alone
+//! over its table of cases ([`guard_table`]).
 
 use dictum_engine::config::Config;
 use dictum_engine::llm::{Cleaner, LlmOutcome};
@@ -163,4 +164,89 @@ pub fn run(config: &Config, sentences: &[String], rounds: usize) -> anyhow::Resu
         }
         Ok(out)
     })
+}
+
+/// `dictum bench llm --guard-table`: the guard over a table of cases (the built-in
+/// `guard_cases.tsv` unless another is given): precision and recall (an accepted cleanup is a
+/// positive) overall and per category, the rows it gets wrong, and its time per call (each
+/// row judged `rounds` x 20 times; median and p95 of the per-row means).
+pub fn guard_table(text: &str, rounds: usize) -> anyhow::Result<String> {
+    use dictum_engine::llm::guard::{judge, table, Limits};
+    let cases = table::parse(text).map_err(|e| anyhow::anyhow!("guard table: {e}"))?;
+    anyhow::ensure!(!cases.is_empty(), "the guard table has no rows");
+    let limits = Limits::default();
+    let (all, per, misses) = table::score(&cases, &limits);
+    let reps = rounds * 20;
+    let mut us = Vec::with_capacity(cases.len());
+    for c in &cases {
+        let t = Instant::now();
+        for _ in 0..reps {
+            std::hint::black_box(judge(
+                std::hint::black_box(&c.raw),
+                std::hint::black_box(&c.output),
+                &limits,
+                c.terminal,
+            ))
+            .ok();
+        }
+        us.push(t.elapsed().as_secs_f64() * 1e6 / reps as f64);
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Guard table: {} rows ({} accept, {} reject), each judged {reps} times. \
+         Positive = accepted cleanup: precision = accepted rows that should be, recall = good \
+         cleanups accepted.\n",
+        all.rows(),
+        all.true_accept + all.false_reject,
+        all.true_reject + all.false_accept
+    );
+    let _ = writeln!(
+        out,
+        "| category | rows | precision | recall | false accepts | false rejects |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|");
+    let total = "**all**".to_string();
+    for (name, s) in per.iter().chain(std::iter::once((&total, &all))) {
+        let _ = writeln!(
+            out,
+            "| {name} | {} | {:.3} | {:.3} | {} | {} |",
+            s.rows(),
+            s.precision(),
+            s.recall(),
+            s.false_accept,
+            s.false_reject
+        );
+    }
+    let mean = us.iter().sum::<f64>() / us.len() as f64;
+    let _ = writeln!(
+        out,
+        "\nGuard time per call: median {:.1} µs, p95 {:.1} µs, max {:.1} µs, mean {:.1} µs.\n",
+        pct(&us, 50.0),
+        pct(&us, 95.0),
+        pct(&us, 100.0),
+        mean
+    );
+    if misses.is_empty() {
+        let _ = writeln!(out, "Every row gets its expected verdict.");
+    } else {
+        let _ = writeln!(
+            out,
+            "| line | category | expected | guard said | transcript | output |\n|---:|---|---|---|---|---|"
+        );
+        let cell = |s: &str| s.replace('|', "\\|").replace('\n', "\\n");
+        for m in &misses {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} |",
+                m.case.line,
+                m.case.category,
+                if m.case.accept { "accept" } else { "reject" },
+                cell(m.reason.as_deref().unwrap_or("accept")),
+                cell(&m.case.raw),
+                cell(&m.case.output)
+            );
+        }
+    }
+    Ok(out)
 }

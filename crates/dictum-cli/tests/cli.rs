@@ -674,3 +674,57 @@ fn ctl_without_a_running_dictum_says_so() {
         stderr(&out)
     );
 }
+
+#[test]
+fn bench_llm_guard_table_reports_precision_recall_and_time_without_a_server() {
+    let sb = Sandbox::new();
+    let report = sb.path("guard.md");
+    let out = sb.dictum(&[
+        "bench",
+        "llm",
+        "--guard-table",
+        "--runs",
+        "1",
+        "--out",
+        report.to_str().expect("utf-8 path"),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&report).expect("report written");
+    assert_eq!(text, stdout(&out));
+    for needle in [
+        "| category | rows | precision | recall |",
+        "| negation |",
+        "| shell_chars/terminal |",
+        "| **all** |",
+        "Guard time per call: median",
+        "Every row gets its expected verdict.",
+    ] {
+        assert!(text.contains(needle), "{needle:?} missing from:\n{text}");
+    }
+    // Another table of the same format, with a row the guard gets wrong on purpose.
+    let table = sb.path("cases.tsv");
+    std::fs::write(
+        &table,
+        "we should not ship\tWe should ship.\taccept\tnegation\tother\n",
+    )
+    .expect("write table");
+    let out = sb.dictum(&[
+        "bench",
+        "llm",
+        "--guard-table",
+        "--runs",
+        "1",
+        "--sentences",
+        table.to_str().expect("utf-8 path"),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("| negation | 1 | 1.000 | 0.000 | 0 | 1 |"),
+        "{text}"
+    );
+    assert!(
+        text.contains("negation: "),
+        "the miss names its reason: {text}"
+    );
+}

@@ -458,7 +458,8 @@ impl Engine {
     }
 
     /// Cleans a finished `ok` row in place: `text` becomes the cleanup only if the guard
-    /// accepted it; every LLM column is filled either way. Never fails. A profile that turns
+    /// accepted it (judged for the row's window: a terminal, or not); every LLM column is
+    /// filled either way. Never fails. A profile that turns
     /// the LLM off records `llm_outcome = "disabled"`.
     pub fn clean_entry(&self, entry: &mut Entry, timings: &mut StageTimings) -> Option<LlmReport> {
         if entry.outcome != Outcome::Ok {
@@ -470,7 +471,15 @@ impl Engine {
         }
         let raw = entry.text.clone().unwrap_or_default();
         let stage = self.llm_stage()?;
-        let report = stage.runtime.block_on(stage.cleaner.clean(&raw));
+        // Where the text goes: a terminal gets the strict character rule; so does a window
+        // nobody could name (the worst case).
+        let terminal = entry
+            .app_class
+            .as_deref()
+            .is_none_or(|class| self.config.inject.is_terminal(None, Some(class)));
+        let report = stage
+            .runtime
+            .block_on(stage.cleaner.clean_for(&raw, terminal));
         report.apply_to(entry);
         timings.llm = Some(report.total_ms);
         Some(report)

@@ -4,7 +4,8 @@
 //! (the command runs), a control character is a key chord (Ctrl+C, Escape sequences), and
 //! shell syntax turns words into commands. Whisper writes plain words and punctuation; the
 //! LLM cleanup could write anything, so its output may not *add* any of these
-//! ([`added_unsafe`], used by the guard in `llm/guard.rs`), and the typing path strips
+//! ([`added_unsafe`], used by the guard in `llm/guard/`; shell-significant characters only
+//! where the text goes into a terminal), and the typing path strips
 //! control characters whatever their source ([`strip_control`]).
 //!
 //! The characters watched ([`is_watched`]):
@@ -63,10 +64,22 @@ impl Added {
 
 /// The first watched character (in output order) that `output` holds more often than `raw`,
 /// if any. Counting, not mere presence: a transcript with one `;` does not license three.
-pub fn added_unsafe(raw: &str, output: &str) -> Option<Added> {
+///
+/// Shell-significant characters are watched only when the text goes into a `terminal`:
+/// elsewhere (a mail, a document) "$123", "50%", "R&D" or "10/12" run nothing, and a
+/// cleanup that writes numbers as digits needs them. Line breaks and control characters are
+/// watched everywhere (a newline is Enter in any window).
+pub fn added_unsafe(raw: &str, output: &str, terminal: bool) -> Option<Added> {
     let count = |text: &str, c: char| text.chars().filter(|&x| x == c).count();
+    let watched = |c: char| {
+        if terminal {
+            is_watched(c)
+        } else {
+            is_control_like(c)
+        }
+    };
     let mut seen: Vec<char> = Vec::new();
-    for c in output.chars().filter(|&c| is_watched(c)) {
+    for c in output.chars().filter(|&c| watched(c)) {
         if seen.contains(&c) {
             continue;
         }
@@ -101,10 +114,10 @@ mod tests {
     fn the_issue_example_is_caught() {
         let raw = "echo one touch tmp pwned";
         let out = "echo one;\ntouch tmp pwned";
-        let added = added_unsafe(raw, out).expect("caught");
+        let added = added_unsafe(raw, out, true).expect("caught");
         assert_eq!(added.c, ';');
         assert_eq!(
-            added_unsafe(raw, "echo one\ntouch tmp pwned").map(|a| a.c),
+            added_unsafe(raw, "echo one\ntouch tmp pwned", true).map(|a| a.c),
             Some('\n')
         );
     }
@@ -117,7 +130,7 @@ mod tests {
             "So I said, \"Hello!\" \"What is it?\" she asked.",
             "So, I said hello - what's it? She asked: 50% #1 ~ok*",
         ] {
-            assert_eq!(added_unsafe(raw, ok), None, "{ok}");
+            assert_eq!(added_unsafe(raw, ok, true), None, "{ok}");
         }
         for (bad, c) in [
             ("so i said hello\nwhat is it", '\n'),
@@ -136,14 +149,43 @@ mod tests {
             ("so i said {hello}", '{'),
             ("so i said hello\\", '\\'),
         ] {
-            assert_eq!(added_unsafe(raw, bad).map(|a| a.c), Some(c), "{bad:?}");
+            assert_eq!(
+                added_unsafe(raw, bad, true).map(|a| a.c),
+                Some(c),
+                "{bad:?}"
+            );
         }
         // What was dictated may stay, as often as it was dictated.
-        assert_eq!(added_unsafe("a; b", "A; b."), None);
+        assert_eq!(added_unsafe("a; b", "A; b.", true), None);
         assert_eq!(
-            added_unsafe("a; b", "A; b; c;").map(|a| (a.in_output, a.in_raw)),
+            added_unsafe("a; b", "A; b; c;", true).map(|a| (a.in_output, a.in_raw)),
             Some((3, 1))
         );
+    }
+
+    #[test]
+    fn outside_a_terminal_only_keys_are_watched() {
+        let raw = "one hundred and twenty three dollars for r and d";
+        for ok in ["$123 for R&D.", "50% off (10/12) at <noon>; ok | no"] {
+            assert_eq!(added_unsafe(raw, ok, false), None, "{ok}");
+        }
+        assert_eq!(
+            added_unsafe(raw, "$123 for R&D.", true).map(|a| a.c),
+            Some('$')
+        );
+        for (bad, c) in [
+            ("$123\nfor R&D", '\n'),
+            ("$123\rfor", '\r'),
+            ("\u{1b}[2K$123", '\u{1b}'),
+            ("$123\u{2028}for", '\u{2028}'),
+            ("\u{202E}$123", '\u{202E}'),
+        ] {
+            assert_eq!(
+                added_unsafe(raw, bad, false).map(|a| a.c),
+                Some(c),
+                "{bad:?}"
+            );
+        }
     }
 
     #[test]

@@ -547,8 +547,16 @@ impl Cleaner {
         }
     }
 
-    /// Cleans one transcript. Never fails: the report's `text` is always usable.
+    /// Cleans one transcript for a terminal or an unknown window (the strictest target).
+    /// Never fails: the report's `text` is always usable.
     pub async fn clean(&self, raw: &str) -> LlmReport {
+        self.clean_for(raw, true).await
+    }
+
+    /// Cleans one transcript for a known target: `terminal` says whether the text goes into
+    /// a terminal (the guard then also refuses added shell-significant characters; elsewhere
+    /// `$123`, `50%`, `R&D` are fine). Never fails: the report's `text` is always usable.
+    pub async fn clean_for(&self, raw: &str, terminal: bool) -> LlmReport {
         let start = Instant::now();
         if raw.trim().is_empty() {
             return self.report(raw, LlmOutcome::Disabled, 0.0);
@@ -585,7 +593,7 @@ impl Cleaner {
             );
             r.reload_cause = Some(cause);
         }
-        match guard::judge(raw, &c.text, &self.limits) {
+        match guard::judge(raw, &c.text, &self.limits, terminal) {
             Ok(text) => {
                 r.outcome = LlmOutcome::Cleaned;
                 r.text = text;
