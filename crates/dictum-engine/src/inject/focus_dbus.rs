@@ -83,14 +83,17 @@ async fn kde_query(bus: Bus) -> Result<WindowInfo, String> {
         .map(|n| n.to_string())
         .ok_or("no unique name on the bus")?;
     let name = format!("dictum-focus-{}", dest.replace([':', '.'], "_"));
-    let dir = std::env::var_os("XDG_RUNTIME_DIR")
-        .filter(|d| !d.is_empty())
-        .map(std::path::PathBuf::from)
-        .ok_or(
-            "XDG_RUNTIME_DIR is not set: the KWin script is written only in your private \
-             runtime folder (log in through a session manager, or set XDG_RUNTIME_DIR to a \
-             0700 folder of your own)",
-        )?;
+    // The session's private runtime folder; without one (no session manager), a new 0700
+    // folder of our own made with mkdtemp (a random name nobody else can have made first),
+    // removed after the script (declared first: dropped last).
+    let fallback;
+    let dir = match std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
+        Some(d) => std::path::PathBuf::from(d),
+        None => {
+            fallback = PrivateTempDir::new()?;
+            fallback.0.clone()
+        }
+    };
     let script = ScriptFile::create(&dir, &name, &KWIN_SCRIPT.replace("@DEST@", &dest))?;
     let file = script.path.clone();
     let result = async {
@@ -225,6 +228,44 @@ fn unique_bits() -> u64 {
     }
 }
 
+/// A new folder only this user can enter (`mkdtemp`: mode 0700, a random name created
+/// atomically), removed on drop (empty by then: the script inside is removed first).
+struct PrivateTempDir(std::path::PathBuf);
+
+impl PrivateTempDir {
+    fn new() -> Result<PrivateTempDir, String> {
+        use std::os::unix::ffi::{OsStrExt, OsStringExt};
+        let base = std::env::temp_dir();
+        let mut template = base
+            .join("dictum-kwin-XXXXXX")
+            .as_os_str()
+            .as_bytes()
+            .to_vec();
+        template.push(0);
+        // SAFETY: `template` is a writable NUL-terminated buffer ending in "XXXXXX", which
+        // mkdtemp fills in place; it returns null on failure and touches nothing else.
+        let made = unsafe { libc::mkdtemp(template.as_mut_ptr().cast()) };
+        if made.is_null() {
+            return Err(format!(
+                "cannot make a private folder for the KWin script in {} ({}); set \
+                 XDG_RUNTIME_DIR to a 0700 folder of your own",
+                base.display(),
+                std::io::Error::last_os_error()
+            ));
+        }
+        template.pop();
+        Ok(PrivateTempDir(
+            std::ffi::OsString::from_vec(template).into(),
+        ))
+    }
+}
+
+impl Drop for PrivateTempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
 /// `dir` must be a real folder (not a link) of this user with no access for anyone else:
 /// the runtime folder systemd-logind makes (`/run/user/<uid>`, 0700). Anything else is
 /// refused, never changed.
@@ -320,6 +361,26 @@ mod tests {
         let d = tempfile::tempdir().expect("tempdir");
         std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o700)).expect("chmod");
         d
+    }
+
+    #[test]
+    fn without_a_runtime_dir_a_new_private_folder_holds_the_script_and_goes_with_it() {
+        let dir = PrivateTempDir::new().expect("made");
+        let mode = std::fs::symlink_metadata(&dir.0)
+            .expect("stat")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o700);
+        private_runtime_dir(&dir.0).expect("passes the runtime folder's checks");
+        let other = PrivateTempDir::new().expect("made");
+        assert_ne!(dir.0, other.0, "a new name each time");
+        let path = dir.0.clone();
+        {
+            let f = ScriptFile::create(&path, "dictum-focus-y", "script").expect("created");
+            assert!(f.path.starts_with(&path));
+        }
+        drop(dir);
+        assert!(!path.exists(), "removed with the script");
     }
 
     #[test]
