@@ -297,8 +297,11 @@ await test('history search, filter, detail, export, delete', async (page) => {
   await eventually(async () => assert.match((await page.locator('[data-testid=row] .text').first().textContent()).toLowerCase(), /plants/));
   await page.getByTestId('row').first().click();
   await page.getByTestId('detail').waitFor();
-  assert.match(await page.getByTestId('raw').textContent(), /^um remind me to water the plants/);
-  assert.match(await page.getByTestId('final').textContent(), /plants/);
+  // The Retry step above left another row's detail open: wait for this one's.
+  await eventually(async () => {
+    assert.match(await page.getByTestId('raw').textContent(), /^um remind me to water the plants/);
+    assert.match(await page.getByTestId('final').textContent(), /plants/);
+  });
   const stages = await page.locator('[data-testid=timing-bar] > div').evaluateAll((ds) => ds.map((d) => [d.dataset.stage, parseFloat(d.style.width)]));
   assert.deepEqual(stages.map((s) => s[0]), ['capture', 'stt', 'llm', 'inject']);
   assert.ok(Math.abs(stages.reduce((a, s) => a + s[1], 0) - 100) < 0.01, JSON.stringify(stages));
