@@ -23,6 +23,7 @@ const COMMANDS: &[&str] = &[
     "history_delete_all",
     "history_export",
     "history_reinject",
+    "history_retry",
     "stats",
     "tray_status",
     "toggle_dictation",
