@@ -143,6 +143,18 @@ impl Segment {
         self.model_load = self.model_load.or(rest.model_load);
     }
 
+    /// Makes this segment the row's words: its text and raw text, and the outcome they give
+    /// (no text: no speech). Call after [`Segment::apply_to`].
+    pub fn into_row_text(self, entry: &mut Entry) {
+        entry.outcome = if self.text.is_empty() {
+            Outcome::NoSpeech
+        } else {
+            Outcome::Ok
+        };
+        entry.raw_text = Some(self.raw);
+        entry.text = Some(self.text);
+    }
+
     /// Copies the timings and facts (not the text) into a history row.
     pub fn apply_to(&self, entry: &mut Entry, timings: &mut StageTimings) {
         timings.vad = Some(timings.vad.unwrap_or(0.0) + self.vad_ms);
@@ -819,13 +831,7 @@ impl Engine {
         self.keep_audio(pcm, entry);
         let seg = self.transcribe_segment(&pcm.samples, "")?;
         seg.apply_to(entry, timings);
-        entry.outcome = if seg.text.is_empty() {
-            Outcome::NoSpeech
-        } else {
-            Outcome::Ok
-        };
-        entry.raw_text = Some(seg.raw);
-        entry.text = Some(seg.text);
+        seg.into_row_text(entry);
         Ok(())
     }
 

@@ -10,7 +10,7 @@
 use crate::dictation::SinkReport;
 use crate::pipeline::Engine;
 use crate::store::spool::{self, Spool};
-use crate::store::{format_utc, now_ms, Entry, History, Outcome};
+use crate::store::{format_utc, now_ms, Entry, History};
 use crate::timing::StageTimings;
 use std::path::{Path, PathBuf};
 
@@ -61,13 +61,7 @@ pub fn transcribe(history: &History, engine: &mut Engine, id: i64) -> Result<Ent
         (_, Some(e)) => format!("; before: {e}"),
         _ => String::new(),
     };
-    entry.outcome = if seg.text.is_empty() {
-        Outcome::NoSpeech
-    } else {
-        Outcome::Ok
-    };
-    entry.raw_text = Some(seg.raw);
-    entry.text = Some(seg.text);
+    seg.into_row_text(&mut entry);
     entry.audio_ms = Some((samples.len() as u64 * 1000 / crate::SAMPLE_RATE as u64) as i64);
     entry.error_kind = Some("retried".into());
     entry.error = Some(format!(
