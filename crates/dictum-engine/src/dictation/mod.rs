@@ -35,6 +35,7 @@ pub mod control;
 mod controller;
 pub mod hands_free;
 mod injector;
+pub mod microphone;
 pub mod retry;
 pub mod segmenter;
 pub mod state;
