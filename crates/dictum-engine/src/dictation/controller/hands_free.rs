@@ -1,0 +1,224 @@
+//! Hands-free listening from the controller's side: turning it on and off (the command, the
+//! key in hands-free mode, "stop dictation"), reading the stream into the cutter
+//! (`dictation/hands_free.rs`), which opens, feeds and closes utterances, and following the
+//! microphone when it goes away and comes back.
+
+use super::recording::queue_chunks;
+use super::{Controller, Listening};
+use crate::config::Config;
+use crate::dictation::hands_free::{Cut, Cutter};
+use crate::dictation::worker::Job;
+use crate::dictation::Event;
+use crate::store::{Entry, Source};
+use crate::SAMPLE_RATE;
+use std::time::Instant;
+
+pub(super) fn new_cutter(config: &Config) -> Cutter {
+    Cutter::new(
+        config.dictation.hands_free_pause_ms,
+        config.dictation.preroll_ms,
+        config.vad.threshold,
+    )
+}
+
+impl Controller {
+    /// "stop dictation" was said: ends hands-free listening; in push-to-talk there is
+    /// nothing to stop.
+    pub(super) fn voice_stop(&mut self) {
+        if self.hands_free.is_some() {
+            self.hands_free_off(
+                Instant::now(),
+                Some("hands-free off (\"stop dictation\")".into()),
+            );
+        } else {
+            self.notice("\"stop dictation\": nothing to stop (hands-free is not on)".into());
+        }
+    }
+
+    /// Hands-free on (`Some(true)`), off (`Some(false)`) or the other way (`None`).
+    pub(super) fn toggle_hands_free(&mut self, on: Option<bool>, at: Instant) {
+        match (
+            on.unwrap_or(self.hands_free.is_none()),
+            self.hands_free.is_some(),
+        ) {
+            (true, false) => self.hands_free_on(at),
+            (false, true) => self.hands_free_off(at, Some("hands-free off".into())),
+            _ => {}
+        }
+    }
+
+    /// Starts listening: the microphone records from now on (its pre-roll first) and each
+    /// stretch of speech becomes a dictation. A push-to-talk utterance under way is finished
+    /// first. Without a microphone, listening starts once one is back.
+    pub(super) fn hands_free_on(&mut self, at: Instant) {
+        if self.live.is_some() {
+            self.stop(at);
+        }
+        self.shared.set_key_held(false);
+        self.poll_reopen();
+        let d = &self.config.dictation;
+        let idle = match d.hands_free_idle_s {
+            0 => String::new(),
+            s => format!("; it stops after {s} s without speech"),
+        };
+        let message = format!(
+            "hands-free on: listening; a pause of {} ms ends each dictation{idle}",
+            d.hands_free_pause_ms
+        );
+        self.hands_free = Some(Listening {
+            cutter: new_cutter(&self.config),
+            last_activity: Instant::now(),
+            mic_lost: false,
+            scratch: Vec::with_capacity(SAMPLE_RATE as usize),
+            source_checked: Instant::now(),
+        });
+        self.notice_info(message);
+        let _ = self.events.send(Event::HandsFree { on: true });
+        // Starts the stream's recording now (or says the microphone is missing).
+        self.pump_hands_free();
+    }
+
+    /// Stops listening; the dictation under way is finished (transcribed and typed).
+    /// `message`: what to tell the user (none at quit).
+    pub(super) fn hands_free_off(&mut self, at: Instant, message: Option<String>) {
+        if self.hands_free.is_none() {
+            return;
+        }
+        self.pump_hands_free();
+        self.finish_recorded(at);
+        self.hands_free = None;
+        if let Some(c) = self.capture.as_mut() {
+            if c.is_recording() {
+                let _ = c.stop(0);
+            }
+        }
+        if let Some(m) = message {
+            self.notice_info(m);
+        }
+        let _ = self.events.send(Event::HandsFree { on: false });
+    }
+
+    /// Hands-free: reads what the microphone recorded and lets the cutter open, feed and
+    /// close utterances. Watches the microphone: gone, the utterance under way is finished
+    /// and listening waits (housekeeping re-opens the device in the background); back, it
+    /// listens again.
+    pub(super) fn pump_hands_free(&mut self) {
+        let Some(mic_lost) = self.hands_free.as_ref().map(|hf| hf.mic_lost) else {
+            return;
+        };
+        if self.capture.as_ref().is_none_or(|c| c.has_failed()) {
+            let why = self
+                .capture
+                .as_ref()
+                .and_then(|c| c.device_error())
+                .or_else(|| self.last_open_error.clone())
+                .unwrap_or_else(|| "it is being re-opened".into());
+            if let Some(live) = self.live.as_mut() {
+                live.entry.error_kind = Some("device_lost".into());
+                live.entry.error = Some(format!(
+                    "the microphone failed during this dictation ({why}); what was captured \
+                     was transcribed"
+                ));
+                self.finish_recorded(Instant::now());
+            }
+            if !mic_lost {
+                self.notice(format!(
+                    "hands-free: the microphone is gone ({why}); listening resumes when it is back"
+                ));
+            }
+            if let Some(hf) = self.hands_free.as_mut() {
+                hf.mic_lost = true;
+            }
+            return;
+        }
+        let (Some(hf), Some(capture)) = (self.hands_free.as_mut(), self.capture.as_mut()) else {
+            return;
+        };
+        if !capture.is_recording() {
+            // A fresh stream (first start, or the microphone came back).
+            if let Err(e) = capture.start() {
+                let message = format!("hands-free: cannot start recording: {e}");
+                self.notice(message);
+                return;
+            }
+            hf.cutter.reset();
+            if std::mem::take(&mut hf.mic_lost) {
+                hf.last_activity = Instant::now();
+                let _ = self.events.send(Event::Notice {
+                    message: "hands-free: listening again".into(),
+                });
+            }
+        }
+        hf.scratch.clear();
+        capture.take_recorded(&mut hf.scratch);
+        if hf.scratch.is_empty() {
+            return;
+        }
+        let rejected = hf.cutter.rejected();
+        let cuts = hf.cutter.push(&hf.scratch);
+        if hf.cutter.rejected() > rejected {
+            tracing::debug!("hands-free: a burst too short to be speech was dropped");
+        }
+        for cut in cuts {
+            match cut {
+                Cut::Open(samples) => self.open_hands_free(samples),
+                Cut::More(samples) => self.feed_hands_free(&samples),
+                Cut::Close => {
+                    if let Some(hf) = self.hands_free.as_mut() {
+                        hf.last_activity = Instant::now();
+                    }
+                    self.finish_recorded(Instant::now());
+                }
+            }
+        }
+    }
+
+    /// Speech: a new utterance starts with `samples` (its pre-roll and first speech); its
+    /// history row is stored now.
+    pub(super) fn open_hands_free(&mut self, samples: Vec<f32>) {
+        if self.live.is_some() {
+            self.finish_recorded(Instant::now());
+        }
+        if let Some(hf) = self.hands_free.as_mut() {
+            hf.last_activity = Instant::now();
+        }
+        // Wake the model if it was unloaded.
+        self.queue.push(Job::Prepare);
+        let mut entry = Entry::new(Source::Mic);
+        // No key press: the row's pre-roll is the cutter's (before the VAD's onset).
+        entry.preroll_ms = self
+            .hands_free
+            .as_ref()
+            .map(|hf| hf.cutter.preroll_ms() as i64);
+        // The window focused when the speech began picks the profile.
+        self.open_live(entry);
+        self.feed_hands_free(&samples);
+    }
+
+    /// The next samples of the hands-free utterance under way, through its segmenter (the
+    /// streamed chunks); at `max_utterance_s` it is ended and the next one goes on.
+    pub(super) fn feed_hands_free(&mut self, samples: &[f32]) {
+        let Some(live) = self.live.as_mut() else {
+            return;
+        };
+        let from = live.buf.len();
+        live.buf.extend_from_slice(samples);
+        if let Some(w) = live.spool.as_mut() {
+            w.sync(&live.buf);
+        }
+        let decisions = live.seg.push(&live.buf[from..]);
+        if self.config.dictation.streaming && !live.progress_lost {
+            queue_chunks(&self.queue, live.seq, &live.profile, decisions, &live.buf);
+        }
+        let max = self.config.dictation.max_utterance_s as usize * SAMPLE_RATE as usize;
+        if live.buf.len() >= max {
+            let secs = self.config.dictation.max_utterance_s;
+            self.notice(format!(
+                "this dictation reached the {secs} s limit ([dictation] max_utterance_s); \
+                 it ends here and the next one starts"
+            ));
+            self.finish_recorded(Instant::now());
+            self.open_hands_free(Vec::new());
+        }
+    }
+}

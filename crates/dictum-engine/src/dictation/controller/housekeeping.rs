@@ -1,0 +1,158 @@
+//! Once a second, between inputs: hands-free's idle stop, the check that its source is still
+//! there, the microphone re-open, and the config file watched and applied without a restart
+//! (`reconfigure`: hotkeys rebound, the stream re-opened with new settings, the worker,
+//! injector and hands-free cutter told).
+
+use super::capture::capture_options;
+use super::hands_free::new_cutter;
+use super::startup::{compile_profiles, HotkeySource};
+use super::Controller;
+use crate::audio::capture::drop_in_background;
+use crate::config::Config;
+use crate::dictation::hands_free::idle_expired;
+use crate::dictation::injector::InjectorMsg;
+use crate::dictation::worker::Job;
+use crate::dictation::Event;
+use std::time::{Duration, Instant, SystemTime};
+
+/// How often hands-free asks the audio server whether its source is still there.
+const SOURCE_CHECK_EVERY: Duration = Duration::from_secs(3);
+
+pub(super) fn mtime(path: &std::path::Path) -> Option<SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+impl Controller {
+    pub(super) fn housekeeping(&mut self) {
+        if self.last_housekeeping.elapsed() < Duration::from_secs(1) {
+            return;
+        }
+        self.last_housekeeping = Instant::now();
+        if let Some(hf) = &self.hands_free {
+            let idle_s = self.config.dictation.hands_free_idle_s;
+            // Time without a microphone is not idle time: listening resumes when it is back.
+            if self.live.is_none()
+                && !hf.mic_lost
+                && idle_expired(idle_s, hf.last_activity.elapsed())
+            {
+                self.hands_free_off(
+                    Instant::now(),
+                    Some(format!(
+                        "hands-free stopped: no speech for {idle_s} s ([dictation] hands_free_idle_s)"
+                    )),
+                );
+            }
+        }
+        // Hands-free records all along, so no release asks whether the source went away:
+        // ask between two utterances (PulseAudio silently moves such a stream elsewhere).
+        if let Some(hf) = self.hands_free.as_mut() {
+            if self.live.is_none() && hf.source_checked.elapsed() >= SOURCE_CHECK_EVERY {
+                hf.source_checked = Instant::now();
+                let gone = self
+                    .capture
+                    .as_ref()
+                    .filter(|c| !c.has_failed())
+                    .and_then(|c| c.source_missing().map(|why| (c.info().device.clone(), why)));
+                if let Some((device, why)) = gone {
+                    tracing::warn!("hands-free: {why}");
+                    if let Some(c) = self.capture.take() {
+                        drop_in_background(c);
+                    }
+                    self.last_open_error = Some(format!("input device {device} is gone"));
+                }
+            }
+        }
+        // A device that failed comes back by itself when it returns: re-opened in the
+        // background, one attempt at a time (a frozen sound server costs one waiting
+        // thread, and the hotkey is still answered meanwhile).
+        if self.live.is_none() {
+            self.poll_reopen();
+        }
+        if self.live.is_none() && self.capture.as_ref().is_none_or(|c| c.has_failed()) {
+            if let Some(c) = self.capture.take() {
+                drop_in_background(c);
+            }
+            self.reopener.request(capture_options(&self.config));
+        }
+        // Config changes apply without a restart.
+        let Some(path) = self.config_path.clone() else {
+            return;
+        };
+        let now = mtime(&path);
+        if now == self.config_mtime {
+            return;
+        }
+        self.config_mtime = now;
+        match Config::load_from(&path) {
+            Ok(loaded) => {
+                for w in loaded.warnings {
+                    self.notice(w);
+                }
+                let mut config = loaded.config;
+                if let Some(apply) = &self.overrides {
+                    apply(&mut config);
+                }
+                self.reconfigure(config);
+            }
+            Err(e) => self.notice(format!("config not applied: {e}")),
+        }
+    }
+
+    pub(super) fn reconfigure(&mut self, config: Config) {
+        if config == self.config {
+            return;
+        }
+        let mut problems = Vec::new();
+        match &mut self.hotkeys {
+            HotkeySource::X11(h) => {
+                if let Err(e) = h.set_main(&config.dictation.hotkey) {
+                    problems.push(format!("hotkey not changed: {e}"));
+                }
+                if let Err(e) = h.set_cancel(&config.dictation.cancel_key) {
+                    problems.push(format!("cancel key not changed: {e}"));
+                }
+            }
+            HotkeySource::Portal { shortcut, .. }
+                if config.dictation.hotkey != self.config.dictation.hotkey =>
+            {
+                if let Err(e) = shortcut.rebind(&config.dictation.hotkey) {
+                    problems.push(format!("hotkey not changed: {e}"));
+                }
+            }
+            _ => {}
+        }
+        for p in problems {
+            self.notice(p);
+        }
+        let d_old = &self.config.dictation;
+        let d_new = &config.dictation;
+        let reopen = d_old.input_device != d_new.input_device
+            || d_old.preroll_ms != d_new.preroll_ms
+            || d_old.max_utterance_s != d_new.max_utterance_s;
+        self.profiles = compile_profiles(&config, &self.events);
+        self.queue.push(Job::Reconfigure(Box::new(config.clone())));
+        let _ = self
+            .to_injector
+            .send(InjectorMsg::Reconfigure(Box::new(config.clone())));
+        self.config = config;
+        if reopen {
+            // The stream in use stays until the new one delivers: a press meanwhile is
+            // recorded (with the old settings), never refused.
+            self.reopen_stale = self.reopener.waiting_for().is_some();
+            self.capture_wanted = true;
+            self.reopener.request(capture_options(&self.config));
+        }
+        // Hands-free picks up a new pause or pre-roll between two utterances.
+        if let Some(hf) = self.hands_free.as_mut() {
+            if !hf.cutter.is_open() {
+                hf.cutter = new_cutter(&self.config);
+            }
+        }
+        let message = format!(
+            "config applied (hotkey {}, {})",
+            self.config.dictation.hotkey,
+            self.config.dictation.mode.describe()
+        );
+        let _ = self.events.send(Event::Notice { message });
+    }
+}
