@@ -24,63 +24,15 @@
 //! Validation happens when the config is loaded: a bad pattern is an error naming the
 //! profile and the pattern.
 
+pub use crate::config::profile::{ProfileConfig, ProfileError, DEFAULT_PROFILE};
 use crate::config::Config;
 use crate::inject::InjectMethod;
-use regex::{Regex, RegexBuilder};
-use serde::{Deserialize, Serialize};
+use regex::Regex;
+#[cfg(test)]
+use serde::Deserialize;
+use serde::Serialize;
 use std::sync::Arc;
 use ts_rs::TS;
-
-/// The name of the profile used when no `[[profile]]` matches or the app is unknown.
-pub const DEFAULT_PROFILE: &str = "default";
-
-/// Largest compiled pattern (bytes); a user's window pattern never needs more.
-const REGEX_SIZE_LIMIT: usize = 1 << 20;
-
-/// One `[[profile]]` table, as written in the config file.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
-#[serde(default)]
-#[ts(export)]
-pub struct ProfileConfig {
-    /// Shown in history, events and the log; unique; not "default".
-    pub name: String,
-    /// Regex searched (any case) in the focused window's class / Wayland app id.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub match_class: Option<String>,
-    /// Regex searched (any case) in the focused window's title.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub match_title: Option<String>,
-    /// "type" or "paste" instead of `[inject] method`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub inject_method: Option<InjectMethod>,
-    /// LLM cleanup on or off instead of `[llm] enabled`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub llm: Option<bool>,
-    /// The LLM's system prompt instead of `[llm] system_prompt` (`{vocabulary}` works).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub llm_prompt: Option<String>,
-    /// Replaces `[stt] vocabulary` (whisper's prompt and the LLM's vocabulary line).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub vocabulary: Option<Vec<String>>,
-    /// Replaces `[stt] language` (a two-letter code or "auto").
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub language: Option<String>,
-    /// Voice commands on or off for this app.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub commands: Option<bool>,
-    /// false: one final "." is dropped (terminals, search boxes).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub trailing_period: Option<bool>,
-}
 
 /// The profile one utterance runs with: the overrides of the `[[profile]]` that matched the
 /// window focused at the press, or none (`name == "default"`). `None` everywhere means "as
@@ -226,92 +178,25 @@ pub struct Profiles {
     default: Arc<Profile>,
 }
 
-/// Why a `[[profile]]` table is refused: the key (`profile "name".match_class`) and why.
-pub type ProfileError = (String, String);
-
-fn compile_pattern(name: &str, key: &str, pattern: &str) -> Result<Regex, ProfileError> {
-    RegexBuilder::new(pattern)
-        .case_insensitive(true)
-        .size_limit(REGEX_SIZE_LIMIT)
-        .build()
-        .map_err(|e| {
-            // regex's messages span lines (the pattern, a caret, the error): keep the last.
-            let msg = e.to_string();
-            let why = msg
-                .lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("invalid")
-                .trim()
-                .trim_start_matches("error: ")
-                .to_string();
-            (
-                format!("profile \"{name}\".{key}"),
-                format!("`{pattern}` is not a valid regular expression: {why}"),
-            )
-        })
-}
-
 impl Profiles {
     /// Compiles and checks the `[[profile]]` tables: each needs a unique name (not
     /// "default") and at least one pattern; patterns must be valid regular expressions and
-    /// a language a known code.
+    /// a language a known code (the checks are the section's, `config/profile.rs`).
     pub fn compile(configs: &[ProfileConfig]) -> Result<Profiles, ProfileError> {
-        let mut list = Vec::with_capacity(configs.len());
-        for (i, p) in configs.iter().enumerate() {
-            let name = p.name.trim();
-            if name.is_empty() {
-                return Err((
-                    format!("profile #{}.name", i + 1),
-                    "every [[profile]] needs a name".into(),
-                ));
-            }
-            if name.eq_ignore_ascii_case(DEFAULT_PROFILE) {
-                return Err((
-                    format!("profile \"{name}\".name"),
-                    "\"default\" is the name of the built-in profile; choose another".into(),
-                ));
-            }
-            if configs[..i].iter().any(|q| q.name.trim() == name) {
-                return Err((
-                    format!("profile \"{name}\".name"),
-                    "two profiles have this name; names must be unique".into(),
-                ));
-            }
-            let blank = |s: &Option<String>| s.as_deref().is_none_or(|s| s.trim().is_empty());
-            if blank(&p.match_class) && blank(&p.match_title) {
-                return Err((
-                    format!("profile \"{name}\""),
-                    "needs match_class and/or match_title (a regular expression on the \
-                     window's class or title)"
-                        .into(),
-                ));
-            }
-            let compile = |key: &str, s: &Option<String>| {
-                s.as_deref()
-                    .filter(|s| !s.trim().is_empty())
-                    .map(|s| compile_pattern(name, key, s))
-                    .transpose()
-            };
-            let class = compile("match_class", &p.match_class)?;
-            let title = compile("match_title", &p.match_title)?;
-            if let Some(lang) = p.language.as_deref() {
-                if lang != "auto" && whisper_rs::get_lang_id(lang).is_none() {
-                    return Err((
-                        format!("profile \"{name}\".language"),
-                        "unknown language code; use a two-letter code like \"en\" or \"auto\""
-                            .into(),
-                    ));
+        let patterns = crate::config::profile::compile_patterns(configs)?;
+        let list = configs
+            .iter()
+            .zip(patterns)
+            .map(|(p, patterns)| {
+                let mut profile = Profile::from(p);
+                profile.name = patterns.name;
+                Compiled {
+                    profile: Arc::new(profile),
+                    class: patterns.class,
+                    title: patterns.title,
                 }
-            }
-            let mut profile = Profile::from(p);
-            profile.name = name.to_string();
-            list.push(Compiled {
-                profile: Arc::new(profile),
-                class,
-                title,
-            });
-        }
+            })
+            .collect();
         Ok(Profiles {
             list,
             default: Profile::default_arc(),
@@ -357,16 +242,19 @@ pub struct FocusedWindow {
     pub known: bool,
 }
 
-/// The window focused now, read as a dictation's key press reads it.
+/// The window focused now, read as a dictation's key press reads it
+/// (`dictation::window_probe`: an `Injector` on the `[inject]` settings, its
+/// `focused_window`). Built here from `inject` directly, so this layer does not import
+/// `dictation` above it (docs/ARCHITECTURE.md "Module graph").
 pub fn focused_window(config: &Config) -> FocusedWindow {
-    let Some(probe) = crate::dictation::window_probe(config) else {
+    let Ok(mut injector) = crate::inject::Injector::new(&config.inject) else {
         return FocusedWindow::default();
     };
-    let (class, title) = probe();
+    let window = injector.focused_window();
     FocusedWindow {
-        known: class.is_some() || title.is_some(),
-        class,
-        title,
+        known: window.class.is_some() || window.title.is_some(),
+        class: window.class,
+        title: window.title,
     }
 }
 

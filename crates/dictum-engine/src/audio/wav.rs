@@ -18,8 +18,9 @@ use std::time::{Duration, Instant};
 pub const MIN_RATE: u32 = 8_000;
 /// Highest sample rate accepted (studio recorders go up to 384 kHz).
 pub const MAX_RATE: u32 = 384_000;
-/// The default cap on a file's duration in seconds (`stt.max_file_s`): 4 hours.
-pub const DEFAULT_MAX_SECONDS: u32 = 4 * 3600;
+/// The default cap on a file's duration in seconds (`stt.max_file_s`): 4 hours; the `[stt]`
+/// section's default, defined with it.
+pub use crate::config::stt::DEFAULT_MAX_SECONDS;
 
 /// Interleaved samples as f32 in [-1, 1], with the stream's layout.
 #[derive(Debug, Clone)]

@@ -2,33 +2,8 @@
 
 use super::config::CommandsConfig;
 use super::keys::{parse_keys, Chord, Key};
+use super::phrase::tokens;
 use super::{Action, Parsed, Spoken};
-
-/// A word of the transcript: lowercase, no punctuation around it, and where its piece of text
-/// starts (a cut there keeps everything said before it).
-pub(super) struct Token {
-    pub word: String,
-    pub start: usize,
-}
-
-pub(super) fn tokens(text: &str) -> Vec<Token> {
-    let mut out = Vec::new();
-    let mut at = 0;
-    for piece in text.split_inclusive(char::is_whitespace) {
-        let start = at;
-        at += piece.len();
-        for part in piece.split('-') {
-            let word = part
-                .trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
-                .trim_matches('\'')
-                .to_lowercase();
-            if !word.is_empty() {
-                out.push(Token { word, start });
-            }
-        }
-    }
-    out
-}
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Place {

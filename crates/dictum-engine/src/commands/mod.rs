@@ -10,12 +10,16 @@
 pub mod config;
 pub mod keys;
 mod matcher;
+pub(crate) mod phrase;
 mod punctuation;
 pub mod trust;
 
+/// The built-in commands' names (what `[commands] disabled` takes), with the section.
+pub use crate::config::commands::BUILT_IN_NAMES;
 pub use config::{CommandsConfig, CustomCommand};
 pub use keys::{parse_keys, Chord, Key};
 pub use matcher::parse;
+pub use phrase::words;
 use serde::Serialize;
 
 /// What a recognised command does.
@@ -59,21 +63,4 @@ impl Parsed {
 pub fn names_json<'a>(names: impl Iterator<Item = &'a str>) -> Option<String> {
     let names: Vec<&str> = names.collect();
     (!names.is_empty()).then(|| serde_json::to_string(&names).unwrap_or_default())
-}
-
-/// The built-in commands' names (what `[commands] disabled` takes).
-pub const BUILT_IN_NAMES: &[&str] = &[
-    "new line",
-    "new paragraph",
-    "press enter",
-    "tab",
-    "scratch that",
-    "undo",
-    "stop dictation",
-];
-
-/// The lowercase words of `text`, without punctuation around them; hyphens split words
-/// ("new-line" is "new", "line").
-pub fn words(text: &str) -> Vec<String> {
-    matcher::tokens(text).into_iter().map(|t| t.word).collect()
 }

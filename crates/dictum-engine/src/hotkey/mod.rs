@@ -7,8 +7,9 @@
 //! [`Hotkeys::new`] checks the display first: a daemon that says "ready" has a hotkey that
 //! works.
 
-use global_hotkey::hotkey::{Code, HotKey};
-use std::str::FromStr;
+#[cfg(test)]
+use global_hotkey::hotkey::Code;
+use global_hotkey::hotkey::HotKey;
 
 #[cfg(all(unix, not(target_os = "macos")))]
 mod x11;
@@ -81,62 +82,9 @@ pub enum KeyEvent {
     Cancel,
 }
 
-/// Parses "ctrl+alt+space"-style text (case-insensitive; modifiers ctrl, alt, shift, super).
-/// A lone modifier is refused: X11 cannot grab one.
-pub fn parse(spec: &str) -> Result<HotKey, String> {
-    let spec = spec.trim();
-    if spec.is_empty() {
-        return Err("empty hotkey; write it like \"ctrl+alt+space\"".into());
-    }
-    let last = spec
-        .rsplit('+')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    let lone_modifiers = [
-        "ctrl",
-        "control",
-        "alt",
-        "shift",
-        "super",
-        "cmd",
-        "command",
-        "meta",
-        "controlleft",
-        "controlright",
-        "altleft",
-        "altright",
-        "shiftleft",
-        "shiftright",
-        "metaleft",
-        "metaright",
-    ];
-    if lone_modifiers.contains(&last.as_str()) {
-        return Err(format!(
-            "`{spec}` ends with a modifier; a hotkey needs a main key, e.g. \"ctrl+alt+space\" or \"f9\" (a lone modifier cannot be grabbed on X11)"
-        ));
-    }
-    let hotkey = HotKey::from_str(spec).map_err(|e| {
-        format!("`{spec}` is not a hotkey ({e}); write it like \"ctrl+alt+space\", \"super+shift+d\" or \"f9\"")
-    })?;
-    if matches!(
-        hotkey.key,
-        Code::ControlLeft
-            | Code::ControlRight
-            | Code::AltLeft
-            | Code::AltRight
-            | Code::ShiftLeft
-            | Code::ShiftRight
-            | Code::MetaLeft
-            | Code::MetaRight
-    ) {
-        return Err(format!(
-            "`{spec}` is a lone modifier, which cannot be grabbed on X11; add a main key"
-        ));
-    }
-    Ok(hotkey)
-}
+/// The key syntax ("ctrl+alt+space") is the `[dictation]` setting's, parsed where the section
+/// lives (`config/hotkey.rs`, a leaf at the bottom of the crate).
+pub use crate::config::hotkey::parse;
 
 /// Why no hotkey can be had here, or None when a display server is reachable.
 pub fn display_problem() -> Option<String> {

@@ -209,6 +209,23 @@ impl TypePath {
     }
 }
 
+// Here rather than beside `InjectBackend` (`config/inject.rs`): the config section is a leaf
+// that imports nothing from the crate above it.
+impl InjectBackend {
+    /// The forced path; None for `auto`.
+    pub fn path(self) -> Option<TypePath> {
+        Some(match self {
+            InjectBackend::Auto => return None,
+            InjectBackend::X11 => TypePath::X11,
+            InjectBackend::VirtualKeyboard => TypePath::VirtualKeyboard,
+            InjectBackend::Portal => TypePath::Portal,
+            InjectBackend::Wtype => TypePath::Wtype,
+            InjectBackend::Uinput => TypePath::Uinput,
+            InjectBackend::Ydotool => TypePath::Ydotool,
+        })
+    }
+}
+
 /// Where the paste mode's clipboard lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

@@ -36,23 +36,8 @@ pub fn deadline_for(bytes: Option<u64>) -> Duration {
     Duration::from_secs(120 + bytes / MIN_RATE_BYTES_PER_S)
 }
 
-/// Checks a models base URL as a setting (`models.base_url`): an http(s) URL without
-/// credentials, or a folder (`/path`, `file:///path`; not checked for existence here).
-pub fn check_base_url(base: &str) -> std::result::Result<(), String> {
-    let base = base.trim();
-    let lower = base.to_ascii_lowercase();
-    if lower.starts_with("http://") || lower.starts_with("https://") {
-        return crate::net::check_url(base, "the model base URL")
-            .map(|_| ())
-            .map_err(|e| e.replace("llm.api_key_env", "a public or local mirror instead"));
-    }
-    if base.is_empty() || (lower.contains("://") && !lower.starts_with("file://")) {
-        return Err(
-            "must be an http(s) URL, file:///folder or a folder path, e.g. https://huggingface.co/ggerganov/whisper.cpp/resolve/main/".into(),
-        );
-    }
-    Ok(())
-}
+/// The `models.base_url` check lives with the section (`config/models.rs`).
+pub use crate::config::models::check_base_url;
 
 /// Where model files come from.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,8 +5,9 @@
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 
-/// Where the public ggml whisper models live (a mirror or local folder can replace it).
-pub const DEFAULT_BASE_URL: &str = "https://huggingface.co/ggerganov/whisper.cpp/resolve/main";
+/// Where the public ggml whisper models live (a mirror or local folder can replace it); the
+/// `[models]` section's default.
+pub use crate::config::models::DEFAULT_BASE_URL;
 
 mod catalog;
 pub mod download;

@@ -31,55 +31,10 @@ pub use super::remote_breaker::{Breaker, Gate};
 /// Headers a server may report its own processing time in (ms), first found wins.
 const SERVER_TIME_HEADERS: &[&str] = &["x-processing-ms", "openai-processing-ms", "x-inference-ms"];
 
-/// Checks the `[stt]` server keys (used by `Config::validate`); Err is (key, reason).
-pub fn validate(stt: &SttConfig) -> Result<(), (&'static str, String)> {
-    if !(100..=600_000).contains(&stt.timeout_ms) {
-        return Err((
-            "stt.timeout_ms",
-            format!(
-                "must be between 100 and 600000 ms; it is {}",
-                stt.timeout_ms
-            ),
-        ));
-    }
-    if stt.retry_after_ms > 3_600_000 {
-        return Err((
-            "stt.retry_after_ms",
-            format!(
-                "must be between 0 and 3600000 ms; it is {}",
-                stt.retry_after_ms
-            ),
-        ));
-    }
-    secrets::check_env_name(&stt.api_key_env).map_err(|r| ("stt.api_key_env", r))?;
-    if stt.backend == crate::config::SttBackend::Openai {
-        check_server_url(stt)?;
-        if stt.remote_model.trim().is_empty() {
-            return Err((
-                "stt.remote_model",
-                "must name the model the server serves, e.g. \"whisper-1\"".into(),
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// The URL rules for the speech server: http(s), no credentials, and https unless loopback or
-/// `allow_insecure`.
-fn check_server_url(stt: &SttConfig) -> Result<Url, (&'static str, String)> {
-    let url = net::check_url(&stt.url, "stt.url")
-        .map_err(|r| ("stt.url", r.replace("llm.api_key_env", "stt.api_key_env")))?;
-    if url.scheme() == "http" && !net::is_loopback_url(url.as_str()) && !stt.allow_insecure {
-        return Err((
-            "stt.url",
-            format!(
-                "`{}` is plain http to another machine: your dictated audio would cross the network unencrypted; use https, or set stt.allow_insecure = true for a trusted network",
-                net::snippet(stt.url.trim(), 100)
-            ),
-        ));
-    }
-    Ok(url)
-}
+use crate::config::stt::check_server_url;
+/// The `[stt]` checks (`validate`, the server URL rules) live with the section
+/// (`config/stt.rs`).
+pub use crate::config::stt::validate;
 
 /// `<base>/v1/<path>`, or `<base>/<path>` when the base already ends in `/v1`.
 pub fn endpoint(base: &Url, path: &str) -> Url {

@@ -2,6 +2,28 @@
 //! `dictum config --print-default`); a test keeps that text and `Config::default()` identical.
 //! An invalid file is reported with line and column and never overwritten; unknown keys are
 //! returned as warnings so a typo does not silently do nothing.
+//!
+//! Each section is a leaf module here (`stt.rs`, `llm.rs`, `dictation.rs`, …) that imports
+//! nothing from the layers above `config` (docs/ARCHITECTURE.md, "Module graph"; measured by
+//! `scripts/module-graph`); the feature modules' `config` paths re-export them.
+
+pub mod commands;
+pub mod dictation;
+pub mod history;
+pub mod hotkey;
+pub mod inject;
+pub mod llm;
+pub mod models;
+pub mod profile;
+pub(crate) mod ranges;
+pub mod stt;
+pub mod vad;
+
+pub use history::HistoryConfig;
+pub use models::ModelsConfig;
+pub(crate) use ranges::check_ranges;
+pub use stt::{AudioCtxMode, SttBackend, SttConfig, SttUpload};
+pub use vad::VadConfig;
 
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -15,209 +37,14 @@ pub struct Config {
     pub stt: SttConfig,
     pub vad: VadConfig,
     pub history: HistoryConfig,
-    pub llm: crate::llm::config::LlmConfig,
-    pub dictation: crate::dictation::config::DictationConfig,
-    pub inject: crate::inject::InjectConfig,
+    pub llm: llm::LlmConfig,
+    pub dictation: dictation::DictationConfig,
+    pub inject: inject::InjectConfig,
     pub models: ModelsConfig,
-    pub commands: crate::commands::CommandsConfig,
+    pub commands: commands::CommandsConfig,
     /// Per-app profiles (`[[profile]]` tables), first match wins (`profile.rs`).
     #[serde(rename = "profile")]
-    pub profiles: Vec<crate::profile::ProfileConfig>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(default)]
-#[ts(export)]
-pub struct SttConfig {
-    /// Catalog name (`tiny.en-q8_0`) or path to a whisper.cpp ggml model file.
-    pub model: String,
-    /// Spoken language as a two-letter code, or "auto" to detect it.
-    pub language: String,
-    /// CPU threads for whisper; 0 picks the number of cores (at most 8).
-    pub threads: u32,
-    /// Encoder window: "auto" sizes it to the utterance, "full" always uses 30 s.
-    pub audio_ctx: AudioCtxMode,
-    /// Extra frames (20 ms each) added to the auto-sized window.
-    pub audio_ctx_margin: u32,
-    /// Smallest auto-sized window, in frames (20 ms each).
-    pub audio_ctx_min: u32,
-    /// Use the GPU when the binary was built with CUDA.
-    pub use_gpu: bool,
-    /// Words and names whisper should spell your way (fed to it as the initial prompt).
-    pub vocabulary: Vec<String>,
-    /// Longest audio file accepted (`dictum transcribe`), in seconds; checked from the WAV
-    /// header before anything is decoded.
-    pub max_file_s: u32,
-    /// Where speech is transcribed: on this machine, or on a shared server (docs/REMOTE.md).
-    pub backend: SttBackend,
-    /// The speech server's base URL (`openai` backend), e.g. `http://gpu-box:8080`; requests
-    /// go to `<url>/v1/audio/transcriptions` (`/audio/transcriptions` when it ends in `/v1`).
-    pub url: String,
-    /// The model name the server knows (`openai` backend).
-    pub remote_model: String,
-    /// The audio format sent to the server (`openai` backend): FLAC (lossless, about half the
-    /// bytes), WAV, or FLAC with WAV for a server that refuses FLAC.
-    pub upload: SttUpload,
-    /// Name of the environment variable holding the server's API key; empty = the desktop
-    /// keyring's entry (`dictum key set stt`), or no key. Never the key itself.
-    pub api_key_env: String,
-    /// Whole-request timeout for the server, in ms; past it the utterance is transcribed locally.
-    #[ts(type = "number")]
-    pub timeout_ms: u64,
-    /// Allow plain http to a server that is not on this machine (the audio crosses the network
-    /// unencrypted).
-    pub allow_insecure: bool,
-    /// Transcribe locally when the server is down, slow, refuses or answers garbage.
-    pub fallback: bool,
-    /// After a failure, dictations go straight to the local model for this long (ms) before the
-    /// server is tried again (the circuit breaker).
-    #[ts(type = "number")]
-    pub retry_after_ms: u64,
-}
-
-/// `stt.backend`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "lowercase")]
-#[ts(export)]
-pub enum SttBackend {
-    /// whisper.cpp on this machine.
-    Local,
-    /// A server speaking OpenAI's `POST /v1/audio/transcriptions`.
-    Openai,
-}
-
-impl SttBackend {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SttBackend::Local => "local",
-            SttBackend::Openai => "openai",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<SttBackend> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "local" => Some(SttBackend::Local),
-            "openai" | "remote" => Some(SttBackend::Openai),
-            _ => None,
-        }
-    }
-}
-
-/// `stt.upload`: how the utterance is sent to the speech server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "lowercase")]
-#[ts(export)]
-pub enum SttUpload {
-    /// FLAC; a server that refuses it gets the same utterance again as WAV at once, and WAV
-    /// from then on (while the process runs).
-    Auto,
-    /// 16 kHz mono 16-bit WAV, always.
-    Wav,
-    /// FLAC, always (a refusal is a failure: the local model transcribes).
-    Flac,
-}
-
-impl SttUpload {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SttUpload::Auto => "auto",
-            SttUpload::Wav => "wav",
-            SttUpload::Flac => "flac",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<SttUpload> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "auto" => Some(SttUpload::Auto),
-            "wav" => Some(SttUpload::Wav),
-            "flac" => Some(SttUpload::Flac),
-            _ => None,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "lowercase")]
-#[ts(export)]
-pub enum AudioCtxMode {
-    Auto,
-    Full,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(default)]
-#[ts(export)]
-pub struct VadConfig {
-    /// Voice probability (0–1) above which a 16 ms frame counts as speech.
-    pub threshold: f32,
-    /// Less speech than this in an utterance means "no speech": nothing is typed.
-    pub min_speech_ms: u32,
-    /// Audio kept before the first and after the last speech frame.
-    pub pad_ms: u32,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, TS)]
-#[serde(default)]
-#[ts(export)]
-pub struct HistoryConfig {
-    /// Keep a WAV copy of each utterance next to the history database.
-    pub keep_audio: bool,
-    /// Delete history older than this many days; 0 keeps everything.
-    pub retention_days: u32,
-}
-
-impl Default for SttConfig {
-    fn default() -> Self {
-        SttConfig {
-            model: "tiny.en-q8_0".into(),
-            language: "en".into(),
-            threads: 0,
-            audio_ctx: AudioCtxMode::Auto,
-            audio_ctx_margin: 64,
-            audio_ctx_min: 384,
-            use_gpu: true,
-            vocabulary: Vec::new(),
-            max_file_s: crate::audio::DEFAULT_MAX_SECONDS,
-            backend: SttBackend::Local,
-            url: "http://127.0.0.1:8080".into(),
-            remote_model: "whisper-1".into(),
-            upload: SttUpload::Auto,
-            api_key_env: String::new(),
-            timeout_ms: 8000,
-            allow_insecure: false,
-            fallback: true,
-            retry_after_ms: 15000,
-        }
-    }
-}
-
-impl Default for VadConfig {
-    fn default() -> Self {
-        VadConfig {
-            threshold: 0.5,
-            min_speech_ms: 200,
-            pad_ms: 250,
-        }
-    }
-}
-
-// `[models]`: where the model manager downloads from (tray app, issue 5).
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(default)]
-#[ts(export)]
-pub struct ModelsConfig {
-    /// Where model downloads come from: an http(s) URL (the public home or a mirror), or a
-    /// local folder (`/path` or `file:///path`) holding the ggml files by name.
-    pub base_url: String,
-}
-
-impl Default for ModelsConfig {
-    fn default() -> Self {
-        ModelsConfig {
-            base_url: crate::models::DEFAULT_BASE_URL.to_string() + "/",
-        }
-    }
+    pub profiles: Vec<profile::ProfileConfig>,
 }
 
 /// The default config, documented. `dictum config --print-default` prints exactly this.
@@ -576,7 +403,7 @@ impl Config {
         if self.stt.model.trim().is_empty() {
             return bad("stt.model", "must name a model or a file");
         }
-        if let Err((key, reason)) = crate::stt::remote::validate(&self.stt) {
+        if let Err((key, reason)) = stt::validate(&self.stt) {
             return bad(key, &reason);
         }
         if let Err((key, reason)) = self.dictation.validate() {
@@ -591,10 +418,10 @@ impl Config {
         if let Err((key, reason)) = self.commands.validate() {
             return bad(key, &reason);
         }
-        if let Err((key, reason)) = crate::profile::Profiles::compile(&self.profiles) {
+        if let Err((key, reason)) = profile::compile_patterns(&self.profiles) {
             return bad(&key, &reason);
         }
-        if let Err(reason) = crate::models::download::check_base_url(&self.models.base_url) {
+        if let Err(reason) = models::check_base_url(&self.models.base_url) {
             return bad("models.base_url", &reason);
         }
         let lang = self.stt.language.as_str();
@@ -647,22 +474,6 @@ impl Config {
     }
 }
 
-/// Checks `(key, value, min, max, unit)` rows; the first value out of its range is the error,
-/// worded with the range and the value found.
-pub(crate) fn check_ranges<'a>(
-    rows: &[(&'a str, u64, u64, u64, &str)],
-) -> std::result::Result<(), (&'a str, String)> {
-    for &(key, value, min, max, unit) in rows {
-        if !(min..=max).contains(&value) {
-            return Err((
-                key,
-                format!("must be between {min} and {max}{unit}; it is {value}"),
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// `DEFAULT_TOML` with every value replaced by `config`'s: the same documentation, the current
 /// settings. Falls back to plain TOML if a key is ever missing from the documented text.
 pub fn render_documented(config: &Config) -> Result<String> {
@@ -690,7 +501,7 @@ pub fn render_documented(config: &Config) -> Result<String> {
     if !config.profiles.is_empty() {
         #[derive(Serialize)]
         struct Tables<'a> {
-            profile: &'a [crate::profile::ProfileConfig],
+            profile: &'a [profile::ProfileConfig],
         }
         let tables = toml::to_string(&Tables {
             profile: &config.profiles,
