@@ -806,7 +806,7 @@ impl<O: Open> Reopener<O> {
 
     /// Starts an attempt with `opts` unless one is under way or the last failed less than
     /// [`REOPEN_RETRY`] before `now`.
-    pub fn request_at(&mut self, opts: CaptureOptions, now: Instant) {
+    pub fn request(&mut self, opts: CaptureOptions, now: Instant) {
         if self.pending.is_some()
             || self
                 .last_failure
@@ -825,7 +825,7 @@ impl<O: Open> Reopener<O> {
 
     /// The attempt's result, once it has one (then a new attempt may be requested); a failure
     /// counts from `now` for the retry.
-    pub fn poll_at(&mut self, now: Instant) -> Option<Result<O::Stream, CaptureError>> {
+    pub fn poll(&mut self, now: Instant) -> Option<Result<O::Stream, CaptureError>> {
         let (rx, _) = self.pending.as_ref()?;
         let result = match rx.try_recv() {
             Ok(r) => r,
@@ -845,23 +845,6 @@ impl<O: Open> Reopener<O> {
     /// When the attempt under way started, if one is.
     pub fn waiting_since(&self) -> Option<Instant> {
         self.pending.as_ref().map(|(_, since)| *since)
-    }
-
-    /// [`Reopener::request_at`] now (kept for the controller until it uses the
-    /// [`crate::dictation::microphone::Microphone`]).
-    pub fn request(&mut self, opts: CaptureOptions) {
-        self.request_at(opts, Instant::now())
-    }
-
-    /// [`Reopener::poll_at`] now (transitional, as [`Reopener::request`]).
-    pub fn poll(&mut self) -> Option<Result<O::Stream, CaptureError>> {
-        self.poll_at(Instant::now())
-    }
-
-    /// How long the attempt under way has been waiting (transitional, as
-    /// [`Reopener::request`]).
-    pub fn waiting_for(&self) -> Option<Duration> {
-        self.waiting_since().map(|since| since.elapsed())
     }
 }
 

@@ -168,7 +168,7 @@ where
             return true;
         }
         self.discard();
-        self.reopener.request_at(self.settings.options(), now);
+        self.reopener.request(self.settings.options(), now);
         let waited = self
             .reopener
             .waiting_since()
@@ -195,13 +195,13 @@ where
     /// being recorded (the stream is never swapped under an utterance).
     pub fn poll(&mut self, now: Instant) {
         let working = self.is_working();
-        match self.reopener.poll_at(now) {
+        match self.reopener.poll(now) {
             Some(Ok(s)) => {
                 self.last_error = None;
                 if std::mem::take(&mut self.stale) {
                     // Opened with the settings from before the last change: again.
                     drop_in_background(s);
-                    self.reopener.request_at(self.settings.options(), now);
+                    self.reopener.request(self.settings.options(), now);
                     return;
                 }
                 if working && !self.wanted {
@@ -220,7 +220,7 @@ where
             }
             Some(Err(e)) => {
                 if std::mem::take(&mut self.stale) {
-                    self.reopener.request_at(self.settings.options(), now);
+                    self.reopener.request(self.settings.options(), now);
                     return;
                 }
                 let message = e.to_string();
@@ -249,7 +249,7 @@ where
         self.poll(now);
         if !self.is_working() {
             self.discard();
-            self.reopener.request_at(self.settings.options(), now);
+            self.reopener.request(self.settings.options(), now);
         }
     }
 
@@ -278,7 +278,7 @@ where
         self.settings = settings;
         self.stale = self.reopener.waiting_since().is_some();
         self.wanted = true;
-        self.reopener.request_at(self.settings.options(), now);
+        self.reopener.request(self.settings.options(), now);
     }
 }
 
@@ -531,18 +531,18 @@ mod tests {
             let server = Server::default();
             let mut r = Reopener::new(FakeOpener(server.clone()));
             let t0 = Instant::now();
-            r.request_at(CaptureOptions::default(), t0);
+            r.request(CaptureOptions::default(), t0);
             assert_eq!(server.count(), 1);
             // Under way: nothing new, however long it waits.
-            r.request_at(CaptureOptions::default(), t0 + ms(10_000));
+            r.request(CaptureOptions::default(), t0 + ms(10_000));
             assert_eq!(server.count(), 1);
             assert_eq!(r.waiting_since(), Some(t0));
-            assert!(r.poll_at(t0 + ms(10_000)).is_none());
+            assert!(r.poll(t0 + ms(10_000)).is_none());
             server.answer(0, Err(no_device()));
             let failed_at = t0 + ms(10_000);
-            assert!(matches!(r.poll_at(failed_at), Some(Err(_))));
+            assert!(matches!(r.poll(failed_at), Some(Err(_))));
             assert_eq!(r.waiting_since(), None);
-            r.request_at(CaptureOptions::default(), failed_at + ms(after));
+            r.request(CaptureOptions::default(), failed_at + ms(after));
             assert_eq!(server.count() == 2, starts, "{after} ms after the failure");
         }
     }

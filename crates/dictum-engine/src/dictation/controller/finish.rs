@@ -6,7 +6,6 @@
 use super::recording::queue_chunks;
 use super::supervise::budget;
 use super::{Controller, Flight, Live};
-use crate::audio::capture::drop_in_background;
 use crate::dictation::segmenter::Segmenter;
 use crate::dictation::worker::{Finish, Job};
 use crate::store::journal;
@@ -28,7 +27,7 @@ impl Controller {
         let Some(mut live) = self.live.take() else {
             return;
         };
-        let Some(capture) = self.capture.as_mut() else {
+        let Some(capture) = self.mic.stream_mut() else {
             return;
         };
         // Post-roll keeps the last word: `post_roll_ms` of audio after the last speech. The
@@ -78,9 +77,7 @@ impl Controller {
             live.entry.error = Some(err.clone());
             // PulseAudio may have moved the stream to another source: drop it, so that
             // housekeeping re-opens the configured device once it is there again.
-            if let Some(c) = self.capture.take() {
-                drop_in_background(c);
-            }
+            self.mic.discard();
         }
         let samples = captured.pcm.samples;
         // The last bit of audio (post-roll) through the segmenter too.
@@ -123,7 +120,7 @@ impl Controller {
             before_post_roll: true,
             hands_free: live.hands_free,
         });
-        let Some(capture) = self.capture.as_mut() else {
+        let Some(capture) = self.mic.stream_mut() else {
             return;
         };
         let captured = match capture.stop(post) {
@@ -137,9 +134,7 @@ impl Controller {
             self.notice(format!(
                 "the microphone failed after this dictation ({err}); it will be re-opened when it is back"
             ));
-            if let Some(c) = self.capture.take() {
-                drop_in_background(c);
-            }
+            self.mic.discard();
         }
         let samples = captured.pcm.samples;
         // The post-roll, led in by the silence before the release (no word of the first

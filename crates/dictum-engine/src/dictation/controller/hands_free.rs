@@ -87,7 +87,7 @@ impl Controller {
         self.pump_hands_free();
         self.finish_recorded(at);
         self.hands_free = None;
-        if let Some(c) = self.capture.as_mut() {
+        if let Some(c) = self.mic.stream_mut() {
             if c.is_recording() {
                 let _ = c.stop(0);
             }
@@ -106,13 +106,8 @@ impl Controller {
         let Some(mic_lost) = self.hands_free.as_ref().map(|hf| hf.mic_lost) else {
             return;
         };
-        if self.capture.as_ref().is_none_or(|c| c.has_failed()) {
-            let why = self
-                .capture
-                .as_ref()
-                .and_then(|c| c.device_error())
-                .or_else(|| self.last_open_error.clone())
-                .unwrap_or_else(|| "it is being re-opened".into());
+        if !self.mic.is_working() {
+            let why = self.mic.why_missing();
             if let Some(live) = self.live.as_mut() {
                 live.entry.error_kind = Some("device_lost".into());
                 live.entry.error = Some(format!(
@@ -131,7 +126,7 @@ impl Controller {
             }
             return;
         }
-        let (Some(hf), Some(capture)) = (self.hands_free.as_mut(), self.capture.as_mut()) else {
+        let (Some(hf), Some(capture)) = (self.hands_free.as_mut(), self.mic.stream_mut()) else {
             return;
         };
         if !capture.is_recording() {

@@ -3,11 +3,9 @@
 //! (`reconfigure`: hotkeys rebound, the stream re-opened with new settings, the worker,
 //! injector and hands-free cutter told).
 
-use super::capture::capture_options;
 use super::hands_free::new_cutter;
 use super::startup::{compile_profiles, HotkeySource};
 use super::Controller;
-use crate::audio::capture::drop_in_background;
 use crate::config::Config;
 use crate::dictation::hands_free::idle_expired;
 use crate::dictation::injector::InjectorMsg;
@@ -48,17 +46,8 @@ impl Controller {
         if let Some(hf) = self.hands_free.as_mut() {
             if self.live.is_none() && hf.source_checked.elapsed() >= SOURCE_CHECK_EVERY {
                 hf.source_checked = Instant::now();
-                let gone = self
-                    .capture
-                    .as_ref()
-                    .filter(|c| !c.has_failed())
-                    .and_then(|c| c.source_missing().map(|why| (c.info().device.clone(), why)));
-                if let Some((device, why)) = gone {
+                if let Some(why) = self.mic.check_source() {
                     tracing::warn!("hands-free: {why}");
-                    if let Some(c) = self.capture.take() {
-                        drop_in_background(c);
-                    }
-                    self.last_open_error = Some(format!("input device {device} is gone"));
                 }
             }
         }
@@ -66,13 +55,7 @@ impl Controller {
         // background, one attempt at a time (a frozen sound server costs one waiting
         // thread, and the hotkey is still answered meanwhile).
         if self.live.is_none() {
-            self.poll_reopen();
-        }
-        if self.live.is_none() && self.capture.as_ref().is_none_or(|c| c.has_failed()) {
-            if let Some(c) = self.capture.take() {
-                drop_in_background(c);
-            }
-            self.reopener.request(capture_options(&self.config));
+            self.keep_mic_open();
         }
         // Config changes apply without a restart.
         let Some(path) = self.config_path.clone() else {
@@ -124,24 +107,15 @@ impl Controller {
         for p in problems {
             self.notice(p);
         }
-        let d_old = &self.config.dictation;
-        let d_new = &config.dictation;
-        let reopen = d_old.input_device != d_new.input_device
-            || d_old.preroll_ms != d_new.preroll_ms
-            || d_old.max_utterance_s != d_new.max_utterance_s;
         self.profiles = compile_profiles(&config, &self.events);
         self.queue.push(Job::Reconfigure(Box::new(config.clone())));
         let _ = self
             .to_injector
             .send(InjectorMsg::Reconfigure(Box::new(config.clone())));
         self.config = config;
-        if reopen {
-            // The stream in use stays until the new one delivers: a press meanwhile is
-            // recorded (with the old settings), never refused.
-            self.reopen_stale = self.reopener.waiting_for().is_some();
-            self.capture_wanted = true;
-            self.reopener.request(capture_options(&self.config));
-        }
+        // A new device, pre-roll or length limit re-opens the stream in the background; the
+        // stream in use records until the new one delivers.
+        self.mic.reconfigure(&self.config.dictation, Instant::now());
         // Hands-free picks up a new pause or pre-roll between two utterances.
         if let Some(hf) = self.hands_free.as_mut() {
             if !hf.cutter.is_open() {

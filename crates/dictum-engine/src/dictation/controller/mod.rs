@@ -23,11 +23,11 @@ mod recording;
 mod startup;
 mod supervise;
 
-use crate::audio::capture::{drop_in_background, Capture, Reopener};
 use crate::config::Config;
 use crate::dictation::config::Mode;
 use crate::dictation::hands_free::Cutter;
 use crate::dictation::injector::InjectorMsg;
+use crate::dictation::microphone::Microphone;
 use crate::dictation::segmenter::Segmenter;
 use crate::dictation::state::{on_key, Action, State};
 use crate::dictation::worker::Queue;
@@ -85,7 +85,8 @@ struct Controller {
     config: Config,
     config_path: Option<PathBuf>,
     config_mtime: Option<SystemTime>,
-    capture: Option<Capture>,
+    /// The microphone stream, its background re-open and what was told about it.
+    mic: Microphone,
     hotkeys: HotkeySource,
     history: History,
     queue: Arc<Queue>,
@@ -100,19 +101,12 @@ struct Controller {
     /// Since when the oldest flight has been the oldest (its deadline counts from there).
     oldest_since: Instant,
     next_seq: u64,
-    reopener: Reopener,
     /// When quit was asked for.
     shutdown_at: Option<Instant>,
     /// One dictation process per history database.
     _lock: InstanceLock,
     state: State,
     window_probe: Option<crate::dictation::WindowProbe>,
-    /// The last re-open failure (told once, not every retry).
-    last_open_error: Option<String>,
-    /// A stream with the current settings is wanted though one works (settings changed).
-    capture_wanted: bool,
-    /// The re-open under way uses settings from before the last change.
-    reopen_stale: bool,
     overrides: Option<crate::dictation::ConfigOverrides>,
     last_housekeeping: Instant,
     /// Starts a fresh worker when the current one is stuck.
@@ -277,9 +271,7 @@ impl Controller {
         }
         self.shared.shutdown.store(true, Ordering::SeqCst);
         let _ = self.to_injector.send(InjectorMsg::Stop);
-        if let Some(c) = self.capture.take() {
-            drop_in_background(c);
-        }
+        self.mic.discard();
     }
 
     fn notice(&self, message: String) {

@@ -49,7 +49,7 @@ impl Controller {
         if self.live.is_some() || !self.ensure_capture() {
             return;
         }
-        let Some(capture) = self.capture.as_mut() else {
+        let Some(capture) = self.mic.stream_mut() else {
             return;
         };
         if let Err(e) = capture.start() {
@@ -94,7 +94,7 @@ impl Controller {
             self.pump_hands_free();
             return;
         }
-        let (Some(live), Some(capture)) = (self.live.as_mut(), self.capture.as_ref()) else {
+        let (Some(live), Some(capture)) = (self.live.as_mut(), self.mic.stream()) else {
             return;
         };
         let from = live.buf.len();
@@ -170,8 +170,8 @@ impl Controller {
                 // Listening goes on; the rest of this utterance is dropped until its pause.
                 Some(_) => live.buf.len(),
                 None => self
-                    .capture
-                    .as_mut()
+                    .mic
+                    .stream_mut()
                     .and_then(|c| c.stop(0).ok())
                     .map_or(0, |c| c.pcm.samples.len()),
             };

@@ -5,12 +5,12 @@
 //! stuck worker is replaced), the injector thread, the wait for the model, and the hotkey
 //! last (`start_hotkey`: X11 grab, GlobalShortcuts portal, or the compositor's shortcut).
 
-use super::capture::capture_options;
 use super::housekeeping::mtime;
 use super::Controller;
-use crate::audio::capture::{Capture, Reopener};
+use crate::audio::capture::Capture;
 use crate::config::Config;
 use crate::dictation::injector::{self, InjectorMsg};
+use crate::dictation::microphone::{capture_options, Microphone};
 use crate::dictation::state::State;
 use crate::dictation::worker::{Job, Queue, Worker};
 use crate::dictation::{Event, Input, ReadyInfo, Shared, StartOptions};
@@ -129,7 +129,8 @@ pub(super) fn start(
     }
 
     // The microphone: opened now and kept, so a key press never waits for the stream.
-    let capture = Capture::open_with(capture_options(&config)).map_err(|e| e.to_string())?;
+    let capture =
+        Capture::open_with(capture_options(&config.dictation)).map_err(|e| e.to_string())?;
     let first_frames = capture
         .wait_first_frames(Duration::from_secs(5))
         .map(|d| d.as_secs_f64() * 1000.0)
@@ -246,12 +247,13 @@ pub(super) fn start(
     };
     let config_mtime = opts.config_path.as_ref().and_then(|p| mtime(p));
     let profiles = compile_profiles(&config, events);
+    let mic = Microphone::new(capture, &config.dictation);
     Ok((
         Controller {
             config,
             config_path: opts.config_path.clone(),
             config_mtime,
-            capture: Some(capture),
+            mic,
             hotkeys,
             history,
             queue: queue.clone(),
@@ -263,14 +265,10 @@ pub(super) fn start(
             flights: BTreeMap::new(),
             oldest_since: Instant::now(),
             next_seq: 1,
-            reopener: Reopener::default(),
             shutdown_at: None,
             _lock: lock,
             state: State::Idle,
             window_probe: opts.window_probe,
-            last_open_error: None,
-            capture_wanted: false,
-            reopen_stale: false,
             overrides: opts.overrides,
             last_housekeeping: Instant::now(),
             seed,
