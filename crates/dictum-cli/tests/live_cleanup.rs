@@ -1,0 +1,172 @@
+//! The LLM cleanup and its meaning guard end to end (issue 27): `dictum run` on Xvfb with the
+//! PulseAudio virtual microphone, dictations spoken with espeak-ng, typed into a window that
+//! is not a terminal (an xterm of WM_CLASS "editor"/"Editor" whose input is read back from a
+//! file: a mail-like target, where the guard's shell-character rule does not apply).
+//!
+//! 1. The real LLM (llama.cpp's llama-server on SmolLM2-135M from the test assets): a
+//!    dictation with a filler and a self-correction is typed cleaned (the filler gone); the
+//!    event and the history row say "cleaned".
+//! 2. A declared stand-in LLM (`tests/llm_drop_word_standin.py`) whose tidy-looking output
+//!    drops "not": the guard refuses it, the raw transcript (with "not") is typed, and the
+//!    row says "rejected" with the guard's reason (a negation dropped).
+//!
+//! SmolLM2-135M copies the prompt's built-in example exchange into 35 of 114 answers, this
+//! dictation's among them (docs/perf/llm-models.md), which the guard then rightly refuses; the
+//! test turns the example off (`llm.examples = false`), with which this model removes the
+//! filler.
+//!
+//! One PulseAudio daemon per test binary, so both cases are one test function. Skipped only
+//! when the X or speech tools are missing and `DICTUM_REQUIRE_E2E` is unset; a llama-server
+//! that cannot be built or started fails the test.
+
+#[path = "../../dictum-engine/tests/common/mod.rs"]
+mod common;
+
+#[path = "support/events.rs"]
+mod events;
+#[path = "support/llm_servers.rs"]
+mod llm_servers;
+#[path = "support/speech.rs"]
+mod speech;
+#[path = "support/x11_daemon.rs"]
+mod x11_daemon;
+
+use common::pulse::Pulse;
+use common::x11::{tools_present, Xterm, Xvfb};
+use llm_servers::{DropWordStandin, Llama};
+use speech::speak;
+use x11_daemon::{dictate, typed_line, write_initial_config, Daemon, HOTKEY};
+
+/// Said with a filler ("basically") and a self-correction ("Tuesday, no wait, Wednesday").
+const WITH_FILLERS: &str = "Basically, the report is due on Tuesday, no wait, Wednesday.";
+/// Said with a negation the stand-in drops.
+const WITH_NOT: &str = "We should not ship the release on Friday.";
+
+/// Fillers and discourse markers the guard lets a cleanup remove (one word each).
+const FILLER_WORDS: &[&str] = &["basically", "um", "uh", "so", "actually", "literally"];
+
+fn words(s: &str) -> Vec<String> {
+    s.split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+fn fillers_in(s: &str) -> Vec<String> {
+    words(s)
+        .into_iter()
+        .filter(|w| FILLER_WORDS.contains(&w.as_str()))
+        .collect()
+}
+
+fn llm_config(url: &str, model: &str) -> String {
+    format!(
+        "[llm]\nenabled = true\nbackend = \"openai\"\nurl = \"{url}\"\nmodel = \"{model}\"\n\
+         timeout_ms = 60000\nnum_ctx = 2048\nexamples = false\n"
+    )
+}
+
+#[test]
+fn a_cleanup_is_typed_and_a_dropped_not_is_refused_in_a_mail_window() {
+    if !(tools_present() && speech::tools()) {
+        return;
+    }
+    let clips = tempfile::tempdir().expect("tempdir");
+    let fillers_clip = speak(clips.path(), "fillers", WITH_FILLERS);
+    let not_clip = speak(clips.path(), "not", WITH_NOT);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let gguf = common::assets().join("models/SmolLM2-135M-Instruct.Q4_1.gguf");
+    let llama = Llama::start(dir.path(), &gguf);
+
+    let _pulse = Pulse::start();
+    let x = Xvfb::start();
+    // Not a terminal by `[inject] terminal_classes`: a mail-like target.
+    let mail = Xterm::start_named(&x, "Compose: report", "Editor", "editor", "80x24+0+0");
+    write_initial_config(dir.path());
+    let mut d = Daemon::start(dir.path(), &x);
+    d.write_config(&llm_config(&llama.url, "smollm2"));
+    d.wait_notice("config applied");
+    let mut seen = 0usize;
+
+    // 1. The real model: the filler goes, the guard accepts, the cleaned text is typed.
+    mail.point_at(&x);
+    let ev = dictate(&x, &mut d, HOTKEY, &fillers_clip, 400);
+    eprintln!("fillers: {ev}");
+    assert_eq!(ev["outcome"], "ok", "{ev}");
+    assert_eq!(
+        ev["llm_outcome"],
+        "cleaned",
+        "the guard refused the real model's cleanup: {ev}; llama-server log:\n{}",
+        std::fs::read_to_string(&llama.log).unwrap_or_default()
+    );
+    let cleaned = ev["text"].as_str().unwrap_or_default().to_string();
+    assert_eq!(typed_line(&mail, &x, &mut seen).trim_end(), cleaned);
+    let cleaned_id = ev["id"].as_i64().expect("id");
+
+    // 2. The stand-in that drops "not": refused, the raw transcript is typed. A daemon of its
+    //    own, started like the first: with a config change between two dictations into the
+    //    same window, the next dictation's first character was lost (an engine issue this
+    //    test is not about; reported).
+    drop(d);
+    let standin = DropWordStandin::start("not");
+    let mut d = Daemon::start(dir.path(), &x);
+    d.write_config(&llm_config(&standin.url, "drop-not"));
+    d.wait_notice("config applied");
+    mail.point_at(&x);
+    let ev = dictate(&x, &mut d, HOTKEY, &not_clip, 400);
+    eprintln!("not: {ev}");
+    assert_eq!(ev["outcome"], "ok", "{ev}");
+    assert_eq!(ev["llm_outcome"], "rejected", "{ev}");
+    let typed_raw = ev["text"].as_str().unwrap_or_default().to_string();
+    assert!(
+        words(&typed_raw).contains(&"not".to_string()),
+        "the negation was lost: {ev}"
+    );
+    let line = typed_line(&mail, &x, &mut seen);
+    eprintln!(
+        "window: {:?}",
+        std::fs::read_to_string(&mail.file).unwrap_or_default()
+    );
+    assert_eq!(line.trim_end(), typed_raw);
+    let rejected_id = ev["id"].as_i64().expect("id");
+    drop(d);
+
+    // The history rows: what was heard, what was typed, and why.
+    let history =
+        dictum_engine::store::History::open(&dir.path().join("history.sqlite3")).expect("history");
+    let row = |id| history.get(id).expect("read").expect("row");
+
+    let c = row(cleaned_id);
+    eprintln!("cleaned row: raw {:?} -> text {:?}", c.raw_text, c.text);
+    let raw = c.raw_text.clone().unwrap_or_default();
+    assert_eq!(c.llm_outcome.as_deref(), Some("cleaned"), "{c:?}");
+    assert_eq!(c.llm_reject_reason, None, "{c:?}");
+    assert_eq!(c.llm_backend.as_deref(), Some("openai"), "{c:?}");
+    assert_eq!(c.text.as_deref(), Some(cleaned.as_str()), "{c:?}");
+    assert!(
+        !fillers_in(&raw).is_empty(),
+        "whisper did not hear the filler; nothing to clean: {raw:?}"
+    );
+    assert!(
+        fillers_in(&cleaned).is_empty(),
+        "a filler was typed: {cleaned:?} (heard {raw:?})"
+    );
+    assert!(
+        words(&cleaned).contains(&"wednesday".to_string()),
+        "the correction's day was lost: {cleaned:?}"
+    );
+
+    let r = row(rejected_id);
+    eprintln!("rejected row: {:?}", r.llm_reject_reason);
+    assert_eq!(r.llm_outcome.as_deref(), Some("rejected"), "{r:?}");
+    assert_eq!(
+        r.text, r.raw_text,
+        "the raw transcript is what was typed: {r:?}"
+    );
+    assert_eq!(r.text.as_deref(), Some(typed_raw.as_str()), "{r:?}");
+    let why = r.llm_reject_reason.clone().unwrap_or_default();
+    assert!(
+        why.starts_with("negation:") && why.contains("not"),
+        "the row does not say a negation was dropped: {why:?}"
+    );
+}

@@ -1,0 +1,131 @@
+//! LLM servers for the live cleanup tests: the real llama.cpp `llama-server` (built by
+//! `scripts/llama-server`) on a GGUF from the test assets, and the declared stand-in of
+//! `tests/llm_drop_word_standin.py` (an OpenAI-compatible server whose "cleanup" drops one word).
+//! Included with `#[path]` by test files that also include `common` at their root.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("free port")
+}
+
+fn http_status(port: u16, path: &str) -> Option<u16> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut buf = String::new();
+    let _ = s.read_to_string(&mut buf);
+    buf.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// llama-server (OpenAI-compatible API), killed on drop.
+pub struct Llama {
+    child: Child,
+    pub log: PathBuf,
+    pub url: String,
+}
+
+impl Drop for Llama {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Llama {
+    /// The real LLM: llama-server with `gguf`, one thread, a 2048-token context, on a free
+    /// port; waits until `/health` answers 200. A server that cannot be built or started
+    /// fails the test.
+    pub fn start(dir: &Path, gguf: &Path) -> Llama {
+        let out = Command::new(repo_root().join("scripts/llama-server"))
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("run scripts/llama-server");
+        assert!(
+            out.status.success(),
+            "scripts/llama-server failed; see its log under ~/.cache/dictum/llama-server/"
+        );
+        let bin = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        assert!(gguf.is_file(), "missing {}", gguf.display());
+        let port = free_port();
+        let log = dir.join("llama-server.log");
+        let child = Command::new(bin)
+            .arg("-m")
+            .arg(gguf)
+            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+            .args(["-c", "2048", "--threads", "1", "-np", "1"])
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).expect("log file"))
+            .spawn()
+            .expect("start llama-server");
+        let llama = Llama {
+            child,
+            log,
+            url: format!("http://127.0.0.1:{port}"),
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < deadline {
+            if http_status(port, "/health") == Some(200) {
+                return llama;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!(
+            "llama-server did not become healthy:\n{}",
+            std::fs::read_to_string(&llama.log).unwrap_or_default()
+        );
+    }
+}
+
+/// `tests/llm_drop_word_standin.py`: answers every chat request with the user's text minus
+/// one word (a declared stand-in for a model that drops a negation). Killed on drop.
+pub struct DropWordStandin {
+    child: Child,
+    pub url: String,
+}
+
+impl DropWordStandin {
+    pub fn start(word: &str) -> DropWordStandin {
+        let mut child = Command::new("python3")
+            .arg(repo_root().join("tests/llm_drop_word_standin.py"))
+            .args(["--drop", word])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start python3 tests/llm_drop_word_standin.py");
+        let out = child.stdout.take().expect("stdout");
+        let mut line = String::new();
+        BufReader::new(out).read_line(&mut line).expect("stand-in");
+        let port: u16 = line
+            .trim()
+            .strip_prefix("listening ")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("stand-in said {line:?}"));
+        DropWordStandin {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+        }
+    }
+}
+
+impl Drop for DropWordStandin {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
