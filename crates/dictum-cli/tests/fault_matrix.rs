@@ -26,6 +26,7 @@ mod common;
 
 #[path = "support/events.rs"]
 mod events;
+use events::RunningDaemon;
 
 use common::pulse::Pulse;
 use common::x11::{tools_present, Xterm, Xvfb};
@@ -33,8 +34,8 @@ use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Output, Stdio};
-use std::sync::{mpsc, Mutex, MutexGuard};
+use std::process::{Command, Output, Stdio};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 static MATRIX: Mutex<()> = Mutex::new(());
@@ -136,39 +137,14 @@ impl Rig {
     fn daemon(&self, extra_args: &[&str], env: &[(&str, &str)]) -> Daemon {
         let mut args = vec!["run", "--json", "--stdin-commands", "--no-hotkey"];
         args.extend_from_slice(extra_args);
-        let mut child = self
+        let child = self
             .command(&args, env)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .expect("start dictum run");
-        let stdout = child.stdout.take().expect("stdout");
-        let stderr = child.stderr.take().expect("stderr");
-        let (err_tx, err_rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut all = String::new();
-            let mut buf = [0u8; 4096];
-            let mut stderr = stderr;
-            while let Ok(n) = stderr.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                let chunk = String::from_utf8_lossy(&buf[..n]).into_owned();
-                eprint!("{chunk}");
-                all.push_str(&chunk);
-                let _ = err_tx.send(chunk);
-            }
-        });
-        let stdin = child.stdin.take();
-        let mut d = Daemon {
-            child,
-            stdin,
-            events: events::json_events(stdout),
-            stderr: err_rx,
-            stderr_seen: String::new(),
-            notices: Vec::new(),
-        };
+        let mut d = RunningDaemon::new(child);
         d.next("ready", Duration::from_secs(120));
         d
     }
@@ -203,105 +179,23 @@ impl Rig {
     }
 }
 
-struct Daemon {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    events: mpsc::Receiver<Value>,
-    stderr: mpsc::Receiver<String>,
-    stderr_seen: String,
-    notices: Vec<String>,
-}
+/// The daemon, its stderr piped and kept ([`RunningDaemon::stderr`]).
+type Daemon = RunningDaemon;
 
+/// The matrix's own steps.
 impl Daemon {
-    fn send(&mut self, line: &str) {
-        let stdin = self.stdin.as_mut().expect("stdin");
-        writeln!(stdin, "{line}").expect("write command");
-        stdin.flush().expect("flush");
-    }
-
-    /// The next event of `kind` (notices collected on the way).
-    fn next(&mut self, kind: &str, within: Duration) -> Value {
-        let deadline = Instant::now() + within;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let ev = match self.events.recv_timeout(left) {
-                Ok(ev) => ev,
-                Err(e) => panic!(
-                    "no `{kind}` event within {within:?} ({e}); notices: {:#?}",
-                    self.notices
-                ),
-            };
-            if ev["event"] == "notice" {
-                self.notices
-                    .push(ev["message"].as_str().unwrap_or_default().to_string());
-            }
-            if ev["event"] == kind {
-                return ev;
-            }
-        }
-    }
-
     /// Waits for a notice containing every one of `needles` (already seen ones count).
     fn notice(&mut self, needles: &[&str], within: Duration) -> String {
-        let deadline = Instant::now() + within;
-        loop {
-            if let Some(n) = self
-                .notices
-                .iter()
-                .find(|n| needles.iter().all(|w| n.contains(w)))
-            {
-                return n.clone();
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.events.recv_timeout(left) {
-                Ok(ev) if ev["event"] == "notice" => self
-                    .notices
-                    .push(ev["message"].as_str().unwrap_or_default().to_string()),
-                Ok(_) => {}
-                Err(_) => panic!("no notice with {needles:?}; notices: {:#?}", self.notices),
-            }
-        }
+        self.until_notice(within, |n| needles.iter().all(|w| n.contains(w)))
+            .unwrap_or_else(|notices| panic!("no notice with {needles:?}; notices: {notices:#?}"))
     }
 
     /// Waits for "microphone NAME is back" (not "... try again once it is back").
     fn mic_back(&mut self, within: Duration) {
-        let deadline = Instant::now() + within;
-        let back = |n: &String| n.starts_with("microphone ") && n.ends_with(" is back");
-        while !self.notices.iter().any(back) {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.events.recv_timeout(left) {
-                Ok(ev) if ev["event"] == "notice" => self
-                    .notices
-                    .push(ev["message"].as_str().unwrap_or_default().to_string()),
-                Ok(_) => {}
-                Err(_) => panic!("the microphone did not come back: {:#?}", self.notices),
-            }
+        let back = |n: &str| n.starts_with("microphone ") && n.ends_with(" is back");
+        if let Err(notices) = self.until_notice(within, back) {
+            panic!("the microphone did not come back: {notices:#?}");
         }
-    }
-
-    /// Reads events for `within` (dictations of a press made while the device was away).
-    fn drain(&mut self, within: Duration) -> Vec<Value> {
-        let deadline = Instant::now() + within;
-        let mut seen = Vec::new();
-        while let Ok(ev) = self
-            .events
-            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-        {
-            if ev["event"] == "notice" {
-                self.notices
-                    .push(ev["message"].as_str().unwrap_or_default().to_string());
-            }
-            seen.push(ev);
-        }
-        seen
-    }
-
-    /// Everything the daemon wrote on stderr so far.
-    fn stderr(&mut self) -> &str {
-        while let Ok(chunk) = self.stderr.try_recv() {
-            self.stderr_seen.push_str(&chunk);
-        }
-        &self.stderr_seen
     }
 
     /// Press, play `clip` into the microphone, release; the dictation event.
@@ -332,23 +226,6 @@ impl Daemon {
             std::thread::sleep(Duration::from_millis(20));
         }
         panic!("dictum run did not exit within {within:?}");
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        if let Some(mut stdin) = self.stdin.take() {
-            let _ = writeln!(stdin, "quit");
-        }
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

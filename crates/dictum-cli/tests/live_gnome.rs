@@ -21,6 +21,8 @@
 mod common;
 #[path = "../../dictum-engine/tests/common/gnome.rs"]
 mod gnome;
+#[path = "../../dictum-engine/tests/common/portal_desktop.rs"]
+mod portal_desktop;
 
 #[path = "support/events.rs"]
 mod events;
@@ -28,44 +30,12 @@ mod events;
 mod session_daemon;
 use common::pulse::Pulse;
 use gnome::{tools, Gnome};
-use session_daemon::Daemon;
+use session_daemon::{check_typed, ms, speak, Daemon, Growth};
 use std::path::Path;
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 const HOTKEY: &str = "ctrl+alt+d";
-
-/// The daemon's config (written whole and renamed: it never reads half a file).
-fn write_config(dir: &Path, extra: &str) {
-    let text = format!(
-        "[stt]\nmodel = \"{}\"\nthreads = 2\n\n[dictation]\nhotkey = \"{HOTKEY}\"\n\n[inject]\nnotify_on_failure = false\n{extra}",
-        common::tiny_model().display()
-    );
-    let tmp = dir.join("config.toml.tmp");
-    std::fs::write(&tmp, text).expect("write config");
-    std::fs::rename(&tmp, dir.join("config.toml")).expect("rename config");
-}
-
-/// Watches the text box's file from now: the instant its text first differs from `before`.
-fn watch_growth(gnome: &Gnome, before: String) -> (Arc<AtomicBool>, mpsc::Receiver<Instant>) {
-    let path = gnome.typed.clone();
-    let stop = Arc::new(AtomicBool::new(false));
-    let (tx, rx) = mpsc::channel();
-    let stopped = stop.clone();
-    std::thread::spawn(move || {
-        while !stopped.load(Ordering::Relaxed) {
-            let now = std::fs::read_to_string(&path).unwrap_or_default();
-            if now != before {
-                let _ = tx.send(Instant::now());
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-    });
-    (stop, rx)
-}
 
 /// `dictum ctl toggle`, as GNOME's custom shortcut runs it, in the session's environment.
 fn ctl_toggle(gnome: &Gnome, dir: &Path) {
@@ -89,13 +59,8 @@ fn ctl_toggle(gnome: &Gnome, dir: &Path) {
 fn dictate(gnome: &Gnome, dir: &Path, d: &mut Daemon, clip: &str, word: &str, consent: bool) {
     let before = gnome.typed();
     ctl_toggle(gnome, dir);
-    d.next("state", Duration::from_secs(3), |e| {
-        e["state"] == "recording"
-    });
-    std::thread::sleep(Duration::from_millis(100));
-    common::pulse::play_and_wait(clip);
-    std::thread::sleep(Duration::from_millis(400));
-    let (stop, first) = watch_growth(gnome, before.clone());
+    speak(d, clip);
+    let growth = Growth::watch(gnome, before.clone());
     let dialogs = gnome.dialogs_shown();
     ctl_toggle(gnome, dir);
     let released = Instant::now();
@@ -106,48 +71,27 @@ fn dictate(gnome: &Gnome, dir: &Path, d: &mut Daemon, clip: &str, word: &str, co
             dialog_after.as_secs_f64() * 1e3
         );
     });
-    let ev = d.next("dictation", Duration::from_secs(90), |_| true);
-    eprintln!("dictation: {ev}");
-    let text = ev["text"].as_str().unwrap_or_default().to_string();
-    assert_eq!(ev["outcome"], "ok", "{ev}");
-    assert!(
-        text.to_lowercase().contains(word),
-        "not the clip's words ({word:?}): {text:?}"
+    let (ev, text) = check_typed(
+        gnome,
+        d,
+        Duration::from_secs(90),
+        &growth,
+        &before,
+        word,
+        false,
     );
-    let expected = format!("{before}{text} ");
-    let (got, _) = gnome.wait_typed(&expected);
-    std::thread::sleep(Duration::from_millis(300));
-    stop.store(true, Ordering::Relaxed);
-    assert_eq!(
-        got,
-        expected,
-        "what the text box received; {ev}\n{}",
-        gnome.logs()
-    );
-    assert_eq!(gnome.typed(), expected, "nothing more arrived; {ev}");
-    let method = if text.is_ascii() {
-        "portal"
-    } else {
-        "portal_paste"
-    };
-    assert_eq!(ev["inject_method"], method, "{ev}");
-    assert!(ev["inject_error"].is_null(), "{ev}");
     if !consent {
         assert_eq!(gnome.dialogs_shown(), dialogs, "no second dialog");
     }
     let _ = answered;
-    let first_ms = first
-        .recv_timeout(Duration::from_secs(1))
-        .map(|at| at.saturating_duration_since(released).as_secs_f64() * 1e3)
-        .expect("the watcher saw the text arrive");
-    let f = |k: &str| ev[k].as_f64().map_or("-".into(), |v| format!("{v:.0}"));
+    let first_ms = growth.first_ms(released);
     eprintln!(
         "GNOME 43 portal, {clip}{}: {} chars, inject_method {}; release→first char (outside, file) {first_ms:.0} ms; release_to_text_ms {}; release_to_typed_ms {}",
         if consent { " (with the consent dialog)" } else { "" },
         text.chars().count() + 1,
         ev["inject_method"],
-        f("release_to_text_ms"),
-        f("release_to_typed_ms"),
+        ms(&ev, "release_to_text_ms"),
+        ms(&ev, "release_to_typed_ms"),
     );
 }
 
@@ -160,14 +104,12 @@ fn toggle_dictation_and_typing_through_the_gnome_portal() {
     let _pulse = Pulse::start();
     let gnome = Gnome::start(&tools);
     let dir = tempfile::tempdir().expect("tempdir");
-    write_config(dir.path(), "");
-
-    let (mut d, ready) = Daemon::start(gnome.session_env(), dir.path(), "DICTUM_LIVE_GNOME_ARGS");
-    assert_eq!(ready["hotkey_path"], "compositor", "{ready}");
-    let route = ready["inject_route"].as_str().unwrap_or_default();
-    assert!(
-        route.starts_with("portal"),
-        "inject_route {route:?}: {ready}"
+    let mut d = session_daemon::start_on_portal(
+        gnome.session_env(),
+        dir.path(),
+        HOTKEY,
+        "DICTUM_LIVE_GNOME_ARGS",
+        "compositor",
     );
     assert_eq!(gnome.typed(), "", "the text box starts empty");
     dictate(&gnome, dir.path(), &mut d, "jfk.wav", "country", true);

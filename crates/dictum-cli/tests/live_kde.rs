@@ -24,6 +24,8 @@
 mod common;
 #[path = "../../dictum-engine/tests/common/kde.rs"]
 mod kde;
+#[path = "../../dictum-engine/tests/common/portal_desktop.rs"]
+mod portal_desktop;
 
 #[path = "support/events.rs"]
 mod events;
@@ -32,43 +34,10 @@ mod session_daemon;
 use common::pulse::Pulse;
 use dictum_engine::portal::RemoteKeyboard;
 use kde::{tools, Kde, ALT_L, CONTROL_L, SPACE};
-use session_daemon::Daemon;
-use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc};
+use session_daemon::{check_typed, ms, speak, write_config, Daemon, Growth};
 use std::time::{Duration, Instant};
 
 const HOTKEY: &str = "ctrl+alt+space";
-
-/// The daemon's config (written whole and renamed: it never reads half a file).
-fn write_config(dir: &Path, extra: &str) {
-    let text = format!(
-        "[stt]\nmodel = \"{}\"\nthreads = 2\n\n[dictation]\nhotkey = \"{HOTKEY}\"\n\n[inject]\nnotify_on_failure = false\n{extra}",
-        common::tiny_model().display()
-    );
-    let tmp = dir.join("config.toml.tmp");
-    std::fs::write(&tmp, text).expect("write config");
-    std::fs::rename(&tmp, dir.join("config.toml")).expect("rename config");
-}
-
-/// Watches the text box's file from now: the instant its text first differs from `before`.
-fn watch_growth(kde: &Kde, before: String) -> (Arc<AtomicBool>, mpsc::Receiver<Instant>) {
-    let path = kde.typed.clone();
-    let stop = Arc::new(AtomicBool::new(false));
-    let (tx, rx) = mpsc::channel();
-    let stopped = stop.clone();
-    std::thread::spawn(move || {
-        while !stopped.load(Ordering::Relaxed) {
-            let now = std::fs::read_to_string(&path).unwrap_or_default();
-            if now != before {
-                let _ = tx.send(Instant::now());
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-    });
-    (stop, rx)
-}
 
 /// One push-to-talk dictation of `clip` (whose transcript has `word`) with the chord held on
 /// KWin's input; asserts exactly its text plus a space arrived in the text box, by `paste` or
@@ -82,65 +51,39 @@ fn dictate(
     paste: bool,
 ) {
     let before = kde.typed();
-
     for k in [CONTROL_L, ALT_L, SPACE] {
         kb.key(k, true).expect("press");
     }
-    d.next("state", Duration::from_secs(3), |e| {
-        e["state"] == "recording"
-    });
-    std::thread::sleep(Duration::from_millis(100));
-    common::pulse::play_and_wait(clip);
-    std::thread::sleep(Duration::from_millis(400));
+    speak(d, clip);
     assert_eq!(
         kde.typed(),
         before,
         "the shortcut's keys typed nothing while held"
     );
-    let (stop, first) = watch_growth(kde, before.clone());
+    let growth = Growth::watch(kde, before.clone());
     for k in [SPACE, ALT_L, CONTROL_L] {
         kb.key(k, false).expect("release");
     }
     let released = Instant::now();
-    let ev = d.next("dictation", Duration::from_secs(60), |_| true);
-    eprintln!("dictation: {ev}");
-    let text = ev["text"].as_str().unwrap_or_default().to_string();
-    assert_eq!(ev["outcome"], "ok", "{ev}");
-    assert!(!text.is_empty(), "no text: {ev}");
-    assert!(
-        text.to_lowercase().contains(word),
-        "not the clip's words ({word:?}): {text:?}"
+    let (ev, text) = check_typed(
+        kde,
+        d,
+        Duration::from_secs(60),
+        &growth,
+        &before,
+        word,
+        paste,
     );
-    let expected = format!("{before}{text} ");
-    let (got, _) = kde.wait_typed(&expected);
-    // Anything more (a late duplicate, a stray space from the chord) shows up by now.
-    std::thread::sleep(Duration::from_millis(300));
-    stop.store(true, Ordering::Relaxed);
-    let got_all = kde.typed();
-    assert_eq!(got, expected, "what the text box received; {ev}");
-    assert_eq!(got_all, expected, "nothing more arrived; {ev}");
-    // Typing falls back to a paste for text the keyboard layout lacks.
-    let method = if paste || !text.is_ascii() {
-        "portal_paste"
-    } else {
-        "portal"
-    };
-    assert_eq!(ev["inject_method"], method, "{ev}");
-    assert!(ev["inject_error"].is_null(), "{ev}");
 
-    let first_ms = first
-        .recv_timeout(Duration::from_secs(1))
-        .map(|at| at.saturating_duration_since(released).as_secs_f64() * 1e3)
-        .expect("the watcher saw the text arrive");
-    let f = |k: &str| ev[k].as_f64().map_or("-".into(), |v| format!("{v:.0}"));
+    let first_ms = growth.first_ms(released);
     eprintln!(
         "KDE 5.27 portals, {clip} ({}): {} chars, inject_method {}; release→first char (outside, file) {first_ms:.0} ms; release_to_text_ms {}; release_to_typed_ms {}; tail_stt_ms {}",
         if paste { "paste" } else { "type" },
         text.chars().count() + 1,
         ev["inject_method"],
-        f("release_to_text_ms"),
-        f("release_to_typed_ms"),
-        f("tail_stt_ms"),
+        ms(&ev, "release_to_text_ms"),
+        ms(&ev, "release_to_typed_ms"),
+        ms(&ev, "tail_stt_ms"),
     );
 }
 
@@ -153,14 +96,12 @@ fn push_to_talk_and_typing_through_the_kde_portals() {
     let _pulse = Pulse::start();
     let kde = Kde::start(&tools);
     let dir = tempfile::tempdir().expect("tempdir");
-    write_config(dir.path(), "");
-
-    let (mut d, ready) = Daemon::start(kde.session_env(), dir.path(), "DICTUM_LIVE_KDE_ARGS");
-    assert_eq!(ready["hotkey_path"], "portal", "{ready}");
-    let route = ready["inject_route"].as_str().unwrap_or_default();
-    assert!(
-        route.starts_with("portal"),
-        "inject_route {route:?}: {ready}"
+    let mut d = session_daemon::start_on_portal(
+        kde.session_env(),
+        dir.path(),
+        HOTKEY,
+        "DICTUM_LIVE_KDE_ARGS",
+        "portal",
     );
 
     // The user's keyboard: KWin's input, through a RemoteDesktop session of the test's own.
@@ -170,7 +111,7 @@ fn push_to_talk_and_typing_through_the_kde_portals() {
     dictate(&kde, &mut kb, &mut d, "jfk.wav", "country", false);
 
     // Paste mode, applied without a restart: the clipboard and Ctrl+V through the portal.
-    write_config(dir.path(), "method = \"paste\"\n");
+    write_config(dir.path(), HOTKEY, "method = \"paste\"\n");
     d.wait_notice("config applied");
     dictate(&kde, &mut kb, &mut d, "goforward.wav", "forward", true);
     drop(kb);

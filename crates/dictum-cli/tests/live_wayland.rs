@@ -33,11 +33,10 @@ mod events;
 #[path = "support/speech.rs"]
 mod speech;
 use common::pulse::Pulse;
+use events::RunningDaemon as Daemon;
 use serde_json::Value;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Stdio};
-use std::sync::mpsc;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 use sway_session::{keys, tools_present, Keyboard, Session, Terminal};
 
@@ -46,119 +45,24 @@ const CLIPBOARD_BEFORE: &str = "what was on the clipboard";
 /// HOTKEY on the keyboard.
 const CHORD: [u32; 3] = [keys::LEFTCTRL, keys::LEFTALT, keys::SPACE];
 
-struct Daemon {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    events: mpsc::Receiver<Value>,
-    notices: Vec<String>,
-}
-
-impl Daemon {
-    fn start(s: &Session, exe: &Path) -> Daemon {
-        let mut child = s
-            .command(exe)
-            .args(["run", "--json", "--stdin-commands"])
-            .env(
-                "PULSE_SERVER",
-                std::env::var("PULSE_SERVER").expect("PULSE_SERVER"),
-            )
-            .env(
-                "DICTUM_LOG",
-                std::env::var("DICTUM_LOG")
-                    .unwrap_or_else(|_| "warn,pulseaudio=off,enigo=error,arboard=error".into()),
-            )
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn();
-        let stdout = child.stdout.take().expect("stdout");
-        let stdin = child.stdin.take();
-        let events = events::json_events(stdout);
-        let mut d = Daemon {
-            child,
-            stdin,
-            events,
-            notices: Vec::new(),
-        };
-        let ready = d.next("ready", Duration::from_secs(90));
-        eprintln!("ready: {ready}");
-        d
-    }
-
-    fn next(&mut self, kind: &str, within: Duration) -> Value {
-        self.try_next(kind, within)
-            .unwrap_or_else(|e| panic!("{e}"))
-    }
-
-    fn try_next(&mut self, kind: &str, within: Duration) -> Result<Value, String> {
-        let deadline = Instant::now() + within;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let ev = self.events.recv_timeout(left).map_err(|e| {
-                format!(
-                    "no `{kind}` event within {within:?} ({e}); notices: {:?}",
-                    self.notices
-                )
-            })?;
-            if ev["event"] == "notice" {
-                let msg = ev["message"].as_str().unwrap_or_default().to_string();
-                eprintln!("notice: {msg}");
-                self.notices.push(msg);
-            }
-            if ev["event"] == kind {
-                return Ok(ev);
-            }
-        }
-    }
-
-    fn wait_notice(&mut self, needle: &str) {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !self.notices.iter().any(|n| n.contains(needle)) {
-            assert!(
-                Instant::now() < deadline,
-                "no notice {needle:?}: {:?}",
-                self.notices
-            );
-            let left = deadline.saturating_duration_since(Instant::now());
-            if let Ok(ev) = self.events.recv_timeout(left) {
-                if ev["event"] == "notice" {
-                    self.notices
-                        .push(ev["message"].as_str().unwrap_or_default().to_string());
-                }
-            }
-        }
-    }
-
-    /// Nothing but state/notice events for `within`.
-    fn no_dictation(&mut self, within: Duration) -> Result<(), String> {
-        let deadline = Instant::now() + within;
-        while let Ok(ev) = self
-            .events
-            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-        {
-            if ev["event"] == "dictation" {
-                return Err(format!("unexpected dictation: {ev}"));
-            }
-        }
-        Ok(())
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        if let Some(mut stdin) = self.stdin.take() {
-            let _ = writeln!(stdin, "quit");
-        }
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `dictum run --json --stdin-commands` as the session's user, with the private PulseAudio.
+fn start_daemon(s: &Session, exe: &Path) -> Daemon {
+    let child = s
+        .command(exe)
+        .args(["run", "--json", "--stdin-commands"])
+        .env(
+            "PULSE_SERVER",
+            std::env::var("PULSE_SERVER").expect("PULSE_SERVER"),
+        )
+        .env("DICTUM_LOG", events::log_filter())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn();
+    let mut d = Daemon::new(child);
+    let ready = d.next("ready", Duration::from_secs(90));
+    eprintln!("ready: {ready}");
+    d
 }
 
 /// The private PulseAudio runs as this process's user; the session's user reaches it
@@ -470,7 +374,7 @@ fn dictation_reaches_native_and_xwayland_windows_on_sway() {
         with_include
     );
 
-    let mut d = Daemon::start(&s, &exe);
+    let mut d = start_daemon(&s, &exe);
     let mut rows = Vec::new();
     let mut failures = Vec::new();
     let mut run = |d: &mut Daemon, term: &Terminal, drive: Drive, method: &str, clip: &str| {
@@ -526,7 +430,7 @@ fn dictation_reaches_native_and_xwayland_windows_on_sway() {
     kb.down(&CHORD);
     std::thread::sleep(Duration::from_millis(600));
     kb.up(&[keys::SPACE, keys::LEFTALT, keys::LEFTCTRL]);
-    if let Err(e) = d.no_dictation(Duration::from_millis(1500)) {
+    if let Err(e) = d.try_no_dictation(Duration::from_millis(1500)) {
         failures.push(format!(
             "the chord still dictates after `dictum shortcut remove`: {e}"
         ));

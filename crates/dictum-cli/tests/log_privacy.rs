@@ -15,33 +15,19 @@
 mod common;
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-fn assets() -> PathBuf {
-    let dir = match std::env::var_os("DICTUM_TEST_ASSETS") {
-        Some(d) => PathBuf::from(d),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
-    };
-    assert!(
-        dir.join("models/ggml-tiny.en-q8_0.bin").is_file(),
-        "test assets not found at {} (set DICTUM_TEST_ASSETS)",
-        dir.display()
-    );
-    dir
-}
-
 fn transcribe(dir: &std::path::Path, extra: &[&str]) -> Output {
-    let clip = assets().join("audio/dev/jfk.wav");
+    let clip = common::assets().join("audio/dev/jfk.wav");
     Command::new(env!("CARGO_BIN_EXE_dictum"))
         .args(extra)
         .arg("transcribe")
         .arg(&clip)
         .env("DICTUM_DATA_DIR", dir.join("data"))
         .env("DICTUM_CONFIG", dir.join("config.toml"))
-        .env("DICTUM_MODELS_DIR", assets().join("models"))
+        .env("DICTUM_MODELS_DIR", common::assets().join("models"))
         .env_remove("DICTUM_LOG")
         .env_remove("RUST_LOG")
         .output()
@@ -80,7 +66,7 @@ fn stderr_carries_no_dictated_words_unless_verbose() {
         stderr.lines().count()
     );
 
-    if !pulse_available() {
+    if !common::pulse::available("log_privacy") {
         return;
     }
     let _pulse = common::pulse::Pulse::start();
@@ -103,21 +89,6 @@ fn stderr_carries_no_dictated_words_unless_verbose() {
     );
 }
 
-fn pulse_available() -> bool {
-    let found = Command::new("sh")
-        .args(["-c", "command -v pulseaudio && command -v paplay"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(
-            std::env::var_os("DICTUM_REQUIRE_E2E").is_none(),
-            "DICTUM_REQUIRE_E2E is set but PulseAudio is missing; sudo apt install pulseaudio pulseaudio-utils"
-        );
-        eprintln!("log_privacy: PulseAudio missing, the daemon part is skipped");
-    }
-    found
-}
-
 /// `dictum [extra] run --output stdout`, driven on stdin: toggle, jfk.wav into the virtual
 /// microphone, toggle, quit. Returns its stdout and stderr, lowercased.
 fn run_one_dictation(dir: &std::path::Path, extra: &[&str]) -> (String, String) {
@@ -132,7 +103,7 @@ fn run_one_dictation(dir: &std::path::Path, extra: &[&str]) -> (String, String) 
         ])
         .env("DICTUM_DATA_DIR", dir.join("data"))
         .env("DICTUM_CONFIG", dir.join("config.toml"))
-        .env("DICTUM_MODELS_DIR", assets().join("models"))
+        .env("DICTUM_MODELS_DIR", common::assets().join("models"))
         .env("DICTUM_CONTROL_SOCKET", dir.join("run/control.sock"))
         .env_remove("DICTUM_LOG")
         .env_remove("RUST_LOG")

@@ -121,21 +121,6 @@ fn check_private(sb: &Sandbox, roots: &[PathBuf], seen: &mut Vec<String>) {
     }
 }
 
-fn pulse_available() -> bool {
-    let found = Command::new("sh")
-        .args(["-c", "command -v pulseaudio && command -v paplay"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(
-            std::env::var_os("DICTUM_REQUIRE_E2E").is_none(),
-            "DICTUM_REQUIRE_E2E is set but PulseAudio is missing; sudo apt install pulseaudio pulseaudio-utils"
-        );
-        eprintln!("permissions: PulseAudio missing, the daemon part is skipped");
-    }
-    found
-}
-
 #[test]
 fn every_file_and_folder_dictum_creates_is_private() {
     let sb = Sandbox {
@@ -190,7 +175,7 @@ fn every_file_and_folder_dictum_creates_is_private() {
     let export = sb.path("exports/history.csv");
     sb.dictum(&["history", "--export", &export.display().to_string()]);
 
-    let daemon = pulse_available();
+    let daemon = common::pulse::available("permissions");
     let mut seen = Vec::new();
     if daemon {
         let _pulse = common::pulse::Pulse::start();

@@ -23,10 +23,12 @@
 
 #[path = "common/gnome.rs"]
 mod gnome;
+#[path = "common/portal_desktop.rs"]
+mod portal_desktop;
 
 use dictum_engine::inject::session::hotkey_path;
-use dictum_engine::inject::{Delivery, Focus, HotkeyPath, InjectConfig, Injector, TypePath};
-use dictum_engine::portal::{self, RemoteKeyboard};
+use dictum_engine::inject::{Delivery, Focus, HotkeyPath, TypePath};
+use dictum_engine::portal::RemoteKeyboard;
 use gnome::{tools, Gnome};
 use std::time::Instant;
 
@@ -38,9 +40,7 @@ fn real_gnome_portal_types_into_a_wayland_window() {
     let gnome = Gnome::start(&tools);
     let bus = gnome.bus();
 
-    let t = Instant::now();
-    let info = portal::probe_on(&bus);
-    let probe_ms = t.elapsed().as_secs_f64() * 1e3;
+    let (info, probe_ms) = gnome.probe();
     assert!(info.can_type(), "{info:?}");
     assert!(
         info.global_shortcuts.is_none(),
@@ -64,25 +64,10 @@ fn real_gnome_portal_types_into_a_wayland_window() {
     assert_eq!(got, text, "what the window received\n{}", gnome.logs());
 
     // Speed: a dictation-sized text, until the last character is in the window.
-    let before = gnome.typed();
-    let long = "The quick brown fox jumps over the lazy dog. ".repeat(10);
-    let t = Instant::now();
-    kb.type_text(&long).expect("type long");
-    let sent = t.elapsed();
-    let (got, at) = gnome.wait_typed(&format!("{before}{long}"));
-    assert_eq!(got, format!("{before}{long}"));
-    let arrived = at.duration_since(t);
-    let n = long.chars().count() as f64;
+    let (n, sent, arrived) = gnome.type_long(&mut kb);
 
     // A character the US layout lacks: mutter drops it (no wrong character typed).
-    let before = gnome.typed();
-    kb.type_text("café\n").expect("type");
-    let (got, _) = gnome.wait_typed(&format!("{before}caf\n"));
-    assert_eq!(
-        got,
-        format!("{before}caf\n"),
-        "é is not on the layout: dropped, not mistyped"
-    );
+    gnome.type_off_layout(&mut kb);
     let version = kb.portal_version();
     drop(kb);
 
@@ -95,16 +80,7 @@ fn real_gnome_portal_types_into_a_wayland_window() {
     std::env::remove_var("DISPLAY");
     std::env::remove_var("SWAYSOCK");
     std::env::remove_var("HYPRLAND_INSTANCE_SIGNATURE");
-    let mut inj = Injector::new(&InjectConfig {
-        notify_on_failure: false,
-        ..InjectConfig::default()
-    })
-    .expect("injector");
-    assert!(!inj.abilities().virtual_keyboard, "{:?}", inj.abilities());
-    assert_eq!(
-        inj.route(Focus::Unknown).map(|r| r.typing),
-        Ok(TypePath::Portal)
-    );
+    let mut inj = portal_desktop::portal_injector();
     assert_eq!(
         hotkey_path(inj.session(), inj.abilities()),
         HotkeyPath::Compositor { release: false },

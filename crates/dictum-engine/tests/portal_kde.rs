@@ -23,9 +23,11 @@
 
 #[path = "common/kde.rs"]
 mod kde;
+#[path = "common/portal_desktop.rs"]
+mod portal_desktop;
 
-use dictum_engine::inject::{Delivery, Focus, InjectConfig, Injector, TypePath};
-use dictum_engine::portal::{self, PortalShortcut, RemoteKeyboard, ShortcutEvent, ShortcutRequest};
+use dictum_engine::inject::{Delivery, Focus, TypePath};
+use dictum_engine::portal::{PortalShortcut, RemoteKeyboard, ShortcutEvent, ShortcutRequest};
 use kde::{tools, Kde, ALT_L, CONTROL_L, SOCKET, SPACE};
 use std::sync::mpsc;
 use std::sync::Mutex;
@@ -39,9 +41,7 @@ fn real_kde_portal_types_into_a_wayland_window_and_drives_push_to_talk() {
     let kde = Kde::start(&tools);
     let bus = kde.bus();
 
-    let t = Instant::now();
-    let info = portal::probe_on(&bus);
-    let probe_ms = t.elapsed().as_secs_f64() * 1e3;
+    let (info, probe_ms) = kde.probe();
     assert!(info.can_type(), "{info:?}");
     assert!(info.global_shortcuts.is_some(), "{info:?}");
 
@@ -124,25 +124,10 @@ fn real_kde_portal_types_into_a_wayland_window_and_drives_push_to_talk() {
         .expect("release again"));
 
     // Speed: a dictation-sized text, until the last character is in the window.
-    let before = kde.typed();
-    let long = "The quick brown fox jumps over the lazy dog. ".repeat(10);
-    let t = Instant::now();
-    kb.type_text(&long).expect("type long");
-    let sent = t.elapsed();
-    let (got, at) = kde.wait_typed(&format!("{before}{long}"));
-    assert_eq!(got, format!("{before}{long}"));
-    let arrived = at.duration_since(t);
-    let n = long.chars().count() as f64;
+    let (n, sent, arrived) = kde.type_long(&mut kb);
 
     // A character the US layout lacks: KDE's portal drops it (no wrong character typed).
-    let before = kde.typed();
-    kb.type_text("café\n").expect("type");
-    let (got, _) = kde.wait_typed(&format!("{before}caf\n"));
-    assert_eq!(
-        got,
-        format!("{before}caf\n"),
-        "é is not on the layout: dropped, not mistyped"
-    );
+    kde.type_off_layout(&mut kb);
 
     // The product's injector in this session (one test in this binary: the environment is
     // ours): KDE offers no virtual keyboard to applications, so the RemoteDesktop portal types;
@@ -156,16 +141,7 @@ fn real_kde_portal_types_into_a_wayland_window_and_drives_push_to_talk() {
     std::env::set_var("DICTUM_DATA_DIR", kde.dir.path().join("data/dictum"));
     std::env::remove_var("DISPLAY");
     std::env::remove_var("SWAYSOCK");
-    let mut inj = Injector::new(&InjectConfig {
-        notify_on_failure: false,
-        ..InjectConfig::default()
-    })
-    .expect("injector");
-    assert!(!inj.abilities().virtual_keyboard, "{:?}", inj.abilities());
-    assert_eq!(
-        inj.route(Focus::Unknown).map(|r| r.typing),
-        Ok(TypePath::Portal)
-    );
+    let mut inj = portal_desktop::portal_injector();
     let before = kde.typed();
     let r = inj.inject("Routed by Dictum, 42");
     assert_eq!(r.error, None, "{r:?}");

@@ -5,26 +5,37 @@
 #![allow(dead_code)]
 
 use crate::common::x11::{Xterm, Xvfb};
+use crate::events::RunningDaemon;
 use serde_json::Value;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 pub const HOTKEY: &str = "ctrl+alt+space";
 
+/// The daemon and its data folder; the events, notices and `quit` on drop are the
+/// [`RunningDaemon`] it derefs to.
 pub struct Daemon {
-    pub child: Child,
-    pub stdin: Option<ChildStdin>,
-    pub events: mpsc::Receiver<Value>,
-    pub notices: Vec<String>,
+    run: RunningDaemon,
     pub dir: PathBuf,
+}
+
+impl std::ops::Deref for Daemon {
+    type Target = RunningDaemon;
+    fn deref(&self) -> &RunningDaemon {
+        &self.run
+    }
+}
+
+impl std::ops::DerefMut for Daemon {
+    fn deref_mut(&mut self) -> &mut RunningDaemon {
+        &mut self.run
+    }
 }
 
 impl Daemon {
     pub fn start(dir: &Path, x: &Xvfb) -> Daemon {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_dictum"))
+        let child = Command::new(env!("CARGO_BIN_EXE_dictum"))
             .args(["run", "--json", "--stdin-commands"])
             .env("DISPLAY", &x.display)
             // An X11 session, whatever session the tests run in.
@@ -32,82 +43,20 @@ impl Daemon {
             .env_remove("XDG_SESSION_TYPE")
             .env("DICTUM_DATA_DIR", dir)
             .env("DICTUM_CONFIG", dir.join("config.toml"))
-            // The caller's DICTUM_LOG wins (to see the daemon's debug lines in a bench).
-            .env(
-                "DICTUM_LOG",
-                std::env::var("DICTUM_LOG")
-                    .unwrap_or_else(|_| "warn,pulseaudio=off,enigo=error,arboard=error".into()),
-            )
+            .env("DICTUM_LOG", crate::events::log_filter())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
             .expect("start dictum run");
-        let stdout = child.stdout.take().expect("stdout");
-        let stdin = child.stdin.take();
-        let events = crate::events::json_events(stdout);
         let mut d = Daemon {
-            child,
-            stdin,
-            events,
-            notices: Vec::new(),
+            run: RunningDaemon::new(child),
             dir: dir.to_path_buf(),
         };
         let ready = d.next("ready", Duration::from_secs(90));
         eprintln!("ready: {ready}");
         assert_eq!(ready["hotkey"], HOTKEY);
         d
-    }
-
-    /// The next event of `kind` (notices are collected on the way).
-    pub fn next(&mut self, kind: &str, within: Duration) -> Value {
-        let deadline = Instant::now() + within;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let ev = match self.events.recv_timeout(left) {
-                Ok(ev) => ev,
-                Err(e) => panic!(
-                    "no `{kind}` event within {within:?} ({e}); notices: {:?}",
-                    self.notices
-                ),
-            };
-            if ev["event"] == "notice" {
-                self.notices
-                    .push(ev["message"].as_str().unwrap_or_default().to_string());
-            }
-            if ev["event"] == kind {
-                return ev;
-            }
-        }
-    }
-
-    pub fn wait_notice(&mut self, needle: &str) {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !self.notices.iter().any(|n| n.contains(needle)) {
-            assert!(
-                Instant::now() < deadline,
-                "no notice {needle:?}: {:?}",
-                self.notices
-            );
-            let left = deadline.saturating_duration_since(Instant::now());
-            if let Ok(ev) = self.events.recv_timeout(left) {
-                if ev["event"] == "notice" {
-                    self.notices
-                        .push(ev["message"].as_str().unwrap_or_default().to_string());
-                }
-            }
-        }
-    }
-
-    /// Nothing but state/notice events for `within`.
-    pub fn no_dictation(&mut self, within: Duration) {
-        let deadline = Instant::now() + within;
-        while let Ok(ev) = self
-            .events
-            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-        {
-            assert_ne!(ev["event"], "dictation", "unexpected dictation: {ev}");
-        }
     }
 
     pub fn write_config(&self, extra: &str) {
@@ -138,23 +87,6 @@ impl Daemon {
         let tmp = self.dir.join("config.toml.tmp");
         std::fs::write(&tmp, text).expect("write config");
         std::fs::rename(&tmp, &path).expect("rename config");
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        if let Some(mut stdin) = self.stdin.take() {
-            let _ = writeln!(stdin, "quit");
-        }
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -7,6 +7,23 @@
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 
+/// True when `pulseaudio` and `paplay` are installed. Otherwise `test`'s daemon part is
+/// skipped (false), or fails when `DICTUM_REQUIRE_E2E` is set (`scripts/test`).
+pub fn available(test: &str) -> bool {
+    let found = Command::new("sh")
+        .args(["-c", "command -v pulseaudio && command -v paplay"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var_os("DICTUM_REQUIRE_E2E").is_none(),
+            "DICTUM_REQUIRE_E2E is set but PulseAudio is missing; sudo apt install pulseaudio pulseaudio-utils"
+        );
+        eprintln!("{test}: PulseAudio missing, the daemon part is skipped");
+    }
+    found
+}
+
 /// The daemon, stopped on drop (also when the test panics).
 pub struct Pulse {
     script: PathBuf,
