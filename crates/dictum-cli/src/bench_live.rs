@@ -3,11 +3,13 @@
 //! [`Segmenter`]); its commits are transcribed with the text before them as the prompt, as
 //! the worker does; the key goes up `tail` ms after the clip's last word; the tail is the
 //! speculation still valid at the release (or, when none is, everything after the last
-//! commit including the post-roll), as the controller's `stop` and the worker's `finish`
-//! choose it. Beside it, one pass over the whole clip (`dictum transcribe`'s path) in the
-//! same run. Timing is not measured here (`scripts/bench-live` does that from outside).
+//! commit including the post-roll). The release (post-roll, typed before it or not) and the
+//! tail are chosen by the product's own rule, `dictation::release`, which the controller's
+//! `stop` and the worker's `finish` call. Beside it, one pass over the whole clip (`dictum
+//! transcribe`'s path) in the same run. Timing is not measured here (`scripts/bench-live` does that from outside).
 
 use dictum_engine::config::Config;
+use dictum_engine::dictation::release::{self, TailPass};
 use dictum_engine::dictation::segmenter::{Decision, Segmenter};
 use dictum_engine::eval::WerCount;
 use dictum_engine::pipeline::Engine;
@@ -40,10 +42,12 @@ fn live_text(
 ) -> anyhow::Result<(String, usize)> {
     let ms = |v: u32| v as usize * SAMPLE_RATE as usize / 1000;
     let release = last_word_end(clip) + ms(tail_ms);
-    let post_roll = ms(config.dictation.post_roll_ms);
     // The clip's own room tone after the last word where it has one, then digital silence.
     let mut audio = clip.to_vec();
-    audio.resize(audio.len().max(release + post_roll), 0.0);
+    audio.resize(
+        audio.len().max(release + ms(config.dictation.post_roll_ms)),
+        0.0,
+    );
 
     let mut seg = Segmenter::new(&config.dictation, config.vad.threshold);
     let mut texts: Vec<String> = Vec::new();
@@ -77,22 +81,24 @@ fn live_text(
         }
         fed = to;
     }
-    // The release, as `Controller::stop` does it.
-    let silent_ms = seg.trailing_silence_ms();
-    let post = if seg.heard_speech() {
-        post_roll.saturating_sub(ms(silent_ms.min(u32::MAX as u64) as u32))
-    } else {
-        0
-    };
-    if post > 0 {
+    // The release, by the product's rule (`dictation::release`, as the controller's `stop`
+    // applies it), with streaming on and no progress lost.
+    let rule = release::on_release(
+        &config.dictation,
+        release::AtRelease {
+            heard_speech: seg.heard_speech(),
+            silent_ms: seg.trailing_silence_ms(),
+            streaming: true,
+            live_progress: true,
+        },
+    );
+    let post = ms(rule.post_roll_ms);
+    if rule.speculate {
         if let Some(d) = seg.at_release() {
             apply(d, &mut texts, engine, &mut speculation)?;
         }
     }
-    let early = config.dictation.type_before_post_roll_ms;
-    let typed_before_post_roll =
-        post > 0 && seg.heard_speech() && early > 0 && silent_ms >= u64::from(early);
-    let end = if typed_before_post_roll {
+    let end = if rule.before_post_roll {
         release
     } else {
         for d in seg.push(&audio[release..release + post]) {
@@ -100,11 +106,15 @@ fn live_text(
         }
         release + post
     };
-    // The tail, as `Worker::finish` chooses it.
-    let committed = seg.committed();
-    let tail = match (speculation, seg.valid_speculation()) {
-        (Some((start, to)), Some(valid)) if start == committed && to == valid => start..to,
-        _ => committed.min(end)..end,
+    // The tail, by the worker's rule: a still-valid speculation's text (the same as a pass
+    // over its stretch), else a pass from the last commit.
+    let tail = match release::tail_pass(
+        speculation.map(|(start, end)| start..end),
+        seg.committed(),
+        seg.valid_speculation(),
+        end,
+    ) {
+        TailPass::Reuse(r) | TailPass::Transcribe(r) => r,
     };
     passes += 1;
     let s = engine.transcribe_segment(&audio[tail], &texts.join(" "))?;

@@ -1,6 +1,8 @@
 //! The pipeline for one utterance: decode → resample → VAD → whisper → LLM cleanup → history.
 //! The history row is inserted as `pending` before any stage runs and completed at the end,
-//! whatever happened: success, no speech, or an error with its message.
+//! whatever happened: success, no speech, or an error with its message. The finished row is
+//! built and written here for live dictation too ([`Words`], [`fail_row`], [`store_finished`]:
+//! the worker's `finish` calls them).
 
 use crate::audio::{self, Pcm16k};
 use crate::config::{AudioCtxMode, Config, SttBackend};
@@ -222,6 +224,71 @@ pub fn keep_rejected_answer(entry: &mut Entry, e: &Error) {
     }
 }
 
+/// The words of one utterance transcribed in pieces, in order: a file's pieces, or a live
+/// dictation's committed chunks and its tail. The text so far is the next piece's context.
+/// Both paths turn them into the finished row here ([`Words::into_row`], [`fail_row`]).
+#[derive(Debug, Default, Clone)]
+pub struct Words {
+    /// The pieces' texts, empty ones left out.
+    pub texts: Vec<String>,
+    /// Whisper's raw text of every piece.
+    pub raws: Vec<String>,
+}
+
+impl Words {
+    /// Adds the next piece.
+    pub fn push(&mut self, seg: &Segment) {
+        if !seg.text.is_empty() {
+            self.texts.push(seg.text.clone());
+        }
+        self.raws.push(seg.raw.clone());
+    }
+
+    /// The text so far: whisper's prompt for the next piece, the row's text at the end.
+    pub fn text(&self) -> String {
+        self.texts.join(" ")
+    }
+
+    /// The raw texts, each trimmed, joined by spaces.
+    pub fn raw(&self) -> String {
+        self.raws
+            .iter()
+            .map(|s| s.trim())
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// Makes these the finished row's words: its text, raw text, and the outcome they give
+    /// (no text: no speech). Call after every piece's [`Segment::apply_to`].
+    pub fn into_row(self, entry: &mut Entry) {
+        let text = self.text();
+        entry.outcome = if text.is_empty() {
+            Outcome::NoSpeech
+        } else {
+            Outcome::Ok
+        };
+        entry.raw_text = Some(self.raw());
+        entry.text = Some(text);
+    }
+}
+
+/// Fails the finished row with `e` (file and live path alike): `outcome` (`Error`, or `Ok`
+/// when the live path still delivers what its committed chunks hold), the error's kind,
+/// `message` for the user, and the server answer `e` set aside, if any.
+pub fn fail_row(entry: &mut Entry, e: &Error, outcome: Outcome, message: String) {
+    keep_rejected_answer(entry, e);
+    entry.outcome = outcome;
+    entry.error_kind = Some(e.kind().to_string());
+    entry.error = Some(message);
+}
+
+/// Writes the finished row (the file path's, the live path's before it is typed). Rows of
+/// utterances that never reach the stages are written where they end (see ARCHITECTURE.md).
+pub fn store_finished(history: &History, entry: &Entry) -> Result<()> {
+    history.update(entry)
+}
+
 /// The last `n` characters of `s`, starting at a word boundary.
 fn tail_chars(s: &str, n: usize) -> &str {
     let s = s.trim();
@@ -237,8 +304,7 @@ fn tail_chars(s: &str, n: usize) -> &str {
 /// The text of a file transcribed piece by piece.
 #[derive(Default)]
 struct PieceText {
-    texts: Vec<String>,
-    raws: Vec<String>,
+    words: Words,
     /// Time spent in VAD and whisper (the rest of the decoding loop is decoding).
     ms: f64,
 }
@@ -281,7 +347,7 @@ impl PieceText {
         for _ in 0..4 {
             let part = &samples[from..];
             let t = Instant::now();
-            let seg = engine.transcribe_piece(part, &self.texts.join(" "), full_window);
+            let seg = engine.transcribe_piece(part, &self.words.text(), full_window);
             self.ms += ms_since(t);
             let seg = seg?;
             seg.apply_to(entry, timings);
@@ -298,8 +364,10 @@ impl PieceText {
                 let cut =
                     crate::audio::cut::quietest_point(part, part.len() / 4, part.len() * 3 / 4);
                 let mut halves = PieceText {
-                    texts: self.texts.clone(),
-                    raws: Vec::new(),
+                    words: Words {
+                        texts: self.words.texts.clone(),
+                        raws: Vec::new(),
+                    },
                     ms: 0.0,
                 };
                 halves.add_checked(engine, true, &part[..cut], entry, timings, depth + 1)?;
@@ -310,22 +378,19 @@ impl PieceText {
                         .map(|t| t.split_whitespace().count())
                         .sum::<usize>()
                 };
-                let more = said(&halves.texts[self.texts.len()..]);
+                let more = said(&halves.words.texts[self.words.texts.len()..]);
                 tracing::debug!(
                     whole = words,
                     halves = more,
                     "whisper's text was short for the speech; redone in two halves"
                 );
                 if more as f64 > words {
-                    self.texts = halves.texts;
-                    self.raws.extend(halves.raws);
+                    self.words.texts = halves.words.texts;
+                    self.words.raws.extend(halves.words.raws);
                     break;
                 }
             }
-            if !seg.text.is_empty() {
-                self.texts.push(seg.text);
-            }
-            self.raws.push(seg.raw);
+            self.words.push(&seg);
             let Some(next) = seg.uncovered_from else {
                 break;
             };
@@ -688,14 +753,11 @@ impl Engine {
         let error = match result {
             Ok(()) => None,
             Err(e) => {
-                entry.outcome = Outcome::Error;
-                entry.error_kind = Some(e.kind().to_string());
-                entry.error = Some(e.to_string());
-                keep_rejected_answer(&mut entry, &e);
+                fail_row(&mut entry, &e, Outcome::Error, e.to_string());
                 Some(e)
             }
         };
-        history.update(&entry)?;
+        store_finished(history, &entry)?;
         Ok(Utterance {
             entry,
             timings,
@@ -783,22 +845,15 @@ impl Engine {
                 elapsed_ms: ms_since(start),
             });
         }
-        let words = text.texts.join(" ");
-        entry.outcome = if words.is_empty() {
-            Outcome::NoSpeech
-        } else {
-            Outcome::Ok
+        // A file of one piece keeps whisper's raw text as it came (untrimmed).
+        let single_raw = match text.words.raws.as_slice() {
+            [one] => Some(one.clone()),
+            _ => None,
         };
-        entry.raw_text = Some(match text.raws.as_slice() {
-            [one] => one.clone(),
-            many => many
-                .iter()
-                .map(|r| r.trim())
-                .filter(|r| !r.is_empty())
-                .collect::<Vec<_>>()
-                .join(" "),
-        });
-        entry.text = Some(words);
+        text.words.into_row(entry);
+        if single_raw.is_some() {
+            entry.raw_text = single_raw;
+        }
         Ok(())
     }
 

@@ -227,7 +227,7 @@ impl Backlog {
     /// Writes `entry` (inserting it when the press could not), or keeps it for later.
     fn store(&mut self, history: &History, entry: &mut crate::store::Entry) -> Option<String> {
         let written = if entry.id.is_some() {
-            history.update(entry)
+            crate::pipeline::store_finished(history, entry)
         } else {
             history.insert(entry).map(|_| ())
         };
@@ -259,7 +259,7 @@ impl Backlog {
         let mut left = Vec::new();
         for mut entry in std::mem::take(&mut self.rows) {
             let written = if entry.id.is_some() {
-                history.update(&entry)
+                crate::pipeline::store_finished(history, &entry)
             } else {
                 history.insert(&mut entry).map(|_| ())
             };

@@ -36,6 +36,7 @@ mod controller;
 pub mod hands_free;
 mod injector;
 pub mod microphone;
+pub mod release;
 pub mod retry;
 pub mod segmenter;
 pub mod state;

@@ -71,7 +71,7 @@ pub fn transcribe(history: &History, engine: &mut Engine, id: i64) -> Result<Ent
     entry.inject_method = None;
     entry.inject_error = None;
     entry.commands = None;
-    history.update(&entry).map_err(|e| e.to_string())?;
+    crate::pipeline::store_finished(history, &entry).map_err(|e| e.to_string())?;
     Ok(entry)
 }
 
@@ -105,5 +105,5 @@ pub fn delivered(
         }
         spool.remove(id);
     }
-    history.update(entry).map_err(|e| e.to_string())
+    crate::pipeline::store_finished(history, entry).map_err(|e| e.to_string())
 }

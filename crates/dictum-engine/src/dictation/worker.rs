@@ -8,10 +8,11 @@
 
 use crate::config::Config;
 use crate::dictation::injector::InjectorMsg;
+use crate::dictation::release::{self, TailPass};
 use crate::dictation::{catch, fault, Input, Report, Shared};
 use crate::gpu::monitor::{Verdict, VramMonitor};
 use crate::gpu::NvmlProbe;
-use crate::pipeline::{Engine, Segment};
+use crate::pipeline::{self, Engine, Segment, Words};
 use crate::profile::Profile;
 use crate::store::{Entry, History, Outcome};
 use crate::timing::{ms_since, StageTimings};
@@ -228,8 +229,7 @@ struct Pass {
 #[derive(Default)]
 struct Progress {
     /// Final text of the committed chunks, in order.
-    texts: Vec<String>,
-    raws: Vec<String>,
+    words: Words,
     /// Speculation over `start..end`.
     speculation: Option<(usize, usize, Segment)>,
     chunks: i64,
@@ -332,7 +332,7 @@ impl Worker {
                 }
                 let t0 = Instant::now();
                 let p = progress.entry(utt).or_default();
-                let context = p.texts.join(" ");
+                let context = p.words.text();
                 // Only a speculation may be stopped: a commit's text is final.
                 let flag = (!commit).then(|| self.queue.abort.clone());
                 if let Some(t) = self.engine.resilient_mut() {
@@ -370,10 +370,7 @@ impl Worker {
                     Ok(seg) => {
                         p.chunks += 1;
                         if commit {
-                            if !seg.text.is_empty() {
-                                p.texts.push(seg.text.clone());
-                            }
-                            p.raws.push(seg.raw.clone());
+                            p.words.push(&seg);
                             p.segments.push(seg);
                             p.speculation = None;
                         } else {
@@ -548,6 +545,7 @@ impl Worker {
         }
     }
 
+    /// Ends an utterance: its tail, its finished row (stored), then the injector types it.
     fn finish(&mut self, f: Finish, mut p: Progress) {
         let Finish {
             seq,
@@ -562,155 +560,24 @@ impl Worker {
             hands_free,
         } = f;
         self.engine.set_profile(profile.clone());
-        entry.audio_ms = Some((samples.len() as u64 * 1000 / crate::SAMPLE_RATE as u64) as i64);
-        if let Some((load, warm)) = self.pending_load.take() {
-            timings.model_load = Some(load);
-            timings.warmup = Some(warm);
-            entry.model_load_ms = Some(load);
-            entry.warmup_ms = Some(warm);
-        }
-        if self.engine.config.history.keep_audio {
-            let audio = crate::audio::Pcm16k {
-                samples: samples.to_vec(),
-            };
-            self.engine.keep_audio(&audio, &mut entry);
-        }
-
-        // The tail: reuse the speculation when it still covers everything, else transcribe.
-        let reuse = match (p.speculation.take(), speculation_end) {
-            (Some((start, end, seg)), Some(valid)) if start == committed && end == valid => {
-                Some(seg)
-            }
-            _ => None,
-        };
+        self.note_audio(&mut entry, &mut timings, &samples);
+        let (tail, release) = self.tail(
+            &mut p,
+            &mut entry,
+            &samples,
+            committed,
+            speculation_end,
+            release_at,
+        );
         let release = ReleasePath {
             typed_before_post_roll: before_post_roll,
-            ..release_path(
-                &p.passes,
-                release_at,
-                reuse.is_some().then_some((committed, speculation_end)),
-            )
+            ..release
         };
-        let tail_start = committed.min(samples.len());
-        let context = p.texts.join(" ");
-        let tail = match reuse {
-            Some(seg) => {
-                entry.tail_stt_ms = Some(0.0);
-                Ok(seg)
-            }
-            None => {
-                let t0 = Instant::now();
-                let r = catch(|| {
-                    fault::point("stt_panic");
-                    fault::point("stt_hang");
-                    self.engine
-                        .transcribe_segment(&samples[tail_start..], &context)
-                })
-                .unwrap_or_else(|msg| {
-                    Err(Error::Transcribe(format!(
-                        "the speech stage crashed ({msg})"
-                    )))
-                });
-                entry.tail_stt_ms = Some(ms_since(t0));
-                if r.is_ok() {
-                    p.chunks += 1;
-                }
-                r
-            }
-        };
-        for seg in &p.segments {
-            seg.apply_to(&mut entry, &mut timings);
-        }
-        let mut error = None;
-        match tail {
-            Ok(seg) => {
-                seg.apply_to(&mut entry, &mut timings);
-                if !seg.text.is_empty() {
-                    p.texts.push(seg.text.clone());
-                }
-                p.raws.push(seg.raw);
-            }
-            Err(e) => error = Some(e),
-        }
-        entry.chunks = Some(p.chunks);
-        let text = p.texts.join(" ");
-        entry.raw_text = Some(
-            p.raws
-                .iter()
-                .map(|s| s.trim())
-                .filter(|s| !s.is_empty())
-                .collect::<Vec<_>>()
-                .join(" "),
-        );
-        match error {
-            // Whatever the committed chunks hold is still delivered; with nothing, the audio
-            // is kept so the dictation is not lost.
-            Some(e) => {
-                // A server answer judged not a transcript is kept in the row.
-                crate::pipeline::keep_rejected_answer(&mut entry, &e);
-                let mut message = format!("transcription failed: {e}");
-                entry.outcome = if text.is_empty() {
-                    let kept = self.keep_failed_audio(seq, &mut entry, &samples);
-                    message = format!("{message}; {kept}");
-                    Outcome::Error
-                } else {
-                    Outcome::Ok
-                };
-                entry.error_kind = Some(e.kind().to_string());
-                entry.error = Some(message.clone());
-                let _ = self.to_controller.send(Input::Notice(message));
-            }
-            None => {
-                entry.outcome = if text.is_empty() {
-                    Outcome::NoSpeech
-                } else {
-                    Outcome::Ok
-                };
-            }
-        }
-        // Voice commands, matched on the transcript before any cleanup: what is left is the
-        // text to type (and to clean), the commands are done after it.
-        let (text, commands) = if entry.outcome == Outcome::Ok {
-            // A per-app profile may turn commands off (or on) for its windows.
-            let commands = crate::commands::CommandsConfig {
-                enabled: profile.commands_enabled(self.engine.config.commands.enabled),
-                ..self.engine.config.commands.clone()
-            };
-            let parsed = crate::commands::parse(&text, &commands);
-            entry.commands = parsed.names_json();
-            (parsed.text, parsed.commands)
-        } else {
-            (text, Vec::new())
-        };
-        entry.text = Some(text.clone());
-        // Any LLM problem is recorded and the raw text kept; a crash too.
-        let cleaned = catch(|| {
-            if entry.outcome == Outcome::Ok && text.is_empty() {
-                return;
-            }
-            if entry.outcome == Outcome::Ok && self.engine.cleaner().is_some() {
-                fault::point("llm_panic");
-            }
-            self.engine.clean_entry(&mut entry, &mut timings);
-        });
-        if let Err(msg) = cleaned {
-            entry.text = Some(text);
-            entry.llm_outcome = Some("failed".into());
-            let message = format!("the LLM stage crashed ({msg}); the raw transcript was kept");
-            entry.llm_error = Some(message.clone());
-            let _ = self.to_controller.send(Input::Notice(message));
-        }
-        // The profile's last word on the text (a terminal's command without a final ".").
-        if entry.outcome == Outcome::Ok {
-            if let Some(t) = entry.text.as_deref() {
-                let finished = profile.finish_text(t);
-                if finished != t {
-                    entry.text = Some(finished);
-                }
-            }
-        }
+        self.build_row(seq, &mut entry, &mut timings, &samples, p, tail);
+        let commands = self.split_commands(&mut entry, &profile);
+        self.clean(&mut entry, &mut timings, &profile);
         entry.release_to_text_ms = Some(ms_since(release_at));
-        if let Err(e) = self.history.update(&entry) {
+        if let Err(e) = pipeline::store_finished(&self.history, &entry) {
             let _ = self
                 .to_controller
                 .send(Input::Notice(format!("could not store the dictation: {e}")));
@@ -724,6 +591,162 @@ impl Worker {
             profile,
             hands_free,
         })));
+    }
+
+    /// The utterance's length, a model load done for it, and its audio when kept.
+    fn note_audio(&mut self, entry: &mut Entry, timings: &mut StageTimings, samples: &[f32]) {
+        entry.audio_ms = Some((samples.len() as u64 * 1000 / crate::SAMPLE_RATE as u64) as i64);
+        if let Some((load, warm)) = self.pending_load.take() {
+            timings.model_load = Some(load);
+            timings.warmup = Some(warm);
+            entry.model_load_ms = Some(load);
+            entry.warmup_ms = Some(warm);
+        }
+        if self.engine.config.history.keep_audio {
+            let audio = crate::audio::Pcm16k {
+                samples: samples.to_vec(),
+            };
+            self.engine.keep_audio(&audio, entry);
+        }
+    }
+
+    /// The tail (`release::tail_pass`): the speculation's text when it still covers
+    /// everything after the last commit, else a pass over it now; and what the release
+    /// waited for.
+    fn tail(
+        &mut self,
+        p: &mut Progress,
+        entry: &mut Entry,
+        samples: &[f32],
+        committed: usize,
+        speculation_end: Option<usize>,
+        release_at: Instant,
+    ) -> (crate::Result<Segment>, ReleasePath) {
+        let speculation = p.speculation.take();
+        let pass = release::tail_pass(
+            speculation.as_ref().map(|(start, end, _)| *start..*end),
+            committed,
+            speculation_end,
+            samples.len(),
+        );
+        let reused = matches!(pass, TailPass::Reuse(_));
+        let path = release_path(
+            &p.passes,
+            release_at,
+            reused.then_some((committed, speculation_end)),
+        );
+        let tail = match (pass, speculation) {
+            (TailPass::Reuse(_), Some((_, _, seg))) => {
+                entry.tail_stt_ms = Some(0.0);
+                Ok(seg)
+            }
+            (TailPass::Reuse(range) | TailPass::Transcribe(range), _) => {
+                let context = p.words.text();
+                let t0 = Instant::now();
+                let r = catch(|| {
+                    fault::point("stt_panic");
+                    fault::point("stt_hang");
+                    self.engine.transcribe_segment(&samples[range], &context)
+                })
+                .unwrap_or_else(|msg| {
+                    Err(Error::Transcribe(format!(
+                        "the speech stage crashed ({msg})"
+                    )))
+                });
+                entry.tail_stt_ms = Some(ms_since(t0));
+                if r.is_ok() {
+                    p.chunks += 1;
+                }
+                r
+            }
+        };
+        (tail, path)
+    }
+
+    /// The finished row from the chunks and the tail (`pipeline::Words`, as a file's
+    /// pieces): a failed tail still delivers what the committed chunks hold; with nothing,
+    /// the audio is kept so the dictation is not lost.
+    fn build_row(
+        &mut self,
+        seq: u64,
+        entry: &mut Entry,
+        timings: &mut StageTimings,
+        samples: &[f32],
+        mut p: Progress,
+        tail: crate::Result<Segment>,
+    ) {
+        for seg in &p.segments {
+            seg.apply_to(entry, timings);
+        }
+        let error = match tail {
+            Ok(seg) => {
+                seg.apply_to(entry, timings);
+                p.words.push(&seg);
+                None
+            }
+            Err(e) => Some(e),
+        };
+        entry.chunks = Some(p.chunks);
+        p.words.into_row(entry);
+        if let Some(e) = error {
+            let mut message = format!("transcription failed: {e}");
+            let outcome = if entry.outcome == Outcome::NoSpeech {
+                let kept = self.keep_failed_audio(seq, entry, samples);
+                message = format!("{message}; {kept}");
+                Outcome::Error
+            } else {
+                Outcome::Ok
+            };
+            pipeline::fail_row(entry, &e, outcome, message.clone());
+            let _ = self.to_controller.send(Input::Notice(message));
+        }
+    }
+
+    /// Voice commands, matched on the transcript before any cleanup: what is left is the
+    /// row's text to type (and to clean); the commands are done after it.
+    fn split_commands(&self, entry: &mut Entry, profile: &Profile) -> Vec<crate::commands::Spoken> {
+        if entry.outcome != Outcome::Ok {
+            return Vec::new();
+        }
+        // A per-app profile may turn commands off (or on) for its windows.
+        let commands = crate::commands::CommandsConfig {
+            enabled: profile.commands_enabled(self.engine.config.commands.enabled),
+            ..self.engine.config.commands.clone()
+        };
+        let parsed = crate::commands::parse(entry.text.as_deref().unwrap_or(""), &commands);
+        entry.commands = parsed.names_json();
+        entry.text = Some(parsed.text);
+        parsed.commands
+    }
+
+    /// The LLM cleanup (any problem is recorded and the raw text kept; a crash too), then
+    /// the profile's last word on the text (a terminal's command without a final ".").
+    fn clean(&mut self, entry: &mut Entry, timings: &mut StageTimings, profile: &Profile) {
+        let text = entry.text.clone().unwrap_or_default();
+        let cleaned = catch(|| {
+            if entry.outcome == Outcome::Ok && text.is_empty() {
+                return;
+            }
+            if entry.outcome == Outcome::Ok && self.engine.cleaner().is_some() {
+                fault::point("llm_panic");
+            }
+            self.engine.clean_entry(entry, timings);
+        });
+        if let Err(msg) = cleaned {
+            entry.text = Some(text);
+            entry.llm_outcome = Some("failed".into());
+            let message = format!("the LLM stage crashed ({msg}); the raw transcript was kept");
+            entry.llm_error = Some(message.clone());
+            let _ = self.to_controller.send(Input::Notice(message));
+        }
+        if entry.outcome == Outcome::Ok {
+            if let Some(t) = entry.text.as_deref() {
+                let finished = profile.finish_text(t);
+                if finished != t {
+                    entry.text = Some(finished);
+                }
+            }
+        }
     }
 }
 

@@ -6,8 +6,10 @@
 use super::recording::queue_chunks;
 use super::supervise::budget;
 use super::{Controller, Flight, Live};
+use crate::dictation::release::{self, AtRelease};
 use crate::dictation::segmenter::Segmenter;
 use crate::dictation::worker::{Finish, Job};
+use crate::pipeline;
 use crate::store::journal;
 use crate::store::spool::{retry_hint, Spool};
 use crate::store::{Entry, Outcome, Source};
@@ -32,28 +34,26 @@ impl Controller {
         };
         // Post-roll keeps the last word: `post_roll_ms` of audio after the last speech. The
         // silence already recorded before the release counts, so only the rest is recorded.
-        let post_roll = self.config.dictation.post_roll_ms;
-        let post = if !live.seg.heard_speech() {
-            0
-        } else {
-            post_roll.saturating_sub(live.seg.trailing_silence_ms().min(u32::MAX as u64) as u32)
-        };
+        // The rule is `dictation::release` (`dictum bench live` applies the same one).
+        let silent_ms = live.seg.trailing_silence_ms();
+        let rule = release::on_release(
+            &self.config.dictation,
+            AtRelease {
+                heard_speech: live.seg.heard_speech(),
+                silent_ms,
+                streaming: self.config.dictation.streaming,
+                live_progress: self.config.dictation.streaming && !live.progress_lost,
+            },
+        );
+        let post = rule.post_roll_ms;
         // Whisper starts on what was said while the post-roll is recorded; speech in the
         // post-roll makes this pass stale and it is stopped (worker: abort).
-        if self.config.dictation.streaming && post > 0 {
+        if rule.speculate {
             if let Some(d) = live.seg.at_release() {
                 queue_chunks(&self.queue, live.seq, &live.profile, vec![d], &live.buf);
             }
         }
-        let silent_ms = live.seg.trailing_silence_ms();
-        let early = self.config.dictation.type_before_post_roll_ms;
-        if self.config.dictation.streaming
-            && !live.progress_lost
-            && post > 0
-            && live.seg.heard_speech()
-            && early > 0
-            && silent_ms >= u64::from(early)
-        {
+        if rule.before_post_roll {
             self.type_before_post_roll(live, post, silent_ms, at);
             return;
         }
@@ -64,7 +64,7 @@ impl Controller {
                 live.entry.outcome = Outcome::Error;
                 live.entry.error_kind = Some("capture".into());
                 live.entry.error = Some(e.to_string());
-                let _ = self.history.update(&live.entry);
+                let _ = pipeline::store_finished(&self.history, &live.entry);
                 return;
             }
         };

@@ -183,7 +183,7 @@ impl Controller {
             live.entry.error_kind = Some("cancelled".into());
             live.entry.error = Some("cancelled with the cancel key; nothing was typed".into());
             live.entry.audio_ms = Some((audio as u64 * 1000 / SAMPLE_RATE as u64) as i64);
-            let _ = self.history.update(&live.entry);
+            let _ = crate::pipeline::store_finished(&self.history, &live.entry);
             self.notice("dictation cancelled".into());
         } else if !self.flights.is_empty() {
             // Everything recorded so far is still transcribed and stored, just not typed.
