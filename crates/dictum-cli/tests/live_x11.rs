@@ -508,7 +508,7 @@ fn bench_release_latency() {
     let keys = XTestKeys::connect();
     let mut seen = 0usize;
     let mut rows = vec![
-        "method\tclip\ttail_ms\trun\taudio_ms\tkeyup_to_first_char_ms\trelease_to_text_ms\trelease_to_typed_ms\ttail_stt_ms\ttail_pass_start_ms\tstale_aborted\tstale_completed\tchunks\tchars\tref_words\tword_errors\ttext"
+        "method\tclip\ttail_ms\trun\taudio_ms\tkeyup_to_first_char_ms\trelease_to_text_ms\trelease_to_typed_ms\ttail_stt_ms\ttail_pass_start_ms\tstale_aborted\tstale_completed\tchunks\tchars\tref_words\tword_errors\tllm\ttext"
             .to_string(),
     ];
     let mut first_config = true;
@@ -557,7 +557,7 @@ fn bench_release_latency() {
                         .get(label)
                         .map(|words| dictum_engine::eval::WerCount::of(words, text));
                     let row = format!(
-                        "{method}\t{label}\t{tail_ms}\t{run}\t{}\t{first_char:.1}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+                        "{method}\t{label}\t{tail_ms}\t{run}\t{}\t{first_char:.1}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
                         ev["audio_ms"],
                         ev["release_to_text_ms"].as_f64().unwrap_or(f64::NAN),
                         ev["release_to_typed_ms"].as_f64().unwrap_or(f64::NAN),
@@ -569,6 +569,8 @@ fn bench_release_latency() {
                         text.chars().count(),
                         wer.as_ref().map_or(String::new(), |w| w.words.to_string()),
                         wer.as_ref().map_or(String::new(), |w| w.errors.to_string()),
+                        // The LLM's verdict (`scripts/bench-live --clean`); empty when off.
+                        ev["llm_outcome"].as_str().unwrap_or_default(),
                         text
                     );
                     eprintln!("{row}");

@@ -235,6 +235,9 @@ struct Progress {
     chunks: i64,
     segments: Vec<Segment>,
     passes: Vec<Pass>,
+    /// Cleanup while speaking: the committed text's whole sentences, cleaned in the
+    /// background while the key is held (`llm/stream_clean.rs`).
+    live_clean: Option<crate::llm::stream_clean::Session>,
 }
 
 pub(crate) struct Worker {
@@ -371,9 +374,19 @@ impl Worker {
                         p.chunks += 1;
                         if commit {
                             p.words.push(&seg);
+                            crate::llm::stream_clean::on_commit(
+                                &mut p.live_clean,
+                                &self.engine,
+                                &seg.text,
+                            );
                             p.segments.push(seg);
                             p.speculation = None;
                         } else {
+                            crate::llm::stream_clean::on_speculation(
+                                &mut p.live_clean,
+                                &self.engine,
+                                &seg.text,
+                            );
                             p.speculation = Some((start, end, seg));
                         }
                     }
@@ -573,9 +586,10 @@ impl Worker {
             typed_before_post_roll: before_post_roll,
             ..release
         };
+        let live = p.live_clean.take();
         self.build_row(seq, &mut entry, &mut timings, &samples, p, tail);
         let commands = self.split_commands(&mut entry, &profile);
-        self.clean(&mut entry, &mut timings, &profile);
+        self.clean(&mut entry, &mut timings, &profile, live);
         entry.release_to_text_ms = Some(ms_since(release_at));
         if let Err(e) = pipeline::store_finished(&self.history, &entry) {
             let _ = self
@@ -721,7 +735,13 @@ impl Worker {
 
     /// The LLM cleanup (any problem is recorded and the raw text kept; a crash too), then
     /// the profile's last word on the text (a terminal's command without a final ".").
-    fn clean(&mut self, entry: &mut Entry, timings: &mut StageTimings, profile: &Profile) {
+    fn clean(
+        &mut self,
+        entry: &mut Entry,
+        timings: &mut StageTimings,
+        profile: &Profile,
+        live: Option<crate::llm::stream_clean::Session>,
+    ) {
         let text = entry.text.clone().unwrap_or_default();
         let cleaned = catch(|| {
             if entry.outcome == Outcome::Ok && text.is_empty() {
@@ -730,7 +750,7 @@ impl Worker {
             if entry.outcome == Outcome::Ok && self.engine.cleaner().is_some() {
                 fault::point("llm_panic");
             }
-            self.engine.clean_entry(entry, timings);
+            crate::llm::stream_clean::clean_entry(live, &self.engine, entry, timings);
         });
         if let Err(msg) = cleaned {
             entry.text = Some(text);

@@ -12,6 +12,7 @@ pub mod ollama;
 pub mod openai;
 pub mod probe;
 pub mod prompt;
+pub mod stream_clean;
 
 use crate::secrets::KeyChoice;
 use crate::store::Entry;
@@ -421,8 +422,32 @@ impl Cleaner {
         }
     }
 
+    /// The messages of a cleanup request for `text` that comes after `before` (its raw words
+    /// and what they became, shown as one earlier exchange: cleanup while speaking).
+    pub fn messages_after(&self, text: &str, before: Option<(&str, &str)>) -> Vec<Message> {
+        let mut msgs = self.messages(text);
+        if let Some((raw, cleaned)) = before {
+            let user = self.messages(raw).pop();
+            if let Some(user) = user {
+                let at = msgs.len().saturating_sub(1);
+                msgs.insert(at, Message::new("assistant", cleaned));
+                msgs.insert(at, user);
+            }
+        }
+        msgs
+    }
+
     async fn complete(&self, text: &str, warm: bool) -> Result<Completion, LlmError> {
-        let msgs = self.messages(text);
+        self.complete_after(text, None, warm).await
+    }
+
+    async fn complete_after(
+        &self,
+        text: &str,
+        before: Option<(&str, &str)>,
+        warm: bool,
+    ) -> Result<Completion, LlmError> {
+        let msgs = self.messages_after(text, before);
         let opts = self.config.request_options(text);
         let send = || async {
             match (&self.backend, warm) {
@@ -557,11 +582,23 @@ impl Cleaner {
     /// a terminal (the guard then also refuses added shell-significant characters; elsewhere
     /// `$123`, `50%`, `R&D` are fine). Never fails: the report's `text` is always usable.
     pub async fn clean_for(&self, raw: &str, terminal: bool) -> LlmReport {
+        self.clean_after(raw, None, terminal).await
+    }
+
+    /// [`Cleaner::clean_for`] of a piece of a longer text that comes after `before` (the
+    /// previous piece's raw words and what they became): the model sees that exchange first,
+    /// the guard judges this piece alone (`stream_clean`).
+    pub async fn clean_after(
+        &self,
+        raw: &str,
+        before: Option<(&str, &str)>,
+        terminal: bool,
+    ) -> LlmReport {
         let start = Instant::now();
         if raw.trim().is_empty() {
             return self.report(raw, LlmOutcome::Disabled, 0.0);
         }
-        let result = self.complete(raw, false).await;
+        let result = self.complete_after(raw, before, false).await;
         let total_ms = ms_since(start);
         let c = match result {
             Ok(c) => c,

@@ -1,0 +1,239 @@
+//! Cleanup while speaking (issue 27 item 6, `llm/stream_clean.rs`) against a REAL model:
+//! llama.cpp's llama-server (built by `scripts/llama-server`) serving SmolLM2-135M-Instruct from
+//! the test assets, OpenAI-compatible API. A server that cannot be built or started FAILS the
+//! test: a skipped test proves nothing.
+//!
+//! The guard table's raw transcripts (`tests/data/guard_cases.tsv`, each distinct one written
+//! as whisper writes a sentence), three to a dictation, are cleaned two ways: one pass over the
+//! whole text (what the release did before), and piece by piece as while speaking (each
+//! sentence with the one before it and its cleanup as context, each guarded on its own). The
+//! pieces must apply no fewer cleaned sentences than the one pass, and every accepted piece
+//! must pass the guard against its own raw words (the rows the table says are faithful).
+
+mod common;
+
+use dictum_engine::llm::config::{BackendKind, LlmConfig};
+use dictum_engine::llm::guard::{judge, table, Limits};
+use dictum_engine::llm::stream_clean::{assemble, Piece, Session};
+use dictum_engine::llm::{Cleaner, LlmOutcome};
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// llama-server, killed (and reaped) on drop.
+struct Proc {
+    child: Child,
+    log: PathBuf,
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn http_status(port: u16, path: &str) -> Option<u16> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut buf = String::new();
+    let _ = s.read_to_string(&mut buf);
+    buf.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// llama-server (OpenAI-compatible API) with the test model on a free port, as the other
+/// real-LLM tests start it.
+fn start_llama_server(dir: &Path) -> (Proc, String) {
+    let out = Command::new(repo_root().join("scripts/llama-server"))
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("run scripts/llama-server");
+    assert!(
+        out.status.success(),
+        "scripts/llama-server failed; see its log under ~/.cache/dictum/llama-server/"
+    );
+    let bin = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    let gguf = common::assets().join("models/SmolLM2-135M-Instruct.Q4_1.gguf");
+    assert!(gguf.is_file(), "missing {}", gguf.display());
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("free port");
+    let log = dir.join("llama-server.log");
+    let child = Command::new(bin)
+        .arg("-m")
+        .arg(&gguf)
+        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+        .args(["-c", "2048", "--threads", "1", "-np", "1"])
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).expect("log file"))
+        .spawn()
+        .expect("start llama-server");
+    let proc = Proc { child, log };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        if http_status(port, "/health") == Some(200) {
+            return (proc, format!("http://127.0.0.1:{port}"));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!(
+        "llama-server did not become healthy:\n{}",
+        std::fs::read_to_string(&proc.log).unwrap_or_default()
+    );
+}
+
+/// A raw transcript as whisper writes a sentence: capital first, a final period.
+fn sentence(raw: &str) -> String {
+    let raw = raw.trim().trim_end_matches(['.', '?', '!']);
+    let mut c = raw.chars();
+    match c.next() {
+        Some(f) => format!("{}{}.", f.to_uppercase(), c.as_str()),
+        None => String::new(),
+    }
+}
+
+#[test]
+fn pieces_clean_no_worse_than_one_pass_over_the_guard_table() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_server, url) = start_llama_server(dir.path());
+    let config = LlmConfig {
+        enabled: true,
+        backend: BackendKind::Openai,
+        url,
+        model: "smollm2".into(),
+        timeout_ms: 60_000,
+        num_ctx: 2048,
+        temperature: 0.0,
+        seed: 42,
+        ..LlmConfig::default()
+    };
+    let cleaner = Arc::new(Cleaner::new(&config, &[]).expect("cleaner"));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    assert!(rt.block_on(cleaner.warm_up()).ok, "warm-up");
+
+    let mut raws: Vec<String> = Vec::new();
+    for case in table::cases().expect("guard table") {
+        // Single-line transcripts (the table also holds control characters on purpose).
+        let s = sentence(&case.raw);
+        if !s.is_empty() && !s.contains(['\n', '\r', '\u{1b}']) && !raws.contains(&s) {
+            raws.push(s);
+        }
+    }
+    let limits = Limits::default();
+    let (mut sentences, mut by_pieces, mut by_one_pass) = (0usize, 0usize, 0usize);
+    let (mut pieces_rejected, mut one_pass_rejected) = (0usize, 0usize);
+    let (mut ms_pieces_tail, mut ms_one_pass) = (Vec::new(), Vec::new());
+    let mut worse = Vec::new();
+    for group in raws.chunks(3).filter(|g| g.len() == 3) {
+        let full = group.join(" ");
+        sentences += group.len();
+        // One pass over the whole text (the release before).
+        let one = rt.block_on(cleaner.clean_for(&full, false));
+        assert_ne!(one.outcome, LlmOutcome::Failed, "{:?}", one.error);
+        ms_one_pass.push(one.total_ms);
+        let one_applied = if one.outcome == LlmOutcome::Cleaned {
+            group.len()
+        } else {
+            one_pass_rejected += 1;
+            0
+        };
+        by_one_pass += one_applied;
+        // Piece by piece, each sentence with the one before as context.
+        let mut pieces: Vec<Piece> = Vec::new();
+        for s in group {
+            let before = dictum_engine::llm::stream_clean::context(&pieces);
+            let r = rt.block_on(cleaner.clean_after(
+                s,
+                before.as_ref().map(|(a, b)| (a.as_str(), b.as_str())),
+                false,
+            ));
+            assert_ne!(r.outcome, LlmOutcome::Failed, "{:?}", r.error);
+            if let Some(out) = &r.output {
+                if r.outcome == LlmOutcome::Cleaned {
+                    assert!(judge(s, out, &limits, false).is_ok(), "{s:?} -> {out:?}");
+                }
+            }
+            pieces.push(Piece {
+                raw: s.clone(),
+                report: r,
+            });
+        }
+        ms_pieces_tail.push(pieces.last().map_or(0.0, |p| p.report.total_ms));
+        let joined = assemble(&pieces, &limits, false, 0.0);
+        let applied = pieces
+            .iter()
+            .filter(|p| p.report.outcome == LlmOutcome::Cleaned)
+            .count();
+        pieces_rejected += pieces.len() - applied;
+        by_pieces += applied;
+        if applied < one_applied {
+            worse.push(format!(
+                "{full:?}: one pass {:?}, pieces {:?}",
+                one.text, joined.text
+            ));
+        }
+        eprintln!(
+            "{full}\n  one pass ({}): {}\n  pieces ({applied}/3): {}",
+            one.outcome.as_str(),
+            one.text,
+            joined.text
+        );
+    }
+    let p50 = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+    };
+    eprintln!(
+        "LIVE-CLEAN over {sentences} sentences of the guard table ({} dictations of 3): \
+         cleaned sentences applied: pieces {by_pieces}, one pass {by_one_pass}; \
+         rejections: pieces {pieces_rejected} of {sentences}, one pass {one_pass_rejected} of {}; \
+         LLM time p50: one pass {:.0} ms, last piece {:.0} ms; dictations where pieces did worse: {}",
+        sentences / 3,
+        sentences / 3,
+        p50(&mut ms_one_pass),
+        p50(&mut ms_pieces_tail),
+        worse.len()
+    );
+    assert!(
+        by_pieces >= by_one_pass,
+        "pieces applied {by_pieces} cleaned sentences, one pass {by_one_pass}:\n{}",
+        worse.join("\n")
+    );
+
+    // The same through a live session (its thread, the commits, the release).
+    let session = Session::start(cleaner.clone()).expect("session");
+    let (a, b, c) = (&raws[0], &raws[1], &raws[2]);
+    session.commit(a);
+    session.commit(b);
+    assert!(
+        session.wait_idle(Duration::from_secs(120)),
+        "pieces cleaned"
+    );
+    let full = format!("{a} {b} {c}");
+    let report = session.finish(&full, false).expect("pieces fit the text");
+    assert_ne!(report.outcome, LlmOutcome::Failed, "{:?}", report.error);
+    assert!(
+        !dictum_engine::eval::normalize(&report.text).is_empty(),
+        "{report:?}"
+    );
+    // A text the pieces do not fit (a voice command changed it): no verdict, one pass instead.
+    let session = Session::start(cleaner).expect("session");
+    session.commit(a);
+    assert!(session.finish("Something else entirely.", false).is_none());
+}
