@@ -188,6 +188,12 @@ fn spoken_pass(items: Vec<Item>) -> Vec<Item> {
                     j += 1;
                     if items.get(j) == Some(&Item::Space) {
                         j += 1;
+                    } else if items.get(j) == Some(&Item::Sep('-'))
+                        && matches!(items.get(j + 1), Some(Item::Word(y)) if spoken(y).is_some())
+                    {
+                        // "twenty-two": a hyphen inside a spoken number is a space, not a
+                        // dash between digit groups ("twenty-two-six" is 22 6, never 2026).
+                        j += 1;
                     }
                 }
                 let (values, used) = parse_spoken(&words, after_point);
@@ -383,6 +389,9 @@ mod tests {
         ] {
             assert_ne!(t(a), t(b), "{a:?} vs {b:?}");
         }
+        // Hyphens inside a spoken number join its words, they do not split digit groups.
+        assert_eq!(t("twenty-two"), t("twenty two"));
+        assert_ne!(t("twenty twenty six"), t("twenty-two-six"));
         assert_eq!(t("$123"), ["123", "dollars"]);
         assert_eq!(t("should- we"), ["should", "we"]);
         assert!(tokenize("should- we")[0].pause_after);
