@@ -316,12 +316,14 @@ mod tests {
     }
 
     type Answer = mpsc::Sender<Result<FakeStream, CaptureError>>;
+    /// One attempt: the options it was asked with, and how to answer it (once).
+    type Asked = (CaptureOptions, Option<Answer>);
 
     /// The fake server: the attempts it was asked for, each with its options and the way to
     /// answer it.
     #[derive(Clone, Default)]
     struct Server {
-        attempts: Arc<Mutex<Vec<(CaptureOptions, Option<Answer>)>>>,
+        attempts: Arc<Mutex<Vec<Asked>>>,
     }
 
     impl Server {
