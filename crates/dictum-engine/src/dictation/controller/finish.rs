@@ -42,7 +42,7 @@ impl Controller {
                 heard_speech: live.seg.heard_speech(),
                 silent_ms,
                 streaming: self.config.dictation.streaming,
-                live_progress: self.config.dictation.streaming && !live.progress_lost,
+                live_progress: live.streamed(&self.config),
             },
         );
         let post = rule.post_roll_ms;
@@ -83,7 +83,7 @@ impl Controller {
         // The last bit of audio (post-roll) through the segmenter too.
         if samples.len() > live.buf.len() {
             let decisions = live.seg.push(&samples[live.buf.len()..]);
-            if self.config.dictation.streaming && !live.progress_lost {
+            if live.streamed(&self.config) {
                 queue_chunks(&self.queue, live.seq, &live.profile, decisions, &samples);
             }
         }
@@ -169,7 +169,7 @@ impl Controller {
         let Some(mut live) = self.live.take() else {
             return;
         };
-        if self.config.dictation.streaming && !live.progress_lost {
+        if live.streamed(&self.config) {
             if let Some(d) = live.seg.at_release() {
                 queue_chunks(&self.queue, live.seq, &live.profile, vec![d], &live.buf);
             }
@@ -185,8 +185,7 @@ impl Controller {
         if let Some(w) = live.spool.take() {
             w.finish(&samples);
         }
-        let (committed, speculation_end) = if self.config.dictation.streaming && !live.progress_lost
-        {
+        let (committed, speculation_end) = if live.streamed(&self.config) {
             (live.seg.committed(), live.seg.valid_speculation())
         } else {
             (0, None)

@@ -1,7 +1,7 @@
-//! Hands-free listening from the controller's side: turning it on and off (the command, the
-//! key in hands-free mode, "stop dictation"), reading the stream into the cutter
-//! (`dictation/hands_free.rs`), which opens, feeds and closes utterances, and following the
-//! microphone when it goes away and comes back.
+//! Hands-free listening from the controller's side: turning it on and off (whether the
+//! command, the key or "stop dictation" does so is `machine.rs`'s decision), reading the
+//! stream into the cutter (`dictation/hands_free.rs`), which opens, feeds and closes
+//! utterances, and following the microphone when it goes away and comes back.
 
 use super::recording::queue_chunks;
 use super::{Controller, Listening};
@@ -22,31 +22,6 @@ pub(super) fn new_cutter(config: &Config) -> Cutter {
 }
 
 impl Controller {
-    /// "stop dictation" was said: ends hands-free listening; in push-to-talk there is
-    /// nothing to stop.
-    pub(super) fn voice_stop(&mut self) {
-        if self.hands_free.is_some() {
-            self.hands_free_off(
-                Instant::now(),
-                Some("hands-free off (\"stop dictation\")".into()),
-            );
-        } else {
-            self.notice("\"stop dictation\": nothing to stop (hands-free is not on)".into());
-        }
-    }
-
-    /// Hands-free on (`Some(true)`), off (`Some(false)`) or the other way (`None`).
-    pub(super) fn toggle_hands_free(&mut self, on: Option<bool>, at: Instant) {
-        match (
-            on.unwrap_or(self.hands_free.is_none()),
-            self.hands_free.is_some(),
-        ) {
-            (true, false) => self.hands_free_on(at),
-            (false, true) => self.hands_free_off(at, Some("hands-free off".into())),
-            _ => {}
-        }
-    }
-
     /// Starts listening: the microphone records from now on (its pre-roll first) and each
     /// stretch of speech becomes a dictation. A push-to-talk utterance under way is finished
     /// first. Without a microphone, listening starts once one is back.
@@ -202,7 +177,7 @@ impl Controller {
             w.sync(&live.buf);
         }
         let decisions = live.seg.push(&live.buf[from..]);
-        if self.config.dictation.streaming && !live.progress_lost {
+        if live.streamed(&self.config) {
             queue_chunks(&self.queue, live.seq, &live.profile, decisions, &live.buf);
         }
         let max = self.config.dictation.max_utterance_s as usize * SAMPLE_RATE as usize;

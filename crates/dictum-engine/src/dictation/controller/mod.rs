@@ -7,7 +7,9 @@
 //! This file holds the controller's state (`Controller`, the utterance being recorded
 //! `Live`, hands-free `Listening`, the utterances in flight `Flight`) and its loop: one
 //! input at a time, then the same round of pumping, supervision, housekeeping and state
-//! publishing. The jobs live beside it, each an `impl Controller` of its own:
+//! publishing. What an input means (a key, a command, "stop dictation", quit) is decided by
+//! `machine` as data, effects that `step` carries out. The jobs live beside it, each an
+//! `impl Controller` of its own:
 //! `startup` (instance lock, history recovery, microphone, worker, injector, model wait,
 //! hotkey), `capture` (the microphone stream and its background re-open), `recording`
 //! (press → utterance, pumping audio into the segmenter, cancel), `finish` (release →
@@ -19,17 +21,17 @@ mod capture;
 mod finish;
 mod hands_free;
 mod housekeeping;
+mod machine;
 mod recording;
 mod startup;
 mod supervise;
 
 use crate::config::Config;
-use crate::dictation::config::Mode;
 use crate::dictation::hands_free::Cutter;
 use crate::dictation::injector::InjectorMsg;
 use crate::dictation::microphone::Microphone;
 use crate::dictation::segmenter::Segmenter;
-use crate::dictation::state::{on_key, Action, State};
+use crate::dictation::state::State;
 use crate::dictation::worker::Queue;
 use crate::dictation::{Command, Event, Input, Shared, StartOptions, SHUTDOWN_GRACE};
 use crate::hotkey::KeyEvent;
@@ -37,6 +39,7 @@ use crate::profile::{Profile, Profiles};
 use crate::store::recovery::InstanceLock;
 use crate::store::spool::LiveWriter;
 use crate::store::{Entry, History};
+use machine::{decide, Effect, Facts, Trigger};
 use startup::{start, HotkeySource, WorkerSeed};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -79,6 +82,14 @@ struct Live {
     /// Opened by hands-free listening (no key held): its key commands need more care
     /// (`commands::trust`).
     hands_free: bool,
+}
+
+impl Live {
+    /// This utterance is transcribed while it is recorded: `[dictation] streaming` is on and
+    /// the worker that had its chunks was not replaced (`progress_lost`).
+    fn streamed(&self, config: &Config) -> bool {
+        config.dictation.streaming && !self.progress_lost
+    }
 }
 
 struct Controller {
@@ -185,71 +196,59 @@ impl Controller {
                         _ => None,
                     };
                     if let Some(ev) = ev {
-                        self.on_key(ev, at);
+                        self.step(Trigger::Key(ev), at);
                     }
                 }
                 Ok(Input::PortalKey { id, pressed, at }) => {
                     if let HotkeySource::Portal { paused: false, .. } = &self.hotkeys {
-                        match (id.as_str(), pressed) {
-                            ("dictate", _) => self.on_key(
-                                if pressed {
-                                    KeyEvent::Pressed
-                                } else {
-                                    KeyEvent::Released
-                                },
-                                at,
-                            ),
-                            ("cancel", true) if self.live.is_some() || !self.flights.is_empty() => {
-                                self.cancel()
-                            }
-                            _ => {}
+                        let trigger = match (id.as_str(), pressed) {
+                            ("dictate", true) => Some(Trigger::Key(KeyEvent::Pressed)),
+                            ("dictate", false) => Some(Trigger::Key(KeyEvent::Released)),
+                            ("cancel", true) => Some(Trigger::PortalCancel),
+                            _ => None,
+                        };
+                        if let Some(trigger) = trigger {
+                            self.step(trigger, at);
                         }
                     }
                 }
-                Ok(Input::Command(cmd, at)) => match cmd {
-                    Command::Press => self.on_key(KeyEvent::Pressed, at),
-                    Command::Release => self.on_key(KeyEvent::Released, at),
-                    Command::Toggle
-                        if self.hands_free.is_some()
-                            || self.config.dictation.mode == Mode::HandsFree =>
-                    {
-                        self.toggle_hands_free(None, at)
-                    }
-                    Command::HandsFree(on) => self.toggle_hands_free(on, at),
-                    Command::Toggle => {
-                        if self.live.is_some() {
-                            self.stop(at);
-                        } else {
-                            self.start(at);
-                        }
-                    }
-                    Command::Cancel => self.cancel(),
-                    Command::PauseHotkey(p) => match &mut self.hotkeys {
-                        HotkeySource::X11(h) => {
-                            if let Err(e) = h.set_paused(p) {
-                                self.notice(e);
+                Ok(Input::Command(cmd, at)) => {
+                    let trigger = match cmd {
+                        Command::Press => Some(Trigger::Key(KeyEvent::Pressed)),
+                        Command::Release => Some(Trigger::Key(KeyEvent::Released)),
+                        Command::Toggle => Some(Trigger::Toggle),
+                        Command::HandsFree(on) => Some(Trigger::HandsFree(on)),
+                        Command::Cancel => Some(Trigger::Cancel),
+                        Command::Shutdown => Some(Trigger::Quit),
+                        Command::PauseHotkey(p) => {
+                            match &mut self.hotkeys {
+                                HotkeySource::X11(h) => {
+                                    if let Err(e) = h.set_paused(p) {
+                                        self.notice(e);
+                                    }
+                                }
+                                HotkeySource::Portal { paused, .. } => *paused = p,
+                                HotkeySource::None => {}
                             }
+                            None
                         }
-                        HotkeySource::Portal { paused, .. } => *paused = p,
-                        HotkeySource::None => {}
-                    },
-                    Command::Reconfigure(config) => self.reconfigure(*config),
-                    Command::Shutdown => {
-                        if self.hands_free.is_some() {
-                            self.hands_free_off(at, None);
+                        Command::Reconfigure(config) => {
+                            self.reconfigure(*config);
+                            None
                         }
-                        if self.live.is_some() {
-                            self.stop(at);
-                        }
-                        self.shutdown_at.get_or_insert(at);
+                    };
+                    if let Some(trigger) = trigger {
+                        self.step(trigger, at);
                     }
-                },
+                }
                 Ok(Input::ModelLoaded { .. }) => {}
                 Ok(Input::Problem(message)) | Ok(Input::Notice(message)) => self.notice(message),
                 Ok(Input::StateChanged) => {}
-                Ok(Input::VoiceStop) => self.voice_stop(),
+                Ok(Input::VoiceStop) => {
+                    self.step(Trigger::VoiceStop, Instant::now());
+                }
                 Ok(Input::Done { seq, report }) => {
-                    self.land(seq);
+                    self.step(Trigger::Landed { seq }, Instant::now());
                     let _ = self.events.send(Event::Dictation(*report));
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -259,14 +258,11 @@ impl Controller {
             self.supervise();
             self.housekeeping();
             self.publish_state();
-            if let Some(at) = self.shutdown_at {
-                if self.flights.is_empty() && self.live.is_none() {
-                    break;
-                }
-                if at.elapsed() >= SHUTDOWN_GRACE {
-                    self.interrupt_flights();
-                    break;
-                }
+            let grace_over = self
+                .shutdown_at
+                .is_some_and(|at| at.elapsed() >= SHUTDOWN_GRACE);
+            if self.step(Trigger::RoundOver { grace_over }, Instant::now()) {
+                break;
             }
         }
         self.shared.shutdown.store(true, Ordering::SeqCst);
@@ -301,19 +297,37 @@ impl Controller {
         }
     }
 
-    fn on_key(&mut self, ev: KeyEvent, at: Instant) {
-        let listening = self.hands_free.is_some();
-        match on_key(
-            self.config.dictation.mode,
-            self.live.is_some(),
-            listening,
-            ev,
-        ) {
-            Action::Start => self.start(at),
-            Action::Stop => self.stop(at),
-            Action::Cancel => self.cancel(),
-            Action::ToggleHandsFree => self.toggle_hands_free(None, at),
-            Action::Ignore => {}
+    /// The facts the state machine decides on, read now.
+    fn facts(&self) -> Facts {
+        Facts {
+            mode: self.config.dictation.mode,
+            recording: self.live.is_some(),
+            listening: self.hands_free.is_some(),
+            in_flight: self.flights.len(),
+            quitting: self.shutdown_at.is_some(),
         }
+    }
+
+    /// Decides what `trigger` means now (`machine::decide`) and carries out its effects, in
+    /// order, as of `at`. Returns true when the loop is to end.
+    fn step(&mut self, trigger: Trigger, at: Instant) -> bool {
+        let mut exit = false;
+        for effect in decide(&self.facts(), trigger) {
+            match effect {
+                Effect::StartCapture => self.start(at),
+                Effect::StopAndDispatch => self.stop(at),
+                Effect::Cancel => self.cancel(),
+                Effect::HandsFreeOn => self.hands_free_on(at),
+                Effect::HandsFreeOff { message } => self.hands_free_off(at, message),
+                Effect::Notice(message) => self.notice(message),
+                Effect::BeginQuit => {
+                    self.shutdown_at.get_or_insert(at);
+                }
+                Effect::Land { seq } => self.land(seq),
+                Effect::InterruptFlights => self.interrupt_flights(),
+                Effect::Exit => exit = true,
+            }
+        }
+        exit
     }
 }

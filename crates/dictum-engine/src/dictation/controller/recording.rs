@@ -107,7 +107,7 @@ impl Controller {
             w.sync(&live.buf);
         }
         let decisions = live.seg.push(&live.buf[fresh]);
-        if self.config.dictation.streaming && !live.progress_lost {
+        if live.streamed(&self.config) {
             queue_chunks(&self.queue, live.seq, &live.profile, decisions, &live.buf);
         }
         let max = self.config.dictation.max_utterance_s as usize * SAMPLE_RATE as usize;
