@@ -212,7 +212,10 @@ pub fn assemble(pieces: &[Piece], limits: &Limits, terminal: bool, total_ms: f64
 
 /// The cleaners of background sessions, kept across utterances (one connection pool, and the
 /// API key looked up once) for the LLM settings they were built with.
-static CLEANERS: Mutex<Option<(LlmConfig, Vec<String>, Arc<Cleaner>)>> = Mutex::new(None);
+static CLEANERS: Mutex<Option<CachedCleaner>> = Mutex::new(None);
+
+/// A cleaner and the LLM settings and vocabulary it was built with.
+type CachedCleaner = (LlmConfig, Vec<String>, Arc<Cleaner>);
 
 fn cleaner_for(config: &LlmConfig, vocabulary: &[String]) -> Option<Arc<Cleaner>> {
     let mut cache = CLEANERS.lock().unwrap_or_else(|e| e.into_inner());
