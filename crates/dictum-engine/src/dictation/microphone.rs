@@ -250,6 +250,10 @@ where
         if !self.is_working() {
             self.discard();
             self.reopener.request(self.settings.options(), now);
+        } else if self.wanted {
+            // New settings still to apply (their attempt was swallowed by the retry wait
+            // after a failed attempt with the settings before them): ask again.
+            self.reopener.request(self.settings.options(), now);
         }
     }
 
@@ -618,6 +622,36 @@ mod tests {
         mic.poll(t0 + ms(30));
         assert_eq!(mic.take_notices(), ["microphone headset is back"]);
         assert_eq!(mic.stream().map(|s| s.device()), Some("headset"));
+    }
+
+    #[test]
+    fn a_change_during_a_failing_attempt_is_applied_after_the_retry_wait() {
+        let (mut mic, server, _h) = mic("usb-mic");
+        let t0 = Instant::now();
+        // A working stream; a first change starts an attempt, a second comes during it.
+        mic.reconfigure(&config("headset"), t0);
+        assert_eq!(server.count(), 1);
+        mic.reconfigure(&config("webcam"), t0 + ms(10));
+        server.answer(
+            0,
+            Err(CaptureError::Open {
+                device: "headset".into(),
+                reason: "busy".into(),
+            }),
+        );
+        mic.poll(t0 + ms(20));
+        // The attempt for "webcam" falls inside the 2 s wait after the failure...
+        assert_eq!(server.count(), 1);
+        mic.keep_open(t0 + ms(1000));
+        assert_eq!(server.count(), 1);
+        // ...and is made once the wait is over, not dropped.
+        mic.keep_open(t0 + ms(2100));
+        assert_eq!(server.count(), 2);
+        assert_eq!(server.device_asked(1).as_deref(), Some("webcam"));
+        let (new, _h2) = stream("webcam");
+        server.answer(1, Ok(new));
+        mic.poll(t0 + ms(2200));
+        assert_eq!(mic.stream().map(|s| s.device()), Some("webcam"));
     }
 
     #[test]
