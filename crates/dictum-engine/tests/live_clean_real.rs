@@ -1,4 +1,4 @@
-//! Cleanup while speaking (issue 27 item 6, `llm/stream_clean.rs`) against a REAL model:
+//! Cleanup while speaking (issue 27 item 6, `dictation/live_clean.rs`) against a REAL model:
 //! llama.cpp's llama-server (built by `scripts/llama-server`) serving SmolLM2-135M-Instruct from
 //! the test assets, OpenAI-compatible API. A server that cannot be built or started FAILS the
 //! test: a skipped test proves nothing.
@@ -12,9 +12,9 @@
 
 mod common;
 
+use dictum_engine::dictation::live_clean::{assemble, Piece, Session};
 use dictum_engine::llm::config::{BackendKind, LlmConfig};
 use dictum_engine::llm::guard::{judge, table, Limits};
-use dictum_engine::llm::stream_clean::{assemble, Piece, Session};
 use dictum_engine::llm::{Cleaner, LlmOutcome};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -157,7 +157,7 @@ fn pieces_clean_no_worse_than_one_pass_over_the_guard_table() {
         // Piece by piece, each sentence with the one before as context.
         let mut pieces: Vec<Piece> = Vec::new();
         for s in group {
-            let before = dictum_engine::llm::stream_clean::context(&pieces);
+            let before = dictum_engine::dictation::live_clean::context(&pieces);
             let r = rt.block_on(cleaner.clean_after(
                 s,
                 before.as_ref().map(|(a, b)| (a.as_str(), b.as_str())),

@@ -35,6 +35,7 @@ pub mod control;
 mod controller;
 pub mod hands_free;
 mod injector;
+pub mod live_clean;
 pub mod microphone;
 pub mod release;
 pub mod retry;

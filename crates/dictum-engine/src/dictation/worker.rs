@@ -236,8 +236,8 @@ struct Progress {
     segments: Vec<Segment>,
     passes: Vec<Pass>,
     /// Cleanup while speaking: the committed text's whole sentences, cleaned in the
-    /// background while the key is held (`llm/stream_clean.rs`).
-    live_clean: Option<crate::llm::stream_clean::Session>,
+    /// background while the key is held (`dictation/live_clean.rs`).
+    live_clean: Option<crate::dictation::live_clean::Session>,
 }
 
 pub(crate) struct Worker {
@@ -374,7 +374,7 @@ impl Worker {
                         p.chunks += 1;
                         if commit {
                             p.words.push(&seg);
-                            crate::llm::stream_clean::on_commit(
+                            crate::dictation::live_clean::on_commit(
                                 &mut p.live_clean,
                                 &self.engine,
                                 &seg.text,
@@ -382,7 +382,7 @@ impl Worker {
                             p.segments.push(seg);
                             p.speculation = None;
                         } else {
-                            crate::llm::stream_clean::on_speculation(
+                            crate::dictation::live_clean::on_speculation(
                                 &mut p.live_clean,
                                 &self.engine,
                                 &seg.text,
@@ -740,7 +740,7 @@ impl Worker {
         entry: &mut Entry,
         timings: &mut StageTimings,
         profile: &Profile,
-        live: Option<crate::llm::stream_clean::Session>,
+        live: Option<crate::dictation::live_clean::Session>,
     ) {
         let text = entry.text.clone().unwrap_or_default();
         let cleaned = catch(|| {
@@ -750,7 +750,7 @@ impl Worker {
             if entry.outcome == Outcome::Ok && self.engine.cleaner().is_some() {
                 fault::point("llm_panic");
             }
-            crate::llm::stream_clean::clean_entry(live, &self.engine, entry, timings);
+            crate::dictation::live_clean::clean_entry(live, &self.engine, entry, timings);
         });
         if let Err(msg) = cleaned {
             entry.text = Some(text);

@@ -12,7 +12,6 @@ pub mod ollama;
 pub mod openai;
 pub mod probe;
 pub mod prompt;
-pub mod stream_clean;
 
 use crate::secrets::KeyChoice;
 use crate::store::Entry;
@@ -552,7 +551,7 @@ impl Cleaner {
         since
     }
 
-    fn report(&self, raw: &str, outcome: LlmOutcome, total_ms: f64) -> LlmReport {
+    pub(crate) fn report(&self, raw: &str, outcome: LlmOutcome, total_ms: f64) -> LlmReport {
         LlmReport {
             backend: self.config.backend.as_str().into(),
             model: self.config.model.clone(),
@@ -587,7 +586,7 @@ impl Cleaner {
 
     /// [`Cleaner::clean_for`] of a piece of a longer text that comes after `before` (the
     /// previous piece's raw words and what they became): the model sees that exchange first,
-    /// the guard judges this piece alone (`stream_clean`).
+    /// the guard judges this piece alone (`dictation/live_clean.rs`).
     pub async fn clean_after(
         &self,
         raw: &str,

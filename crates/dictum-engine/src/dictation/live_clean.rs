@@ -1,0 +1,739 @@
+//! Cleanup while speaking (issue 27 item 6). With cleanup on, the release used to wait for one
+//! LLM pass over the whole text. Here the text committed while the key is held (the worker's
+//! final chunks) is cleaned piece by piece in the background: only whole sentences are sent
+//! (an unfinished one waits for more text or the release), each with the piece before it and
+//! its cleaned text as one earlier exchange of the conversation (the context), and each piece
+//! is guarded on its own, so a rejected piece keeps its raw words while the others stay
+//! cleaned. At the release only what is left (the tail, plus whatever the background had not
+//! reached) is cleaned, in one request. Like whisper's speculation at a short silence, the
+//! text the release would leave if nothing more were said (the pending words and the latest
+//! speculation's) is cleaned ahead as a guess while the key is still held; when the release
+//! leaves exactly that text, its cleanup is already done or under way.
+//!
+//! The pure part ([`whole_sentences`], [`after_words`], [`assemble`]) needs no server; the
+//! [`Session`] runs the requests on a thread of its own, so the worker never waits for the
+//! LLM while the key is held (whisper goes on with the next stretch). If the text the release
+//! delivers does not start with the pieces cleaned so far (a voice command or a spoken
+//! punctuation mark changed it), or the background is stuck, the release falls back to one
+//! pass over the whole text, as before.
+
+use crate::llm::config::LlmConfig;
+use crate::llm::guard::{self, Limits};
+use crate::llm::{Cleaner, LlmOutcome, LlmReport};
+use crate::pipeline::Engine;
+use crate::store::{Entry, Outcome};
+use crate::timing::{ms_since, StageTimings};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// Abbreviations whose period does not end a sentence ("Mr. Smith").
+const ABBREVIATIONS: &[&str] = &[
+    "mr", "mrs", "ms", "dr", "prof", "st", "jr", "sr", "vs", "etc", "e.g", "i.e", "approx",
+];
+
+/// Byte length of the whole sentences at the start of `text`: up to and including the last
+/// `.`, `?` or `!` (with closing quotes or brackets) that is followed by the end of the text
+/// or by a space and a capital, a digit or an opening quote. 0: no whole sentence yet. A
+/// trailing ellipsis ("and then...") is a sentence left hanging, not an end; a decimal point
+/// or an abbreviation's period is no end either.
+pub fn whole_sentences(text: &str) -> usize {
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let mut end = 0;
+    let mut i = 0;
+    while i < chars.len() {
+        let (_, c) = chars[i];
+        if !matches!(c, '.' | '?' | '!' | '…') {
+            i += 1;
+            continue;
+        }
+        // The run of end marks and closers ("?!", ".\"", "...").
+        let mut j = i;
+        let mut dots = 0;
+        while j < chars.len() && matches!(chars[j].1, '.' | '?' | '!' | '…') {
+            dots += usize::from(chars[j].1 == '.');
+            dots += 3 * usize::from(chars[j].1 == '…');
+            j += 1;
+        }
+        while j < chars.len() && matches!(chars[j].1, '"' | '\'' | ')' | ']' | '”' | '’') {
+            j += 1;
+        }
+        let after = chars.get(j).map(|&(_, c)| c);
+        let next_word = chars[j..]
+            .iter()
+            .map(|&(_, c)| c)
+            .find(|c| !c.is_whitespace());
+        let word_before: String = chars[..i]
+            .iter()
+            .rev()
+            .map(|&(_, c)| c)
+            .take_while(|c| c.is_alphanumeric() || *c == '.')
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect::<String>()
+            .to_lowercase();
+        let abbreviation = c == '.' && dots == 1 && ABBREVIATIONS.contains(&word_before.as_str());
+        let byte_end = chars.get(j).map_or(text.len(), |&(b, _)| b);
+        let ends = match after {
+            None => dots < 3,
+            Some(a) if a.is_whitespace() => next_word.is_some_and(|n| {
+                n.is_uppercase() || n.is_ascii_digit() || matches!(n, '"' | '“' | '\'' | '(')
+            }),
+            _ => false,
+        };
+        if ends && !abbreviation {
+            end = byte_end;
+        }
+        i = j.max(i + 1);
+    }
+    end
+}
+
+/// What is left of `full` after the words of `prefix` (compared word by word, so spacing does
+/// not matter); None when `full` does not start with them.
+pub fn after_words<'a>(full: &'a str, prefix: &str) -> Option<&'a str> {
+    let mut rest = full;
+    for word in prefix.split_whitespace() {
+        rest = rest.trim_start().strip_prefix(word)?;
+        // The word must end there ("cat" is no prefix of "cats").
+        if rest.chars().next().is_some_and(|c| !c.is_whitespace()) {
+            return None;
+        }
+    }
+    Some(rest.trim())
+}
+
+/// One stretch of text sent to the LLM, and what came back.
+#[derive(Debug, Clone)]
+pub struct Piece {
+    /// The raw words.
+    pub raw: String,
+    pub report: LlmReport,
+}
+
+impl Piece {
+    /// The text this piece contributes (its cleanup if the guard accepts it for the target),
+    /// and the verdict.
+    fn judged(&self, limits: &Limits, terminal: bool) -> (String, LlmOutcome, Option<String>) {
+        match &self.report.output {
+            None => (self.raw.clone(), LlmOutcome::Failed, None),
+            Some(out) => match guard::judge(&self.raw, out, limits, terminal) {
+                Ok(text) => (text, LlmOutcome::Cleaned, None),
+                Err(rejection) => (
+                    self.raw.clone(),
+                    LlmOutcome::Rejected,
+                    Some(crate::net::snippet(&rejection.to_string(), 300)),
+                ),
+            },
+        }
+    }
+}
+
+/// The context of the next piece: the last piece's raw words and what they became (its
+/// cleanup where the guard accepted it, else the raw words).
+pub fn context(pieces: &[Piece]) -> Option<(String, String)> {
+    let last = pieces.last()?;
+    let (text, _, _) = last.judged(&Limits::default(), false);
+    Some((last.raw.clone(), text))
+}
+
+/// The pieces' verdicts joined into one report, as one pass over the whole text would give:
+/// the text is every piece's cleanup where the guard accepts it for the target (`terminal`),
+/// its raw words where not. `outcome` is `cleaned` when any piece was; `reject_reason` and
+/// `error` name each piece that was rejected or failed ("piece 2 of 3: ..."). `total_ms` is
+/// the time the release waited for the LLM; the server timings are the last request's.
+pub fn assemble(pieces: &[Piece], limits: &Limits, terminal: bool, total_ms: f64) -> LlmReport {
+    let n = pieces.len();
+    let mut texts = Vec::with_capacity(n);
+    let mut outputs = Vec::with_capacity(n);
+    let mut reasons = Vec::new();
+    let mut errors = Vec::new();
+    let mut error_kind = None;
+    let (mut cleaned, mut rejected) = (0, 0);
+    let label = |i: usize| {
+        if n == 1 {
+            String::new()
+        } else {
+            format!("piece {} of {n}: ", i + 1)
+        }
+    };
+    for (i, p) in pieces.iter().enumerate() {
+        let (text, outcome, reason) = p.judged(limits, terminal);
+        match outcome {
+            LlmOutcome::Cleaned => cleaned += 1,
+            LlmOutcome::Rejected => rejected += 1,
+            _ => {
+                errors.push(format!(
+                    "{}{}",
+                    label(i),
+                    p.report.error.as_deref().unwrap_or("no answer")
+                ));
+                error_kind = error_kind.or(p.report.error_kind.clone());
+            }
+        }
+        if let Some(r) = reason {
+            reasons.push(format!("{}{r}", label(i)));
+        }
+        outputs.push(p.report.output.clone().unwrap_or_else(|| p.raw.clone()));
+        texts.push(text);
+    }
+    let outcome = if cleaned > 0 {
+        LlmOutcome::Cleaned
+    } else if rejected > 0 {
+        LlmOutcome::Rejected
+    } else {
+        LlmOutcome::Failed
+    };
+    let last = pieces.last().map(|p| &p.report);
+    let join = |v: Vec<String>| {
+        v.into_iter()
+            .filter(|s| !s.trim().is_empty())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    LlmReport {
+        backend: last.map(|r| r.backend.clone()).unwrap_or_default(),
+        model: last.map(|r| r.model.clone()).unwrap_or_default(),
+        outcome,
+        text: join(texts),
+        output: Some(join(outputs)),
+        reject_reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
+        error: (!errors.is_empty()).then(|| errors.join("; ")),
+        error_kind,
+        load_ms: last.and_then(|r| r.load_ms),
+        prompt_eval_ms: last.and_then(|r| r.prompt_eval_ms),
+        eval_ms: last.and_then(|r| r.eval_ms),
+        tokens_per_sec: last.and_then(|r| r.tokens_per_sec),
+        total_ms,
+        reloaded: pieces.iter().any(|p| p.report.reloaded),
+        reload_cause: pieces.iter().find_map(|p| p.report.reload_cause.clone()),
+    }
+}
+
+/// The cleaners of background sessions, kept across utterances (one connection pool, and the
+/// API key looked up once) for the LLM settings they were built with.
+static CLEANERS: Mutex<Option<CachedCleaner>> = Mutex::new(None);
+
+/// A cleaner and the LLM settings and vocabulary it was built with.
+type CachedCleaner = (LlmConfig, Vec<String>, Arc<Cleaner>);
+
+fn cleaner_for(config: &LlmConfig, vocabulary: &[String]) -> Option<Arc<Cleaner>> {
+    let mut cache = CLEANERS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((c, v, cleaner)) = cache.as_ref() {
+        if c == config && v == vocabulary {
+            return Some(cleaner.clone());
+        }
+    }
+    match Cleaner::new(config, vocabulary) {
+        Ok(c) => {
+            let c = Arc::new(c);
+            *cache = Some((config.clone(), vocabulary.to_vec(), c.clone()));
+            Some(c)
+        }
+        Err(e) => {
+            tracing::warn!("cleanup while speaking is off for this dictation: {e}");
+            None
+        }
+    }
+}
+
+#[derive(Default)]
+struct State {
+    /// Committed raw text not taken into a piece yet.
+    pending: String,
+    pieces: Vec<Piece>,
+    /// A request (a piece or a guess) is in flight.
+    busy: bool,
+    /// The guess to clean next: what the release would leave if nothing more were said.
+    want_guess: Option<String>,
+    /// The last guess cleaned: its raw words and report.
+    guess: Option<(String, LlmReport)>,
+    /// The release came: no new piece starts.
+    ending: bool,
+    /// What the release left to clean, for the thread.
+    last: Option<String>,
+    /// Its cleanup.
+    last_report: Option<LlmReport>,
+    /// The session was dropped (utterance cancelled, or done): the thread ends.
+    dropped: bool,
+}
+
+struct Inner {
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+impl Inner {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// One utterance's cleanup while speaking: a thread that cleans each whole sentence committed
+/// while the key is held, in order, one request at a time.
+pub struct Session {
+    inner: Arc<Inner>,
+    /// The longest the release waits for a piece in flight (the request's own timeout, plus
+    /// a margin) before it gives up on the pieces and cleans the whole text.
+    patience: Duration,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.inner.lock().dropped = true;
+        self.inner.changed.notify_all();
+    }
+}
+
+enum Work {
+    Piece(String),
+    Guess(String),
+    Last(String),
+}
+
+/// The same words, whatever the spacing.
+fn same_words(a: &str, b: &str) -> bool {
+    a.split_whitespace().eq(b.split_whitespace())
+}
+
+impl Session {
+    /// Starts a session with `cleaner` (no request is sent until text is committed).
+    pub fn start(cleaner: Arc<Cleaner>) -> Option<Session> {
+        let inner = Arc::new(Inner {
+            state: Mutex::new(State::default()),
+            changed: Condvar::new(),
+        });
+        let patience = Duration::from_millis(cleaner.config().timeout_ms.saturating_add(1000));
+        let runtime = match tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!("cleanup while speaking is off: no async runtime ({e})");
+                return None;
+            }
+        };
+        let shared = inner.clone();
+        let spawned = std::thread::Builder::new()
+            .name("dictum-live-clean".into())
+            .spawn(move || Session::run(&shared, &cleaner, &runtime));
+        if let Err(e) = spawned {
+            tracing::warn!("cleanup while speaking is off: cannot start its thread ({e})");
+            return None;
+        }
+        Some(Session { inner, patience })
+    }
+
+    /// The session of the utterance the engine's profile belongs to, when its cleanup is on.
+    pub fn for_engine(engine: &Engine) -> Option<Session> {
+        let profile = engine.profile();
+        if !profile.llm_enabled(&engine.config) {
+            return None;
+        }
+        let applied = profile.applied_to(&engine.config);
+        Session::start(cleaner_for(&applied.llm, &applied.stt.vocabulary)?)
+    }
+
+    fn run(inner: &Inner, cleaner: &Cleaner, runtime: &tokio::runtime::Runtime) {
+        loop {
+            let (work, before) = {
+                let mut s = inner.lock();
+                loop {
+                    if s.dropped {
+                        return;
+                    }
+                    if let Some(rest) = s.last.take() {
+                        break (Work::Last(rest), context(&s.pieces));
+                    }
+                    let n = whole_sentences(&s.pending);
+                    if !s.ending && n > 0 {
+                        let piece = s.pending[..n].trim().to_string();
+                        s.pending = s.pending[n..].trim_start().to_string();
+                        s.busy = true;
+                        break (Work::Piece(piece), context(&s.pieces));
+                    }
+                    if let Some(guess) = s.want_guess.take().filter(|_| !s.ending) {
+                        s.busy = true;
+                        break (Work::Guess(guess), context(&s.pieces));
+                    }
+                    s = inner.changed.wait(s).unwrap_or_else(|e| e.into_inner());
+                }
+            };
+            let raw = match &work {
+                Work::Piece(t) | Work::Guess(t) | Work::Last(t) => t.clone(),
+            };
+            let before_ref = before.as_ref().map(|(r, c)| (r.as_str(), c.as_str()));
+            // Judged for any window here; the release judges again for the real target.
+            let report =
+                super::catch(|| runtime.block_on(cleaner.clean_after(&raw, before_ref, false)))
+                    .unwrap_or_else(|msg| {
+                        let mut r = cleaner.report(&raw, LlmOutcome::Failed, 0.0);
+                        r.error = Some(format!("the LLM stage crashed ({msg})"));
+                        r.error_kind = Some("panic".into());
+                        r
+                    });
+            let mut s = inner.lock();
+            match work {
+                Work::Piece(_) => {
+                    s.pieces.push(Piece { raw, report });
+                    s.busy = false;
+                    inner.changed.notify_all();
+                }
+                Work::Guess(_) => {
+                    s.guess = Some((raw, report));
+                    s.busy = false;
+                    inner.changed.notify_all();
+                }
+                Work::Last(_) => {
+                    s.last_report = Some(report);
+                    inner.changed.notify_all();
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Text the worker committed (a final chunk's words): its whole sentences are cleaned in
+    /// the background.
+    pub fn commit(&self, text: &str) {
+        let text = text.trim();
+        if text.is_empty() {
+            return;
+        }
+        let mut s = self.inner.lock();
+        if !s.pending.is_empty() {
+            s.pending.push(' ');
+        }
+        s.pending.push_str(text);
+        // The release will leave other words than a guess made before.
+        s.guess = None;
+        s.want_guess = None;
+        drop(s);
+        self.inner.changed.notify_all();
+    }
+
+    /// Waits (at most `timeout`) until every whole sentence committed so far is cleaned;
+    /// true when it is. For tests and benchmarks: the release never waits for this.
+    pub fn wait_idle(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        let mut s = self.inner.lock();
+        while s.busy || whole_sentences(&s.pending) > 0 {
+            let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+                return false;
+            };
+            s = self
+                .inner
+                .changed
+                .wait_timeout(s, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        true
+    }
+
+    /// A speculation's words (the not-yet-final stretch, transcribed at a short silence):
+    /// when no whole sentence waits, the text the release would leave now (the pending words
+    /// and these) is cleaned ahead, as a guess.
+    pub fn speculate(&self, text: &str) {
+        let mut s = self.inner.lock();
+        if s.ending || whole_sentences(&s.pending) > 0 {
+            return;
+        }
+        let rest = format!("{} {}", s.pending, text.trim()).trim().to_string();
+        if rest.is_empty() || s.guess.as_ref().is_some_and(|(g, _)| same_words(g, &rest)) {
+            return;
+        }
+        s.guess = None;
+        s.want_guess = Some(rest);
+        drop(s);
+        self.inner.changed.notify_all();
+    }
+
+    /// The release: waits for a request in flight, cleans what `full` (the whole text to
+    /// type) has beyond the pieces done (unless a guess already cleaned exactly that), and
+    /// joins the verdicts (guarded for the real target, `terminal`). None when nothing was
+    /// cleaned early, or `full` does not start with the pieces, or the background is stuck:
+    /// then the caller cleans the whole text in one pass.
+    pub fn finish(self, full: &str, terminal: bool) -> Option<LlmReport> {
+        let start = Instant::now();
+        let deadline = start + self.patience;
+        let mut s = self.inner.lock();
+        s.ending = true;
+        s.want_guess = None;
+        while s.busy {
+            let left = deadline.checked_duration_since(Instant::now())?;
+            s = self
+                .inner
+                .changed
+                .wait_timeout(s, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        let done: Vec<&str> = s.pieces.iter().map(|p| p.raw.as_str()).collect();
+        let rest = after_words(full, &done.join(" "))?.to_string();
+        let mut pieces = std::mem::take(&mut s.pieces);
+        let guessed = s.guess.take().filter(|(g, _)| same_words(g, &rest));
+        if let Some((_, report)) = guessed {
+            pieces.push(Piece { raw: rest, report });
+        } else if pieces.is_empty() {
+            return None;
+        } else if !rest.is_empty() {
+            s.last = Some(rest.clone());
+            self.inner.changed.notify_all();
+            while s.last_report.is_none() {
+                let left = deadline.checked_duration_since(Instant::now())?;
+                s = self
+                    .inner
+                    .changed
+                    .wait_timeout(s, left)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+            }
+            if let Some(report) = s.last_report.take() {
+                pieces.push(Piece { raw: rest, report });
+            }
+        }
+        drop(s);
+        Some(assemble(
+            &pieces,
+            &Limits::default(),
+            terminal,
+            ms_since(start),
+        ))
+    }
+}
+
+/// The worker's hook for a committed chunk: starts the utterance's session on its first
+/// committed text (when the engine's profile has cleanup on) and hands the text to it.
+pub fn on_commit(slot: &mut Option<Session>, engine: &Engine, text: &str) {
+    if text.trim().is_empty() {
+        return;
+    }
+    if slot.is_none() {
+        *slot = Session::for_engine(engine);
+    }
+    if let Some(s) = slot {
+        s.commit(text);
+    }
+}
+
+/// The worker's hook for a speculation that ran to its end: its words are what the release
+/// would add now, so the session cleans the rest ahead (a guess; starting the session when it
+/// is the utterance's first text).
+pub fn on_speculation(slot: &mut Option<Session>, engine: &Engine, text: &str) {
+    if text.trim().is_empty() {
+        return;
+    }
+    if slot.is_none() {
+        *slot = Session::for_engine(engine);
+    }
+    if let Some(s) = slot {
+        s.speculate(text);
+    }
+}
+
+/// The worker's cleanup of a finished row: with a session that cleaned pieces while the key
+/// was held, only the rest is cleaned now and the verdicts are joined; otherwise (or when the
+/// pieces do not fit the text) [`Engine::clean_entry`], one pass over the whole text.
+pub fn clean_entry(
+    session: Option<Session>,
+    engine: &Engine,
+    entry: &mut Entry,
+    timings: &mut StageTimings,
+) -> Option<LlmReport> {
+    let live = session
+        .filter(|_| entry.outcome == Outcome::Ok && engine.profile().llm_enabled(&engine.config));
+    if let Some(session) = live {
+        let full = entry.text.clone().unwrap_or_default();
+        // The same target rule as `Engine::clean_entry`: an unknown window is a terminal.
+        let terminal = entry
+            .app_class
+            .as_deref()
+            .is_none_or(|class| engine.config.inject.is_terminal(None, Some(class)));
+        if let Some(report) = session.finish(&full, terminal) {
+            report.apply_to(entry);
+            timings.llm = Some(report.total_ms);
+            return Some(report);
+        }
+        tracing::debug!("cleanup while speaking did not fit the text; one pass over it");
+    }
+    engine.clean_entry(entry, timings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(text: &str) -> (&str, &str) {
+        let n = whole_sentences(text);
+        (text[..n].trim(), text[n..].trim())
+    }
+
+    #[test]
+    fn only_whole_sentences_are_taken() {
+        assert_eq!(
+            split("And so my fellow Americans. Ask not what your"),
+            ("And so my fellow Americans.", "Ask not what your")
+        );
+        // A committed chunk that ends with its period is a whole sentence.
+        assert_eq!(split("Ship it on Friday."), ("Ship it on Friday.", ""));
+        assert_eq!(
+            split("Is it done? Yes! And then"),
+            ("Is it done? Yes!", "And then")
+        );
+        // Nothing whole yet.
+        assert_eq!(split("and then we"), ("", "and then we"));
+        assert_eq!(split(""), ("", ""));
+        // A sentence left hanging, a decimal, an abbreviation, a lowercase continuation.
+        assert_eq!(split("We could..."), ("", "We could..."));
+        assert_eq!(split("It grew 3.5 percent"), ("", "It grew 3.5 percent"));
+        assert_eq!(
+            split("Ask Mr. Smith. He knows"),
+            ("Ask Mr. Smith.", "He knows")
+        );
+        assert_eq!(split("so... we went"), ("", "so... we went"));
+        // Closing quotes stay with their sentence; a digit starts a new one.
+        assert_eq!(
+            split("He said \"stop.\" 3 people left"),
+            ("He said \"stop.\"", "3 people left")
+        );
+    }
+
+    #[test]
+    fn the_rest_after_the_cleaned_pieces() {
+        assert_eq!(after_words("A b.  C d. E f", "A b. C d."), Some("E f"));
+        assert_eq!(after_words("A b. C d.", "A b. C d."), Some(""));
+        assert_eq!(after_words("A b.", ""), Some("A b."));
+        // A command or a spoken mark changed the text: the pieces no longer fit.
+        assert_eq!(after_words("A, b. C", "A b."), None);
+        assert_eq!(after_words("Cats run.", "Cat"), None);
+    }
+
+    fn piece(raw: &str, output: Option<&str>) -> Piece {
+        Piece {
+            raw: raw.into(),
+            report: LlmReport {
+                backend: "openai".into(),
+                model: "m".into(),
+                outcome: LlmOutcome::Rejected,
+                text: raw.into(),
+                output: output.map(str::to_string),
+                reject_reason: None,
+                error: output.is_none().then(|| "timed out".to_string()),
+                error_kind: output.is_none().then(|| "timeout".to_string()),
+                load_ms: None,
+                prompt_eval_ms: None,
+                eval_ms: None,
+                tokens_per_sec: None,
+                total_ms: 100.0,
+                reloaded: false,
+                reload_cause: None,
+            },
+        }
+    }
+
+    #[test]
+    fn each_piece_is_guarded_and_a_rejected_one_keeps_its_words() {
+        let pieces = [
+            piece("um the report is like done.", Some("The report is done.")),
+            // Drops the "not": rejected, typed raw.
+            piece(
+                "we should not ship it on friday.",
+                Some("We should ship it on Friday."),
+            ),
+            piece(
+                "the total is one hundred and twenty three dollars.",
+                Some("The total is $123."),
+            ),
+        ];
+        let r = assemble(&pieces, &Limits::default(), false, 42.0);
+        assert_eq!(r.outcome, LlmOutcome::Cleaned);
+        assert_eq!(
+            r.text,
+            "The report is done. we should not ship it on friday. The total is $123."
+        );
+        let reason = r.reject_reason.clone().unwrap_or_default();
+        assert!(reason.starts_with("piece 2 of 3: "), "{reason}");
+        assert!(
+            reason.contains("not"),
+            "the guard's reason is kept: {reason}"
+        );
+        assert_eq!(r.total_ms, 42.0);
+        assert_eq!(r.error, None);
+        // Into a terminal, "$" is refused: that piece keeps its words too.
+        let t = assemble(&pieces, &Limits::default(), true, 42.0);
+        assert!(
+            t.text.ends_with("one hundred and twenty three dollars."),
+            "{}",
+            t.text
+        );
+        let reason = t.reject_reason.unwrap_or_default();
+        assert!(reason.contains("piece 3 of 3: "), "{reason}");
+    }
+
+    #[test]
+    fn a_failed_piece_is_named_and_all_rejected_is_a_rejection() {
+        let r = assemble(
+            &[
+                piece("we should not ship it.", Some("We should ship it.")),
+                piece("then call me.", None),
+            ],
+            &Limits::default(),
+            false,
+            1.0,
+        );
+        assert_eq!(r.outcome, LlmOutcome::Rejected);
+        assert_eq!(r.text, "we should not ship it. then call me.");
+        assert_eq!(r.error.as_deref(), Some("piece 2 of 2: timed out"));
+        assert_eq!(r.error_kind.as_deref(), Some("timeout"));
+        // One piece alone reads like one pass: no "piece 1 of 1".
+        let one = assemble(
+            &[piece("we should not ship it.", Some("We should ship it."))],
+            &Limits::default(),
+            false,
+            1.0,
+        );
+        assert!(!one.reject_reason.unwrap_or_default().starts_with("piece"));
+    }
+
+    #[test]
+    fn the_context_is_the_last_piece_as_it_was_typed() {
+        assert_eq!(context(&[]), None);
+        let pieces = [
+            piece("um the report is like done.", Some("The report is done.")),
+            piece("we should not ship.", Some("We should ship.")),
+        ];
+        assert_eq!(
+            context(&pieces[..1]),
+            Some((
+                "um the report is like done.".into(),
+                "The report is done.".into()
+            ))
+        );
+        // A rejected piece's context is its raw words, never the rejected output.
+        assert_eq!(
+            context(&pieces),
+            Some(("we should not ship.".into(), "we should not ship.".into()))
+        );
+    }
+    #[test]
+    fn the_context_comes_as_one_exchange_before_the_piece() {
+        let config = LlmConfig::default();
+        let cleaner = Cleaner::new(&config, &[]).expect("cleaner");
+        let plain = cleaner.messages("then call me");
+        let m = cleaner.messages_after(
+            "then call me",
+            Some(("um the report is like done", "The report is done.")),
+        );
+        assert_eq!(m.len(), plain.len() + 2);
+        assert_eq!(m[..plain.len() - 1], plain[..plain.len() - 1]);
+        let n = m.len();
+        assert_eq!(m[n - 3].role, "user");
+        assert!(m[n - 3].content.contains("um the report is like done"));
+        assert_eq!(m[n - 2].role, "assistant");
+        assert_eq!(m[n - 2].content, "The report is done.");
+        assert_eq!(m[n - 1], plain[plain.len() - 1]);
+        assert_eq!(cleaner.messages_after("then call me", None), plain);
+    }
+}
