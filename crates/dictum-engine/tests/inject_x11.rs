@@ -340,6 +340,35 @@ fn keys_pressed_while_typing_pause_it_until_they_are_up() {
     drop(inj);
 }
 
+/// The daemon builds a new injector when the config changes, while the old one is still
+/// alive, then drops the old one. enigo maps a character missing from the layout ("W", "T")
+/// onto a spare keycode for as long as it lives and unmaps it when dropped; a new enigo read
+/// the keymap with the old one's mappings in it, took "W" for a key of the layout and typed
+/// that keycode after it was unmapped: nothing came out ("We should" typed as "e should",
+/// live_cleanup). The injector must see the keymap changed and read it again.
+#[test]
+fn a_new_injector_types_what_the_previous_one_had_mapped() {
+    if !tools_present() {
+        return;
+    }
+    let x = Xvfb::start();
+    let term = Xterm::start(&x, "Dictum keymap");
+    let mut old = Injector::new(&config(InjectMethod::Type)).expect("injector");
+    let r = old.inject("The report is due on Wednesday.");
+    assert_delivered(&r, Delivery::Typed(TypePath::X11));
+    assert_eq!(term.line(&x), "The report is due on Wednesday. \n");
+    // The config reload: the new one first (it may fail; then the old one stays), then the
+    // old one goes.
+    let mut new = Injector::new(&config(InjectMethod::Type)).expect("injector");
+    drop(old);
+    let r = new.inject("We should Test it.");
+    assert_delivered(&r, Delivery::Typed(TypePath::X11));
+    assert_eq!(
+        term.line(&x),
+        "The report is due on Wednesday. \nWe should Test it. \n"
+    );
+}
+
 #[test]
 fn empty_text_types_nothing() {
     if !tools_present() {

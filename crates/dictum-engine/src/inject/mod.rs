@@ -190,6 +190,19 @@ impl X11Parts {
         }
     }
 
+    /// [`X11Parts::keys_and_x11`], with enigo connected again first when the keyboard map
+    /// it read has changed since ([`Keys::stale`]): before the first key of each delivery.
+    fn fresh_keys_and_x11(&mut self) -> Result<(&mut Keys, &X11), String> {
+        if let (Some(keys), Some(x11)) = (self.keys.as_ref(), self.x11.as_ref()) {
+            if keys.stale(x11)? {
+                tracing::info!("inject: the keyboard map changed; reading it again");
+                // Dropped first: it unbinds its spare keys before the new one reads the map.
+                self.keys = None;
+            }
+        }
+        self.keys_and_x11()
+    }
+
     fn board(&mut self) -> Result<&mut Board, String> {
         if self.board.is_none() {
             self.board = Some(Board::connect()?);
@@ -615,7 +628,7 @@ impl Injector {
             TypePath::X11 => {
                 let timeout = Duration::from_millis(self.config.modifier_release_timeout_ms);
                 self.x
-                    .keys_and_x11()
+                    .fresh_keys_and_x11()
                     .and_then(|(keys, x11)| keys.release_modifiers(x11, timeout))
                     .and_then(|_| self.x.keys_and_x11())
                     .and_then(|(keys, _)| keys.press_chords(chords))
@@ -696,7 +709,7 @@ impl Injector {
         let timeout = Duration::from_millis(self.config.modifier_release_timeout_ms);
         let released = self
             .x
-            .keys_and_x11()
+            .fresh_keys_and_x11()
             .and_then(|(keys, x11)| keys.release_modifiers(x11, timeout))
             .inspect_err(|_| self.reset_x11())?;
         report.modifier_wait_ms = released.waited_ms;

@@ -12,7 +12,7 @@
 //! 11 ms before each instead (the pause enigo wants there), so the delay enigo computes is
 //! its usual 1 ms (12 minus the elapsed 11) and that is what lingers: no slowdown.
 
-use super::window::X11;
+use super::window::{Keymap, X11};
 use enigo::{Direction, Enigo, Key, Keyboard, Settings};
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -32,6 +32,8 @@ pub(crate) struct Keys {
     on_layout: HashSet<u32>,
     /// Remapped keysyms typed since enigo last saw a repeat (its `last_keys`).
     recent: Vec<u32>,
+    /// The keyboard map as it was just before enigo read it (see [`Keys::stale`]).
+    keymap: Keymap,
 }
 
 /// Byte offsets in `text` before which enigo would see a repeated remapped keysym; updates
@@ -103,6 +105,8 @@ impl Keys {
                     .into(),
             );
         }
+        // Read before enigo reads it: a change in between makes `stale` true, never false.
+        let keymap = x11.keymap()?;
         // enigo panics on some replies it does not expect: a failure, not a dead thread.
         let enigo = std::panic::catch_unwind(|| Enigo::new(&Settings::default()))
             .map_err(|_| {
@@ -116,9 +120,20 @@ impl Keys {
             })?;
         Ok(Keys {
             enigo,
-            on_layout: x11.base_level_keysyms()?,
+            on_layout: keymap.base_level_keysyms(),
             recent: Vec::new(),
+            keymap,
         })
+    }
+
+    /// Whether a key enigo took from the keyboard map is bound differently now. enigo reads
+    /// the map once and never again: a character the map then had on a key is typed by
+    /// pressing that key, so when another client has changed it since (the injector this
+    /// one replaced at a config reload unbinding the spare keys it had bound "W" and "T"
+    /// to, a layout switch), it types nothing or something else. Then this `Keys` must be
+    /// connected again. One round trip.
+    pub(crate) fn stale(&self, x11: &X11) -> Result<bool, String> {
+        Ok(!self.keymap.layout_kept(&x11.keymap()?))
     }
 
     /// Waits up to `timeout` for every key to be up (the user lets go of the hotkey: its

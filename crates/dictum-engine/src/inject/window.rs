@@ -33,12 +33,44 @@ impl WindowInfo {
     }
 }
 
+/// The server's core keyboard map as one client read it: keysyms per keycode and the keysyms
+/// of every keycode from `min` on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Keymap {
+    pub min: u8,
+    pub per_keycode: u8,
+    pub keysyms: Vec<u32>,
+}
+
+impl Keymap {
+    /// Whether every key bound in `self` is still bound the same in `now`. Keycodes with
+    /// nothing bound in `self` are not compared: those are the spares enigo binds a missing
+    /// character to, and unbinds, as it types.
+    ///
+    /// enigo reads the map once, when it connects, and types a character the map had on
+    /// some keycode by pressing that keycode: when another client has changed it since (a
+    /// previous enigo unbinding the spare keycodes it had used, a layout switch), the key
+    /// types nothing or something else.
+    pub(crate) fn layout_kept(&self, now: &Keymap) -> bool {
+        if (self.min, self.per_keycode) != (now.min, now.per_keycode)
+            || self.keysyms.len() != now.keysyms.len()
+        {
+            return false;
+        }
+        let per = usize::from(self.per_keycode).max(1);
+        self.keysyms
+            .chunks(per)
+            .zip(now.keysyms.chunks(per))
+            .all(|(then, now)| then.iter().all(|&k| k == 0) || then == now)
+    }
+}
+
 #[cfg(all(unix, not(target_os = "macos")))]
 pub(crate) use x11::X11;
 
 #[cfg(all(unix, not(target_os = "macos")))]
 mod x11 {
-    use super::WindowInfo;
+    use super::{Keymap, WindowInfo};
     use std::collections::HashSet;
     use x11rb::connection::Connection;
     use x11rb::protocol::xproto::{Atom, AtomEnum, ConnectionExt as _, InputFocus, Window};
@@ -276,9 +308,8 @@ mod x11 {
                 }))
         }
 
-        /// The keysyms on the base level (column 0) of the current keyboard mapping: the
-        /// characters enigo finds on the layout; every other one it maps to a spare keycode.
-        pub(crate) fn base_level_keysyms(&self) -> Result<HashSet<u32>, String> {
+        /// The core keyboard map now (one round trip).
+        pub(crate) fn keymap(&self) -> Result<Keymap, String> {
             let setup = self.conn.setup();
             let (min, max) = (setup.min_keycode, setup.max_keycode);
             let map = self
@@ -287,19 +318,11 @@ mod x11 {
                 .map_err(|e| err("get_keyboard_mapping", e))?
                 .reply()
                 .map_err(|e| err("get_keyboard_mapping", e))?;
-            Ok((min..=max)
-                .filter_map(|code| {
-                    xkeysym::keysym(
-                        xkeysym::KeyCode::from(code),
-                        0,
-                        xkeysym::KeyCode::from(min),
-                        map.keysyms_per_keycode,
-                        &map.keysyms,
-                    )
-                })
-                .map(|k| k.raw())
-                .filter(|&k| k != 0)
-                .collect())
+            Ok(Keymap {
+                min,
+                per_keycode: map.keysyms_per_keycode,
+                keysyms: map.keysyms,
+            })
         }
 
         /// Caps Lock is on (the Lock modifier is in the core keyboard state): simulated
@@ -341,6 +364,28 @@ mod x11 {
             Ok(held)
         }
     }
+
+    impl Keymap {
+        /// The keysyms on the base level (column 0) of some keycode: the characters enigo
+        /// finds on the layout; every other one it maps to a spare keycode.
+        pub(crate) fn base_level_keysyms(&self) -> HashSet<u32> {
+            let per = usize::from(self.per_keycode).max(1);
+            let codes = u8::try_from(self.keysyms.len() / per).unwrap_or(u8::MAX);
+            (0..codes)
+                .filter_map(|i| {
+                    xkeysym::keysym(
+                        xkeysym::KeyCode::from(self.min.saturating_add(i)),
+                        0,
+                        xkeysym::KeyCode::from(self.min),
+                        self.per_keycode,
+                        &self.keysyms,
+                    )
+                })
+                .map(|k| k.raw())
+                .filter(|&k| k != 0)
+                .collect()
+        }
+    }
 }
 
 /// Stand-in where there is no X11 (macOS, Windows): nothing is known about the window.
@@ -367,8 +412,15 @@ impl X11 {
     pub(crate) fn caps_lock_on(&self) -> Result<bool, String> {
         Ok(false)
     }
-    pub(crate) fn base_level_keysyms(&self) -> Result<std::collections::HashSet<u32>, String> {
-        Ok(Default::default())
+    pub(crate) fn keymap(&self) -> Result<Keymap, String> {
+        Ok(Keymap::default())
+    }
+}
+
+#[cfg(not(all(unix, not(target_os = "macos"))))]
+impl Keymap {
+    pub(crate) fn base_level_keysyms(&self) -> std::collections::HashSet<u32> {
+        Default::default()
     }
 }
 
@@ -387,5 +439,34 @@ mod tests {
         w.title = None;
         assert_eq!(w.describe(), "Gedit");
         assert_eq!(WindowInfo::default().describe(), "the focused window");
+    }
+
+    fn map(keysyms: &[u32]) -> Keymap {
+        Keymap {
+            min: 8,
+            per_keycode: 2,
+            keysyms: keysyms.to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_key_bound_differently_since_makes_the_map_stale() {
+        const A: u32 = 0x61;
+        const CAP_A: u32 = 0x41;
+        const W: u32 = 0x57;
+        // Keycode 8: a, A; 9: W (another client's spare key); 10: spare.
+        let then = map(&[A, CAP_A, W, W, 0, 0]);
+        assert!(then.layout_kept(&then.clone()));
+        // A spare key bound or unbound since (enigo typing): kept.
+        assert!(then.layout_kept(&map(&[A, CAP_A, W, W, 0x54, 0x54])));
+        // The other client unbound its key (what enigo would press for "W" types nothing).
+        assert!(!then.layout_kept(&map(&[A, CAP_A, 0, 0, 0, 0])));
+        // A layout key moved, or the map's shape changed.
+        assert!(!then.layout_kept(&map(&[0x62, 0x42, W, W, 0, 0])));
+        assert!(!then.layout_kept(&Keymap {
+            per_keycode: 3,
+            ..map(&[A, CAP_A, 0, W, W, 0, 0, 0, 0])
+        }));
+        assert!(!then.layout_kept(&map(&[A, CAP_A, W, W])));
     }
 }
