@@ -15,93 +15,16 @@ mod common;
 #[path = "support/events.rs"]
 mod events;
 
+#[path = "support/llm_servers.rs"]
+mod llm_servers;
+
 #[path = "support/x11_daemon.rs"]
 mod x11_daemon;
 
 use common::pulse::Pulse;
 use common::x11::{tools_present, Xterm, Xvfb};
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use llm_servers::Llama;
 use x11_daemon::{dictate, typed_line, write_initial_config, Daemon, HOTKEY};
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// llama-server, killed on drop.
-struct Llama {
-    child: Child,
-    log: PathBuf,
-    url: String,
-}
-
-impl Drop for Llama {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn http_status(port: u16, path: &str) -> Option<u16> {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut buf = String::new();
-    let _ = s.read_to_string(&mut buf);
-    buf.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// The real LLM: llama-server (OpenAI-compatible API) with the test model, on a free port.
-fn start_llama(dir: &Path) -> Llama {
-    let out = Command::new(repo_root().join("scripts/llama-server"))
-        .stderr(Stdio::inherit())
-        .output()
-        .expect("run scripts/llama-server");
-    assert!(
-        out.status.success(),
-        "scripts/llama-server failed; see its log under ~/.cache/dictum/llama-server/"
-    );
-    let bin = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-    let gguf = common::assets().join("models/SmolLM2-135M-Instruct.Q4_1.gguf");
-    assert!(gguf.is_file(), "missing {}", gguf.display());
-    let port = TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port");
-    let log = dir.join("llama-server.log");
-    let child = Command::new(bin)
-        .arg("-m")
-        .arg(&gguf)
-        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-        .args(["-c", "2048", "--threads", "1", "-np", "1"])
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).expect("log file"))
-        .spawn()
-        .expect("start llama-server");
-    let llama = Llama {
-        child,
-        log,
-        url: format!("http://127.0.0.1:{port}"),
-    };
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while Instant::now() < deadline {
-        if http_status(port, "/health") == Some(200) {
-            return llama;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    panic!(
-        "llama-server did not become healthy:\n{}",
-        std::fs::read_to_string(&llama.log).unwrap_or_default()
-    );
-}
 
 /// The LLM ran on this dictation (whatever the guard then said).
 fn llm_ran(outcome: &serde_json::Value) -> bool {
@@ -114,7 +37,10 @@ fn an_xterm_profile_disables_cleanup_while_a_second_window_class_keeps_it() {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
-    let llama = start_llama(dir.path());
+    let llama = Llama::start(
+        dir.path(),
+        &common::assets().join("models/SmolLM2-135M-Instruct.Q4_1.gguf"),
+    );
     let _pulse = Pulse::start();
     let x = Xvfb::start();
     let mail = Xterm::start_as(&x, "Compose: report", "Mailterm", "80x10+0+420");
