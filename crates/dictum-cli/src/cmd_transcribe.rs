@@ -18,6 +18,10 @@ pub struct Args {
     /// Spoken language ("en", "de", ... or "auto").
     #[arg(long)]
     language: Option<String>,
+    /// English text whatever language is spoken (as if stt.task = "translate"; needs a
+    /// multilingual model such as base-q8_0).
+    #[arg(long)]
+    translate: bool,
     /// Print one JSON object instead of the text.
     #[arg(long)]
     json: bool,
@@ -43,6 +47,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     if let Some(language) = args.language {
         config.stt.language = language;
+    }
+    if args.translate {
+        config.stt.task = dictum_engine::config::SttTask::Translate;
     }
     if args.clean {
         config.llm.enabled = true;

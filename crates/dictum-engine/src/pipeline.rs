@@ -5,7 +5,7 @@
 //! the worker's `finish` calls them).
 
 use crate::audio::{self, Pcm16k};
-use crate::config::{AudioCtxMode, Config, SttBackend};
+use crate::config::{AudioCtxMode, Config, SttBackend, SttTask};
 use crate::gpu::planner::{self, Plan, PlanSettings, Tier};
 use crate::gpu::{GpuProbe, GpuStatus, NvmlProbe};
 use crate::llm::{Cleaner, LlmReport, WarmUp};
@@ -564,7 +564,7 @@ impl Engine {
 
     pub fn stt_options(&self) -> SttOptions {
         SttOptions {
-            language: self.profile.language(&self.config).to_string(),
+            language: self.profile.source_language(&self.config).to_string(),
             threads: self.config.threads(),
             window: match self.config.stt.audio_ctx {
                 AudioCtxMode::Auto => Some(Window {
@@ -574,6 +574,7 @@ impl Engine {
                 AudioCtxMode::Full => None,
             },
             initial_prompt: self.profile.vocabulary(&self.config).join(", "),
+            translate: self.profile.task(&self.config) == SttTask::Translate,
         }
     }
 
@@ -1085,7 +1086,8 @@ impl Engine {
         samples: &[f32],
         prompt: &str,
     ) -> std::result::Result<(RemoteOutput, String, String), RemoteFailure> {
-        let language = self.profile.language(&self.config).to_string();
+        let language = self.profile.source_language(&self.config).to_string();
+        let task = self.profile.task(&self.config);
         let then = match no_local_fallback(&self.config, &self.model_dirs) {
             Some(_) => "no local model to redo it",
             None => "transcribing locally",
@@ -1094,6 +1096,7 @@ impl Engine {
             .remote()
             .map_err(|e| RemoteFailure::new(e.to_string()))?;
         remote.set_language(&language);
+        remote.set_task(task);
         if let Gate::Open { remaining, reason } = remote.breaker.gate(Instant::now()) {
             return Err(RemoteFailure::new(format!(
                 "the speech server is skipped for {:.1} s more after: {reason}",
@@ -1140,7 +1143,7 @@ impl Engine {
         seg.stt_ms = out.round_trip_ms;
         seg.upload_ms = out.upload_ms;
         seg.server_ms = out.server_ms;
-        let configured = self.profile.language(&self.config);
+        let configured = self.profile.source_language(&self.config);
         seg.language = if configured != "auto" {
             Some(configured.to_string())
         } else {

@@ -15,8 +15,9 @@
 //!   none matching (or an app that cannot be known) means the built-in `default` profile,
 //!   which overrides nothing.
 //! - Overrides, all optional: `inject_method`, `llm` (on/off), `llm_prompt` (the system
-//!   prompt), `vocabulary`, `language`, `commands` (voice commands on/off) and
-//!   `trailing_period` (false: one final "." is dropped).
+//!   prompt), `vocabulary`, `language`, `task` ("translate": English text whatever is
+//!   spoken), `commands` (voice commands on/off) and `trailing_period` (false: one final "."
+//!   is dropped).
 //! - The resolved [`Profile`] travels with the utterance (an `Arc<Profile>` in the
 //!   controller's live utterance, the worker's chunk and finish jobs, and the injector's
 //!   job): overrides apply to that dictation only; the global config is never changed.
@@ -25,7 +26,7 @@
 //! profile and the pattern.
 
 pub use crate::config::profile::{ProfileConfig, ProfileError, DEFAULT_PROFILE};
-use crate::config::Config;
+use crate::config::{Config, SttTask};
 use crate::inject::InjectMethod;
 use regex::Regex;
 #[cfg(test)]
@@ -45,6 +46,8 @@ pub struct Profile {
     pub llm_prompt: Option<String>,
     pub vocabulary: Option<Vec<String>>,
     pub language: Option<String>,
+    /// Transcribe or translate (`[stt] task`) for this utterance.
+    pub task: Option<SttTask>,
     /// Voice commands on/off for this utterance (read by the voice-command stage).
     pub commands: Option<bool>,
     pub trailing_period: Option<bool>,
@@ -59,6 +62,7 @@ impl Default for Profile {
             llm_prompt: None,
             vocabulary: None,
             language: None,
+            task: None,
             commands: None,
             trailing_period: None,
         }
@@ -74,6 +78,7 @@ impl From<&ProfileConfig> for Profile {
             llm_prompt: p.llm_prompt.clone(),
             vocabulary: p.vocabulary.clone(),
             language: p.language.clone(),
+            task: p.task,
             commands: p.commands,
             trailing_period: p.trailing_period,
         }
@@ -93,6 +98,18 @@ impl Profile {
     /// The spoken language for this utterance.
     pub fn language<'a>(&'a self, config: &'a Config) -> &'a str {
         self.language.as_deref().unwrap_or(&config.stt.language)
+    }
+
+    /// Transcribe or translate, for this utterance.
+    pub fn task(&self, config: &Config) -> SttTask {
+        self.task.unwrap_or(config.stt.task)
+    }
+
+    /// The language whisper (or the speech server) is told for this utterance: the
+    /// profile's or the config's, except that translating from "en" means detecting it
+    /// (`config::stt::source_language`).
+    pub fn source_language<'a>(&'a self, config: &'a Config) -> &'a str {
+        crate::config::stt::source_language(self.language(config), self.task(config))
     }
 
     /// The vocabulary for this utterance (whisper's prompt, the LLM's vocabulary line).
@@ -136,6 +153,9 @@ impl Profile {
         }
         if let Some(v) = &self.vocabulary {
             c.stt.vocabulary = v.clone();
+        }
+        if let Some(t) = self.task {
+            c.stt.task = t;
         }
         if let Some(on) = self.llm {
             c.llm.enabled = on;
@@ -378,6 +398,7 @@ mod tests {
             llm_prompt: Some("Write full sentences.".into()),
             vocabulary: Some(vec!["Acme".into()]),
             language: Some("de".into()),
+            task: Some(SttTask::Translate),
             commands: Some(false),
             trailing_period: Some(true),
         };
@@ -387,6 +408,9 @@ mod tests {
         assert_eq!(c.llm.system_prompt, "Write full sentences.");
         assert_eq!(c.stt.vocabulary, ["Acme".to_string()]);
         assert_eq!(c.stt.language, "de");
+        assert_eq!(c.stt.task, SttTask::Translate);
+        assert_eq!(p.task(&config), SttTask::Translate);
+        assert_eq!(none.task(&config), SttTask::Transcribe);
         assert!(!p.llm_enabled(&config));
         assert_eq!(p.inject_method(&config), InjectMethod::Paste);
         assert_eq!(p.language(&config), "de");
@@ -395,6 +419,44 @@ mod tests {
         // The config itself is untouched.
         assert!(config.llm.enabled);
         assert_eq!(config.stt.language, "en");
+        assert_eq!(config.stt.task, SttTask::Transcribe);
+    }
+
+    /// A profile that only says `task = "translate"` works with the default config
+    /// (language "en", which then means "detect it") as long as the model is multilingual;
+    /// with the default English-only model the config is refused, naming the profile and a
+    /// model to pick.
+    #[test]
+    fn a_translate_profile_needs_a_multilingual_model_and_detects_the_language() {
+        let text = |model: &str| {
+            format!(
+                "[stt]\nmodel = \"{model}\"\n\n[[profile]]\nname = \"chat\"\n\
+                 match_class = \"signal\"\ntask = \"translate\"\n"
+            )
+        };
+        let path = std::path::Path::new("test.toml");
+        let err = Config::parse(&text("tiny.en-q8_0"), path)
+            .expect_err("translate with tiny.en")
+            .to_string();
+        assert!(err.contains("profile \"chat\".task"), "{err}");
+        assert!(
+            err.contains("English-only") && err.contains("\"tiny-q8_0\""),
+            "{err}"
+        );
+        let (config, _) = match Config::parse(&text("base-q8_0"), path) {
+            Ok(c) => c,
+            Err(e) => panic!("{e}"),
+        };
+        let chat = compiled(&config.profiles).pick(Some("Signal"), None);
+        assert_eq!(chat.task(&config), SttTask::Translate);
+        assert_eq!(chat.language(&config), "en");
+        assert_eq!(chat.source_language(&config), "auto");
+        let with_language = Profile {
+            language: Some("de".into()),
+            ..(*chat).clone()
+        };
+        assert_eq!(with_language.source_language(&config), "de");
+        assert_eq!(Profile::default().source_language(&config), "en");
     }
 
     #[test]
@@ -454,6 +516,7 @@ mod tests {
             llm_prompt = "Write full sentences."
             vocabulary = ["Acme"]
             language = "en"
+            task = "translate"
             commands = false
         "#;
         #[derive(Deserialize)]
@@ -467,6 +530,7 @@ mod tests {
         assert_eq!(w.profile.len(), 2);
         assert_eq!(w.profile[0].inject_method, Some(InjectMethod::Paste));
         assert_eq!(w.profile[1].commands, Some(false));
+        assert_eq!(w.profile[1].task, Some(SttTask::Translate));
         let p = compiled(&w.profile);
         assert_eq!(p.len(), 2);
         assert_eq!(p.pick(Some("XTerm"), None).llm, Some(false));

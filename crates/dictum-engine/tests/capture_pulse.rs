@@ -50,6 +50,7 @@ fn transcriber() -> (mpsc::Sender<Job>, JoinHandle<Vec<Heard>>) {
                 min: 768,
             }),
             initial_prompt: String::new(),
+            translate: false,
         };
         rx.iter()
             .map(|(label, clip, c)| {

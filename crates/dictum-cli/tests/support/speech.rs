@@ -8,10 +8,15 @@ use std::process::Command;
 
 /// Speaks `text` into `dir/name.wav`.
 pub fn speak(dir: &Path, name: &str, text: &str) -> PathBuf {
+    speak_in(dir, name, "en-gb", text)
+}
+
+/// Speaks `text` with espeak-ng's `voice` (a language: "de", "fr") into `dir/name.wav`.
+pub fn speak_in(dir: &Path, name: &str, voice: &str, text: &str) -> PathBuf {
     let raw = dir.join(format!("{name}.raw.wav"));
     let out = dir.join(format!("{name}.wav"));
     let ok = Command::new("espeak-ng")
-        .args(["-v", "en-gb", "-s", "140", "-w"])
+        .args(["-v", voice, "-s", "140", "-w"])
         .arg(&raw)
         .arg(text)
         .status()

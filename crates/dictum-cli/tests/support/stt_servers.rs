@@ -51,6 +51,17 @@ pub struct WhisperServer {
 
 impl WhisperServer {
     pub fn start(bin: &std::path::Path, model: &std::path::Path) -> WhisperServer {
+        WhisperServer::start_with(bin, model, "/v1/audio/transcriptions", &[])
+    }
+
+    /// [`WhisperServer::start`] on another inference path, with more arguments (a translating
+    /// server: `/v1/audio/translations`, `--translate -l auto`).
+    pub fn start_with(
+        bin: &std::path::Path,
+        model: &std::path::Path,
+        inference_path: &str,
+        extra: &[&str],
+    ) -> WhisperServer {
         let port = free_port();
         let child = Command::new(bin)
             .args(["-m"])
@@ -63,7 +74,8 @@ impl WhisperServer {
                 "--port",
                 &port.to_string(),
             ])
-            .args(["--inference-path", "/v1/audio/transcriptions", "-nlp"])
+            .args(["--inference-path", inference_path, "-nlp"])
+            .args(extra)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()

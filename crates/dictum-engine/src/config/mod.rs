@@ -22,7 +22,7 @@ pub mod vad;
 pub use history::HistoryConfig;
 pub use models::ModelsConfig;
 pub(crate) use ranges::check_ranges;
-pub use stt::{AudioCtxMode, SttBackend, SttConfig, SttUpload};
+pub use stt::{AudioCtxMode, SttBackend, SttConfig, SttTask, SttUpload};
 pub use vad::VadConfig;
 
 use crate::{Error, Result};
@@ -56,6 +56,10 @@ pub const DEFAULT_TOML: &str = r#"# Dictum configuration. Every key is optional;
 model = "tiny.en-q8_0"
 # Spoken language as a two-letter code ("en", "de", ...) or "auto" to detect it.
 language = "en"
+# "transcribe" (text in the language spoken) or "translate" (English text from speech in
+# another language). Translating needs a multilingual model (e.g. "base-q8_0", not a ".en"
+# one); with it, language = "en" means "detect the language spoken".
+task = "transcribe"
 # CPU threads for whisper (0-64); 0 = number of cores (at most 8).
 threads = 0
 # Encoder window: "auto" sizes it to the utterance (much faster for short dictations),
@@ -282,6 +286,7 @@ custom = []
 # llm_prompt = ""              # the LLM's system prompt ({vocabulary} works)
 # vocabulary = ["kubectl"]     # replaces stt.vocabulary
 # language = "en"              # replaces stt.language
+# task = "translate"           # replaces stt.task (English text; multilingual models only)
 # commands = false             # voice commands on/off
 # trailing_period = false      # false: one final "." is dropped
 "#;
@@ -420,6 +425,13 @@ impl Config {
         }
         if let Err((key, reason)) = profile::compile_patterns(&self.profiles) {
             return bad(&key, &reason);
+        }
+        for p in &self.profiles {
+            if let Some(task) = p.task {
+                if let Err(reason) = stt::check_task(&self.stt, task) {
+                    return bad(&format!("profile \"{}\".task", p.name.trim()), &reason);
+                }
+            }
         }
         if let Err(reason) = models::check_base_url(&self.models.base_url) {
             return bad("models.base_url", &reason);

@@ -1,8 +1,9 @@
 //! The `[[profile]]` tables (per-app overrides, `profile.rs`) as written in the config file,
 //! and their checks: a unique name, at least one pattern, valid regular expressions, a known
-//! language. The patterns compiled here are the ones `profile::Profiles` matches with.
+//! language (a `task` is checked against the model by `Config::validate`). The patterns compiled here are the ones `profile::Profiles` matches with.
 
 use super::inject::InjectMethod;
+use super::stt::SttTask;
 use regex::{Regex, RegexBuilder};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
@@ -48,6 +49,11 @@ pub struct ProfileConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub language: Option<String>,
+    /// Replaces `[stt] task`: "translate" types English whatever language is spoken
+    /// (multilingual models only), "transcribe" the language spoken.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub task: Option<SttTask>,
     /// Voice commands on or off for this app.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]

@@ -19,6 +19,9 @@ pub struct SttConfig {
     pub model: String,
     /// Spoken language as a two-letter code, or "auto" to detect it.
     pub language: String,
+    /// "transcribe" (text in the spoken language) or "translate" (English text from speech in
+    /// another language; multilingual models only).
+    pub task: SttTask,
     /// CPU threads for whisper; 0 picks the number of cores (at most 8).
     pub threads: u32,
     /// Encoder window: "auto" sizes it to the utterance, "full" always uses 30 s.
@@ -122,6 +125,115 @@ impl SttUpload {
     }
 }
 
+/// `stt.task` (and a profile's `task`): what whisper makes of the speech.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+#[ts(export)]
+pub enum SttTask {
+    /// Text in the language spoken.
+    #[default]
+    Transcribe,
+    /// English text, whatever language is spoken (whisper's translate task; the speech
+    /// server's `/v1/audio/translations`). Multilingual models only.
+    Translate,
+}
+
+impl SttTask {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SttTask::Transcribe => "transcribe",
+            SttTask::Translate => "translate",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<SttTask> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "transcribe" => Some(SttTask::Transcribe),
+            "translate" => Some(SttTask::Translate),
+            _ => None,
+        }
+    }
+}
+
+/// The language whisper is told for `task`: with `translate`, "en" means "detect it" (the
+/// speech to translate is by definition not English, and "en" is the default every config
+/// starts with), so a profile that only sets `task = "translate"` works.
+pub fn source_language(language: &str, task: SttTask) -> &str {
+    if task == SttTask::Translate && language.trim().eq_ignore_ascii_case("en") {
+        "auto"
+    } else {
+        language
+    }
+}
+
+/// True when `model` (a catalog name such as `tiny.en-q8_0`, or a path such as
+/// `ggml-base.en.bin`) names an English-only whisper model: `.en` ends its size name.
+pub fn english_only_name(model: &str) -> bool {
+    let name = model.rsplit(['/', '\\']).next().unwrap_or(model);
+    let name = name.strip_suffix(".bin").unwrap_or(name);
+    name.match_indices(".en").any(|(i, m)| {
+        name[i + m.len()..]
+            .chars()
+            .next()
+            .is_none_or(|c| matches!(c, '-' | '_' | '.'))
+    })
+}
+
+/// A multilingual catalog model to use instead of the English-only `model`: its multilingual
+/// twin (`tiny.en-q8_0` → `tiny-q8_0`) when `model` is one of the catalog's English-only
+/// models (every one has a twin: whisper.cpp publishes both), else `base-q8_0`. The catalog's
+/// names are spelled out here: this section imports nothing from `models` above it.
+pub fn multilingual_instead(model: &str) -> String {
+    let name = model.rsplit(['/', '\\']).next().unwrap_or(model);
+    let name = name.strip_suffix(".bin").unwrap_or(name);
+    let name = name.strip_prefix("ggml-").unwrap_or(name);
+    let catalog_en = ["tiny", "base", "small", "medium"].iter().any(|size| {
+        name.strip_prefix(size)
+            .and_then(|r| r.strip_prefix(".en"))
+            .is_some_and(|q| matches!(q, "" | "-q5_1" | "-q8_0" | "-q5_0"))
+    });
+    if catalog_en {
+        name.replacen(".en", "", 1)
+    } else {
+        "base-q8_0".into()
+    }
+}
+
+/// Why an English-only `model` cannot translate, and which model to pick instead.
+pub fn translate_refusal(model: &str) -> String {
+    let instead = multilingual_instead(model);
+    // The smallest model is the weakest translator: name the next size up too.
+    let better = if instead.starts_with("tiny") {
+        " or \"base-q8_0\" (larger, translates better)"
+    } else {
+        ""
+    };
+    format!(
+        "the model `{model}` is English-only and cannot translate; pick a multilingual model \
+         instead, e.g. stt.model = \"{instead}\"{better} (`dictum models download NAME`), \
+         or set task = \"transcribe\""
+    )
+}
+
+/// Checks that `task` can run with the `[stt]` settings: translating needs a multilingual
+/// local model wherever the local model is used (the local backend, or the server's
+/// fallback). The model is judged by its name here; [`crate::stt::Transcriber`] checks the
+/// file itself when it loads. Err is the reason.
+pub fn check_task(stt: &SttConfig, task: SttTask) -> Result<(), String> {
+    let local_used = stt.backend == SttBackend::Local || stt.fallback;
+    if task == SttTask::Translate && local_used && english_only_name(&stt.model) {
+        let mut why = translate_refusal(stt.model.trim());
+        if stt.backend == SttBackend::Openai {
+            why.push_str(
+                " (the local model stands in when the speech server fails; stt.fallback = false \
+                 sends every utterance to the server only)",
+            );
+        }
+        return Err(why);
+    }
+    Ok(())
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "lowercase")]
 #[ts(export)]
@@ -135,6 +247,7 @@ impl Default for SttConfig {
         SttConfig {
             model: "tiny.en-q8_0".into(),
             language: "en".into(),
+            task: SttTask::Transcribe,
             threads: 0,
             audio_ctx: AudioCtxMode::Auto,
             audio_ctx_margin: 64,
@@ -176,6 +289,7 @@ pub fn validate(stt: &SttConfig) -> Result<(), (&'static str, String)> {
         ));
     }
     secrets::check_env_name(&stt.api_key_env).map_err(|r| ("stt.api_key_env", r))?;
+    check_task(stt, stt.task).map_err(|r| ("stt.task", r))?;
     if stt.backend == SttBackend::Openai {
         check_server_url(stt)?;
         if stt.remote_model.trim().is_empty() {
@@ -203,4 +317,112 @@ pub(crate) fn check_server_url(stt: &SttConfig) -> Result<Url, (&'static str, St
         ));
     }
     Ok(url)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn translating(model: &str) -> SttConfig {
+        SttConfig {
+            model: model.into(),
+            task: SttTask::Translate,
+            ..SttConfig::default()
+        }
+    }
+
+    #[test]
+    fn english_only_models_are_known_by_name() {
+        for m in [
+            "tiny.en-q8_0",
+            "tiny.en",
+            "base.en-q5_1",
+            "/work/shared/models/ggml-tiny.en-q8_0.bin",
+            "ggml-small.en.bin",
+            "distil-small.en",
+        ] {
+            assert!(english_only_name(m), "{m}");
+        }
+        for m in [
+            "base-q8_0",
+            "tiny",
+            "/models/ggml-large-v3-turbo.bin",
+            "/home/en/ggml-base.bin",
+            "ggml-medium.english-finetune.bin",
+        ] {
+            assert!(!english_only_name(m), "{m}");
+        }
+    }
+
+    #[test]
+    fn translate_with_an_english_only_model_is_refused_naming_a_multilingual_one() {
+        let Err((key, why)) = validate(&translating("tiny.en-q8_0")) else {
+            panic!("translate with tiny.en accepted");
+        };
+        assert_eq!(key, "stt.task");
+        assert!(why.contains("English-only"), "{why}");
+        assert!(why.contains("\"tiny-q8_0\""), "names the twin: {why}");
+        assert!(why.contains("\"base-q8_0\""), "{why}");
+        assert!(!why.contains('\n'), "one line: {why}");
+        // A file path: judged by its name, the twin found in the catalog.
+        let why = check_task(&translating("/m/ggml-base.en-q5_1.bin"), SttTask::Translate)
+            .expect_err("refused");
+        assert!(why.contains("\"base-q5_1\""), "{why}");
+        // No twin in the catalog: base-q8_0.
+        assert_eq!(multilingual_instead("my-finetune.en"), "base-q8_0");
+        // Multilingual models translate; any model transcribes.
+        assert_eq!(validate(&translating("base-q8_0")), Ok(()));
+        assert_eq!(
+            validate(&SttConfig {
+                task: SttTask::Transcribe,
+                ..translating("tiny.en-q8_0")
+            }),
+            Ok(())
+        );
+    }
+
+    /// Every English-only model of the catalog is known as such, and its suggested twin is a
+    /// multilingual model of the catalog.
+    #[test]
+    fn every_english_only_catalog_model_has_a_multilingual_twin() {
+        for m in crate::models::CATALOG {
+            assert_eq!(english_only_name(m.name), m.english_only, "{}", m.name);
+            if m.english_only {
+                let twin = multilingual_instead(m.name);
+                assert!(
+                    crate::models::CATALOG
+                        .iter()
+                        .any(|c| c.name == twin && !c.english_only),
+                    "{} -> {twin}",
+                    m.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_server_backend_refuses_an_english_only_fallback_but_not_without_fallback() {
+        let server = SttConfig {
+            backend: SttBackend::Openai,
+            ..translating("tiny.en-q8_0")
+        };
+        let why = check_task(&server, SttTask::Translate).expect_err("refused");
+        assert!(why.contains("stt.fallback = false"), "{why}");
+        let no_fallback = SttConfig {
+            fallback: false,
+            ..server
+        };
+        assert_eq!(check_task(&no_fallback, SttTask::Translate), Ok(()));
+    }
+
+    #[test]
+    fn translate_detects_the_language_where_it_is_english() {
+        assert_eq!(source_language("en", SttTask::Translate), "auto");
+        assert_eq!(source_language("de", SttTask::Translate), "de");
+        assert_eq!(source_language("auto", SttTask::Translate), "auto");
+        assert_eq!(source_language("en", SttTask::Transcribe), "en");
+        assert_eq!(SttTask::parse(" Translate"), Some(SttTask::Translate));
+        assert_eq!(SttTask::parse("x"), None);
+        assert_eq!(SttTask::default().as_str(), "transcribe");
+    }
 }

@@ -18,8 +18,15 @@
 //! about the key, or an answer that is not a transcript) gets the same utterance again as WAV
 //! at once, and when WAV works the server is remembered as a WAV server for the life of the
 //! process ([`server_wants_wav`]), so only its first utterance pays the extra round trip.
+//!
+//! `task = "translate"` (`stt.task` or a profile's) sends the utterance to OpenAI's
+//! `POST /v1/audio/translations` instead (English text; no language field, the server detects
+//! it). OpenAI, Groq, speaches and LocalAI have it; whisper.cpp's `whisper-server` serves one
+//! path, so a translating one runs with `--inference-path /v1/audio/translations --translate
+//! -l auto`.
+//! A server without the endpoint answers 404, and the message says so.
 
-use crate::config::{SttConfig, SttUpload};
+use crate::config::{SttConfig, SttTask, SttUpload};
 use crate::net::{self, Policy};
 use crate::secrets::{self, KeySource};
 use reqwest::Url;
@@ -204,8 +211,11 @@ pub struct RemoteStt {
     client: reqwest::Client,
     url: Url,
     transcriptions: Url,
+    /// `<url>/v1/audio/translations`, for `task = "translate"`.
+    translations: Url,
     model: String,
     language: String,
+    task: SttTask,
     timeout_ms: u64,
     upload: SttUpload,
     pub key_source: KeySource,
@@ -248,9 +258,11 @@ impl RemoteStt {
             runtime,
             client,
             transcriptions: endpoint(&url, "audio/transcriptions"),
+            translations: endpoint(&url, "audio/translations"),
             url,
             model: stt.remote_model.trim().to_string(),
-            language: stt.language.clone(),
+            language: crate::config::stt::source_language(&stt.language, stt.task).to_string(),
+            task: stt.task,
             timeout_ms: stt.timeout_ms,
             upload: stt.upload,
             key_source: key.map_or(KeySource::None, |k| k.source),
@@ -262,6 +274,20 @@ impl RemoteStt {
     pub fn set_language(&mut self, language: &str) {
         if self.language != language {
             self.language = language.to_string();
+        }
+    }
+
+    /// The task of the next requests (a per-app profile's, or `stt.task`): translating goes to
+    /// `/v1/audio/translations`.
+    pub fn set_task(&mut self, task: SttTask) {
+        self.task = task;
+    }
+
+    /// Where the next utterance is sent: the transcriptions or the translations endpoint.
+    pub fn endpoint_for_task(&self) -> &Url {
+        match self.task {
+            SttTask::Transcribe => &self.transcriptions,
+            SttTask::Translate => &self.translations,
         }
     }
 
@@ -350,7 +376,8 @@ impl RemoteStt {
             ("response_format", "verbose_json"),
             ("temperature", "0"),
         ];
-        if self.language != "auto" {
+        // OpenAI's translations endpoint takes no language: it detects the one spoken.
+        if self.language != "auto" && self.task == SttTask::Transcribe {
             fields.push(("language", &self.language));
         }
         if !prompt.trim().is_empty() {
@@ -360,7 +387,7 @@ impl RemoteStt {
         let body = multipart(&boundary, &fields, file_name, file_type, &audio);
         let bytes = audio.len();
         drop(audio);
-        let url = self.transcriptions.clone();
+        let url = self.endpoint_for_task().clone();
         let request = |body: Vec<u8>| {
             self.client
                 .post(url.clone())
@@ -407,7 +434,12 @@ impl RemoteStt {
         if !status.is_success() {
             let text = String::from_utf8_lossy(&body);
             let mut msg = error_message(&text);
-            if status.as_u16() == 404 {
+            if status.as_u16() == 404 && self.task == SttTask::Translate {
+                msg.push_str(&format!(
+                    " — the speech server at {} has no /v1/audio/translations endpoint, so it cannot translate (task = \"translate\"); use a server that has it (whisper-server: --inference-path /v1/audio/translations --translate -l auto), the local backend with a multilingual model, or task = \"transcribe\"",
+                    self.url
+                ));
+            } else if status.as_u16() == 404 {
                 msg.push_str(&format!(
                     " — is {} the server's base URL? (whisper-server needs --inference-path /v1/audio/transcriptions)",
                     self.url
@@ -785,6 +817,98 @@ mod tests {
             endpoint(&u("https://api.groq.com/openai/v1/"), "models").as_str(),
             "https://api.groq.com/openai/v1/models"
         );
+    }
+
+    /// A one-request HTTP stand-in (declared: a loopback socket in this test, not a speech
+    /// server): answers `status` with `body`, and hands back the request line and the body.
+    fn one_request_server(
+        status: &'static str,
+        body: &'static str,
+    ) -> (String, std::thread::JoinHandle<(String, String)>) {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let handle = std::thread::spawn(move || {
+            let (mut conn, _) = listener.accept().expect("accept");
+            let mut got = Vec::new();
+            let mut buf = [0u8; 65536];
+            let head_end = loop {
+                let n = conn.read(&mut buf).expect("read");
+                assert!(n > 0, "connection closed mid-request");
+                got.extend_from_slice(&buf[..n]);
+                if let Some(i) = got.windows(4).position(|w| w == b"\r\n\r\n") {
+                    break i + 4;
+                }
+            };
+            let head = String::from_utf8_lossy(&got[..head_end]).to_string();
+            let len: usize = head
+                .lines()
+                .find_map(|l| {
+                    let (k, v) = l.split_once(':')?;
+                    k.eq_ignore_ascii_case("content-length")
+                        .then(|| v.trim().parse().ok())?
+                })
+                .unwrap_or(0);
+            while got.len() < head_end + len {
+                let n = conn.read(&mut buf).expect("read body");
+                assert!(n > 0, "connection closed mid-body");
+                got.extend_from_slice(&buf[..n]);
+            }
+            let answer = format!(
+                "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            conn.write_all(answer.as_bytes()).expect("answer");
+            let line = head.lines().next().unwrap_or_default().to_string();
+            (line, String::from_utf8_lossy(&got[head_end..]).to_string())
+        });
+        (url, handle)
+    }
+
+    #[test]
+    fn translate_goes_to_the_translations_endpoint_without_a_language() {
+        let speech = vec![0.1f32; 16_000];
+        let (url, server) = one_request_server("200 OK", r#"{"text":" Good morning. "}"#);
+        let mut c = openai(&url);
+        c.language = "de".into();
+        c.upload = SttUpload::Wav;
+        let mut remote = RemoteStt::new(&c).expect("client");
+        remote.set_task(SttTask::Translate);
+        let out = remote.transcribe(&speech, "").expect("answer");
+        assert_eq!(out.text, "Good morning.");
+        let (line, body) = server.join().expect("server");
+        assert!(line.starts_with("POST /v1/audio/translations "), "{line}");
+        assert!(
+            !body.contains("name=\"language\""),
+            "no language field: {body:.300}"
+        );
+        // Transcribing goes where it always went, with the language.
+        let (url, server) = one_request_server("200 OK", r#"{"text":"Guten Morgen."}"#);
+        let mut c = openai(&url);
+        c.language = "de".into();
+        c.upload = SttUpload::Wav;
+        let remote = RemoteStt::new(&c).expect("client");
+        remote.transcribe(&speech, "").expect("answer");
+        let (line, body) = server.join().expect("server");
+        assert!(line.starts_with("POST /v1/audio/transcriptions "), "{line}");
+        assert!(body.contains("name=\"language\""), "{body:.300}");
+    }
+
+    #[test]
+    fn a_server_without_translations_is_refused_saying_so() {
+        let (url, server) = one_request_server("404 Not Found", "Not Found");
+        let mut c = openai(&url);
+        c.task = SttTask::Translate;
+        c.upload = SttUpload::Wav;
+        let remote = RemoteStt::new(&c).expect("client");
+        let err = remote
+            .transcribe(&[0.1f32; 16_000], "")
+            .expect_err("404")
+            .to_string();
+        server.join().expect("server");
+        assert!(err.contains("no /v1/audio/translations endpoint"), "{err}");
+        assert!(err.contains("cannot translate"), "{err}");
+        assert!(!err.contains('\n'), "one line: {err}");
     }
 
     #[test]

@@ -28,6 +28,10 @@ pub struct SttOptions {
     pub window: Option<Window>,
     /// Initial prompt (custom vocabulary).
     pub initial_prompt: String,
+    /// whisper's translate task: English text whatever the language spoken (`stt.task`).
+    /// Refused with an English-only model.
+    #[serde(default)]
+    pub translate: bool,
 }
 
 /// How the encoder window is sized to an utterance, in encoder frames (20 ms each).
@@ -373,6 +377,15 @@ impl Transcriber {
         opts: &SttOptions,
         window: Option<Window>,
     ) -> Result<SttOutput> {
+        if opts.translate && self.info.is_english_only() {
+            // The file's own vocabulary says so (whatever its name): refused here, at load
+            // (the warm-up decodes with the same options) or at the utterance a profile
+            // turned translation on for.
+            return Err(Error::ModelLoad {
+                path: self.model_path.clone(),
+                reason: crate::config::stt::translate_refusal(&self.model_name),
+            });
+        }
         match &mut self.backend {
             Backend::InProcess { state, .. } => {
                 decode_in(state, pcm, opts, window, self.abort.as_deref())
@@ -429,7 +442,7 @@ fn decode_in(
     };
     params.set_language(language);
     params.set_detect_language(false);
-    params.set_translate(false);
+    params.set_translate(opts.translate);
     params.set_no_context(true);
     params.set_print_progress(false);
     params.set_print_realtime(false);
