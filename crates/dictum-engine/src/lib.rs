@@ -26,6 +26,7 @@ pub mod portal;
 pub mod profile;
 pub mod secrets;
 pub mod shortcut;
+pub mod snippets;
 pub mod store;
 pub mod stt;
 pub mod text_safety;

@@ -10,6 +10,7 @@ use crate::gpu::planner::{self, Plan, PlanSettings, Tier};
 use crate::gpu::{GpuProbe, GpuStatus, NvmlProbe};
 use crate::llm::{Cleaner, LlmReport, WarmUp};
 use crate::profile::Profile;
+use crate::snippets::Rewriter;
 use crate::store::{Entry, History, Outcome, Source};
 use crate::stt::remote::{Gate, RemoteError, RemoteOutput, RemoteStt};
 use crate::stt::{
@@ -53,6 +54,9 @@ pub struct Engine {
     /// LLM stages of profiles that change the request (prompt, vocabulary) or turn the LLM
     /// on while `[llm] enabled` is off, by profile name; dropped when the config changes.
     profile_llm: HashMap<String, LlmStage>,
+    /// `[[replace]]` and `[[snippet]]` compiled, rebuilt when the config's tables change;
+    /// every segment carries it to the row ([`Words::into_row`]).
+    rewriter: Arc<Rewriter>,
 }
 
 /// The default [`Engine::file_piece_s`]: two minutes (whisper reads 30 s windows; a piece of a
@@ -122,6 +126,23 @@ pub struct Segment {
     /// Speech server: round trip minus the server's reported time, and that time.
     pub upload_ms: Option<f64>,
     pub server_ms: Option<f64>,
+    /// The snippets and replacements of the engine that made this segment, applied when
+    /// the row's text is made ([`Words::into_row`], [`Segment::into_row_text`]).
+    pub rewriter: Option<Arc<Rewriter>>,
+}
+
+/// The row's text from the transcript: replacements, then snippets. A file's text keeps a
+/// snippet's newlines; a typed dictation's get spaces (the typing path sends no newline: in a
+/// terminal it would be Enter).
+fn rewritten(rewriter: Option<&Arc<Rewriter>>, text: String, entry: &Entry) -> String {
+    let Some(r) = rewriter.filter(|r| !r.is_empty() && !text.is_empty()) else {
+        return text;
+    };
+    let out = r.apply(&text, entry.source == Source::File);
+    if !out.applied.is_empty() {
+        tracing::debug!(applied = ?out.applied, "snippets and replacements applied");
+    }
+    out.text.trim().to_string()
 }
 
 impl Segment {
@@ -148,13 +169,14 @@ impl Segment {
     /// Makes this segment the row's words: its text and raw text, and the outcome they give
     /// (no text: no speech). Call after [`Segment::apply_to`].
     pub fn into_row_text(self, entry: &mut Entry) {
-        entry.outcome = if self.text.is_empty() {
+        let text = rewritten(self.rewriter.as_ref(), self.text, entry);
+        entry.outcome = if text.is_empty() {
             Outcome::NoSpeech
         } else {
             Outcome::Ok
         };
         entry.raw_text = Some(self.raw);
-        entry.text = Some(self.text);
+        entry.text = Some(text);
     }
 
     /// Copies the timings and facts (not the text) into a history row.
@@ -233,18 +255,30 @@ pub struct Words {
     pub texts: Vec<String>,
     /// Whisper's raw text of every piece.
     pub raws: Vec<String>,
+    /// The snippets and replacements the row's text gets (the latest piece's engine's).
+    pub rewriter: Option<Arc<Rewriter>>,
 }
 
 impl Words {
     /// Adds the next piece.
     pub fn push(&mut self, seg: &Segment) {
+        self.adopt(seg);
         if !seg.text.is_empty() {
             self.texts.push(seg.text.clone());
         }
         self.raws.push(seg.raw.clone());
     }
 
-    /// The text so far: whisper's prompt for the next piece, the row's text at the end.
+    /// Takes `seg`'s snippets and replacements for the row (the engine's latest tables).
+    fn adopt(&mut self, seg: &Segment) {
+        if seg.rewriter.is_some() {
+            self.rewriter = seg.rewriter.clone();
+        }
+    }
+
+    /// The text so far: whisper's prompt for the next piece. Whisper's words as they came:
+    /// snippets and replacements are applied once, to the whole, by [`Words::into_row`] (a
+    /// phrase may span two pieces).
     pub fn text(&self) -> String {
         self.texts.join(" ")
     }
@@ -259,10 +293,11 @@ impl Words {
             .join(" ")
     }
 
-    /// Makes these the finished row's words: its text, raw text, and the outcome they give
-    /// (no text: no speech). Call after every piece's [`Segment::apply_to`].
+    /// Makes these the finished row's words: its text (with the snippets and replacements),
+    /// raw text (whisper's), and the outcome they give (no text: no speech). Call after every
+    /// piece's [`Segment::apply_to`].
     pub fn into_row(self, entry: &mut Entry) {
-        let text = self.text();
+        let text = rewritten(self.rewriter.as_ref(), self.text(), entry);
         entry.outcome = if text.is_empty() {
             Outcome::NoSpeech
         } else {
@@ -367,6 +402,7 @@ impl PieceText {
                     words: Words {
                         texts: self.words.texts.clone(),
                         raws: Vec::new(),
+                        rewriter: None,
                     },
                     ms: 0.0,
                 };
@@ -385,6 +421,7 @@ impl PieceText {
                     "whisper's text was short for the speech; redone in two halves"
                 );
                 if more as f64 > words {
+                    self.words.adopt(&seg);
                     self.words.texts = halves.words.texts;
                     self.words.raws.extend(halves.words.raws);
                     break;
@@ -416,6 +453,7 @@ pub struct Utterance {
 
 impl Engine {
     pub fn new(config: Config, model_dirs: Vec<PathBuf>) -> Engine {
+        let rewriter = Arc::new(Rewriter::new(&config.snippets, &config.replacements));
         Engine {
             config,
             model_dirs,
@@ -427,9 +465,25 @@ impl Engine {
             llm_resident_bytes: 0,
             plan: None,
             file_piece_s: FILE_PIECE_S,
+            rewriter,
             profile: Profile::default_arc(),
             profile_llm: HashMap::new(),
         }
+    }
+
+    /// The compiled snippets and replacements of the current config (rebuilt here when its
+    /// tables changed, `config` being public).
+    pub fn rewriter(&mut self) -> Arc<Rewriter> {
+        if !self
+            .rewriter
+            .built_from(&self.config.snippets, &self.config.replacements)
+        {
+            self.rewriter = Arc::new(Rewriter::new(
+                &self.config.snippets,
+                &self.config.replacements,
+            ));
+        }
+        Arc::clone(&self.rewriter)
     }
 
     /// Builds the LLM stage from `config.llm` (if enabled) and warms it up with exactly a
@@ -959,6 +1013,7 @@ impl Engine {
         let mut seg = Segment {
             vad_ms,
             speech_ms: vad.speech_ms as i64,
+            rewriter: Some(self.rewriter()),
             ..Segment::default()
         };
         if vad.no_speech {
@@ -1257,4 +1312,88 @@ fn server_settings_changed(old: &crate::config::SttConfig, new: &crate::config::
         || old.retry_after_ms != new.retry_after_ms
         || old.language != new.language
         || old.upload != new.upload
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::snippets::{ReplaceConfig, SnippetConfig};
+
+    fn rules() -> Arc<Rewriter> {
+        Arc::new(Rewriter::new(
+            &[SnippetConfig {
+                phrase: "my address".into(),
+                text: "12 Main Street\nSpringfield".into(),
+            }],
+            &[ReplaceConfig {
+                from: "cooper netties".into(),
+                to: "Kubernetes".into(),
+            }],
+        ))
+    }
+
+    fn seg(text: &str, rewriter: Option<Arc<Rewriter>>) -> Segment {
+        Segment {
+            text: text.into(),
+            raw: format!(" {text}"),
+            rewriter,
+            ..Segment::default()
+        }
+    }
+
+    /// The row of a live dictation (microphone) and of a file, from pieces as the worker and
+    /// `run_file` push them: the rules apply to the whole text (a phrase across two pieces
+    /// too), the raw text stays whisper's, a typed dictation gets no newline.
+    #[test]
+    fn the_rows_text_gets_replacements_and_snippets() {
+        // (pieces, source, text, outcome)
+        #[rustfmt::skip]
+        let table: &[(&[&str], Source, &str, Outcome)] = &[
+            (&["We run Cooper", "Netties."], Source::Mic, "We run Kubernetes.", Outcome::Ok),
+            (&["My address."], Source::Mic, "12 Main Street Springfield", Outcome::Ok),
+            (&["My address."], Source::File, "12 Main Street\nSpringfield", Outcome::Ok),
+            (&["Send it to", "my address, please."], Source::Mic,
+             "Send it to 12 Main Street Springfield, please.", Outcome::Ok),
+            (&[], Source::Mic, "", Outcome::NoSpeech),
+        ];
+        for &(pieces, source, text, outcome) in table {
+            let mut words = Words::default();
+            for p in pieces {
+                words.push(&seg(p, Some(rules())));
+            }
+            let mut entry = Entry::new(source);
+            words.into_row(&mut entry);
+            assert_eq!(entry.text.as_deref(), Some(text), "{pieces:?}");
+            assert_eq!(entry.outcome, outcome, "{pieces:?}");
+            assert_eq!(
+                entry.raw_text.as_deref(),
+                Some(pieces.join(" ").as_str()),
+                "{pieces:?}"
+            );
+        }
+        // A retried dictation's one segment, and a segment made without rules.
+        let mut entry = Entry::new(Source::Mic);
+        seg("cooper netties", Some(rules())).into_row_text(&mut entry);
+        assert_eq!(entry.text.as_deref(), Some("Kubernetes"));
+        let mut entry = Entry::new(Source::Mic);
+        seg("cooper netties", None).into_row_text(&mut entry);
+        assert_eq!(entry.text.as_deref(), Some("cooper netties"));
+    }
+
+    /// Every segment the engine makes carries the config's current tables.
+    #[test]
+    fn the_engine_rebuilds_the_rules_when_the_config_changes() {
+        let mut engine = Engine::new(Config::default(), Vec::new());
+        assert!(engine.rewriter().is_empty());
+        engine.config.replacements.push(ReplaceConfig {
+            from: "dictem".into(),
+            to: "Dictum".into(),
+        });
+        let r = engine.rewriter();
+        assert_eq!(r.apply("open dictem", false).text, "open Dictum");
+        assert!(
+            Arc::ptr_eq(&r, &engine.rewriter()),
+            "rebuilt only on a change"
+        );
+    }
 }

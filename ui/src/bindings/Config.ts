@@ -6,6 +6,8 @@ import type { InjectConfig } from "./InjectConfig";
 import type { LlmConfig } from "./LlmConfig";
 import type { ModelsConfig } from "./ModelsConfig";
 import type { ProfileConfig } from "./ProfileConfig";
+import type { ReplaceConfig } from "./ReplaceConfig";
+import type { SnippetConfig } from "./SnippetConfig";
 import type { SttConfig } from "./SttConfig";
 import type { VadConfig } from "./VadConfig";
 
@@ -13,4 +15,12 @@ export type Config = { stt: SttConfig, vad: VadConfig, history: HistoryConfig, l
 /**
  * Per-app profiles (`[[profile]]` tables), first match wins (`profile.rs`).
  */
-profile: Array<ProfileConfig>, };
+profile: Array<ProfileConfig>, 
+/**
+ * `[[snippet]]` tables: a phrase said, a text typed (`snippets.rs`).
+ */
+snippet: Array<SnippetConfig>, 
+/**
+ * `[[replace]]` tables: words whisper writes, always written another way.
+ */
+replace: Array<ReplaceConfig>, };

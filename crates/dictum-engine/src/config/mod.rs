@@ -16,6 +16,7 @@ pub mod llm;
 pub mod models;
 pub mod profile;
 pub(crate) mod ranges;
+pub mod snippets;
 pub mod stt;
 pub mod vad;
 
@@ -45,6 +46,12 @@ pub struct Config {
     /// Per-app profiles (`[[profile]]` tables), first match wins (`profile.rs`).
     #[serde(rename = "profile")]
     pub profiles: Vec<profile::ProfileConfig>,
+    /// `[[snippet]]` tables: a phrase said, a text typed (`snippets.rs`).
+    #[serde(rename = "snippet")]
+    pub snippets: Vec<snippets::SnippetConfig>,
+    /// `[[replace]]` tables: words whisper writes, always written another way.
+    #[serde(rename = "replace")]
+    pub replacements: Vec<snippets::ReplaceConfig>,
 }
 
 /// The default config, documented. `dictum config --print-default` prints exactly this.
@@ -289,6 +296,17 @@ custom = []
 # task = "translate"           # replaces stt.task (English text; multilingual models only)
 # commands = false             # voice commands on/off
 # trailing_period = false      # false: one final "." is dropped
+# Replacements: words whisper writes (whole words, any case) always written another way,
+# e.g. a name it keeps getting wrong; to = "" removes the words.
+# [[replace]]
+# from = "cooper netties"
+# to = "Kubernetes"
+# Snippets: a phrase said alone or inside a sentence (whole words, any case) is replaced by
+# its text. Replacements run first, then snippets, before voice commands and the LLM.
+# Newlines stay in `dictum transcribe`'s text and become spaces in a typed dictation.
+# [[snippet]]
+# phrase = "my address"
+# text = "12 Main Street\nSpringfield"
 "#;
 
 /// A loaded config plus what the loader noticed.
@@ -433,6 +451,9 @@ impl Config {
                 }
             }
         }
+        if let Err((key, reason)) = snippets::validate(&self.snippets, &self.replacements) {
+            return bad(&key, &reason);
+        }
         if let Err(reason) = models::check_base_url(&self.models.base_url) {
             return bad("models.base_url", &reason);
         }
@@ -510,13 +531,21 @@ pub fn render_documented(config: &Config) -> Result<String> {
         out.push_str(line);
         out.push('\n');
     }
-    if !config.profiles.is_empty() {
+    if !config.profiles.is_empty() || !config.snippets.is_empty() || !config.replacements.is_empty()
+    {
         #[derive(Serialize)]
         struct Tables<'a> {
+            #[serde(skip_serializing_if = "<[_]>::is_empty")]
             profile: &'a [profile::ProfileConfig],
+            #[serde(skip_serializing_if = "<[_]>::is_empty")]
+            replace: &'a [snippets::ReplaceConfig],
+            #[serde(skip_serializing_if = "<[_]>::is_empty")]
+            snippet: &'a [snippets::SnippetConfig],
         }
         let tables = toml::to_string(&Tables {
             profile: &config.profiles,
+            replace: &config.replacements,
+            snippet: &config.snippets,
         })
         .map_err(|e| Error::ConfigValue {
             key: "profile".into(),
@@ -764,6 +793,36 @@ mod tests {
         let (back, warnings) = parse(&saved).expect("re-parses");
         assert_eq!(back, c);
         assert!(warnings.is_empty(), "{warnings:?}");
+    }
+
+    #[test]
+    fn snippets_and_replacements_load_validate_and_save() {
+        let text = "[[replace]]\nfrom = \"cooper netties\"\nto = \"Kubernetes\"\n\
+                    [[snippet]]\nphrase = \"my address\"\ntext = \"1 Main St\\nSpringfield\"\n";
+        let (c, warnings) = parse(text).expect("parses");
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(c.replacements[0].to, "Kubernetes");
+        assert_eq!(c.snippets[0].text, "1 Main St\nSpringfield");
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        c.save_to(&path).expect("save");
+        let saved = std::fs::read_to_string(&path).expect("read");
+        assert!(saved.contains("# Snippets: a phrase said"), "{saved}");
+        assert!(
+            saved.contains("[[snippet]]\nphrase = \"my address\""),
+            "{saved}"
+        );
+        let (back, warnings) = parse(&saved).expect("re-parses");
+        assert_eq!(back, c);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let err = parse("[[snippet]]\nphrase = \"\"\ntext = \"x\"\n").expect_err("refused");
+        assert!(
+            err.to_string().contains("snippet #1.phrase") && err.to_string().contains("no words"),
+            "{err}"
+        );
+        let err = parse("[[replace]]\nfrom = \"a\"\nto = \"b\"\n[[replace]]\nfrom = \"A\"\n")
+            .expect_err("refused");
+        assert!(err.to_string().contains("replaced twice"), "{err}");
     }
 
     #[test]
