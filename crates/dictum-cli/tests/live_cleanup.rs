@@ -15,6 +15,10 @@
 //! test turns the example off (`llm.examples = false`), with which this model removes the
 //! filler.
 //!
+//! 3. jfk.wav, a pause, and one more sentence: the sentences cleaned while the key is held
+//!    are typed at the release while the last is cleaned, and the window holds the event's
+//!    text.
+//!
 //! One PulseAudio daemon per test binary, so both cases are one test function. Skipped only
 //! when the X or speech tools are missing and `DICTUM_REQUIRE_E2E` is unset; a llama-server
 //! that cannot be built or started fails the test.
@@ -41,6 +45,38 @@ use x11_daemon::{dictate, typed_line, write_initial_config, Daemon, HOTKEY};
 const WITH_FILLERS: &str = "Basically, the report is due on Tuesday, no wait, Wednesday.";
 /// Said with a negation the stand-in drops.
 const WITH_NOT: &str = "We should not ship the release on Friday.";
+
+/// Said after a pause behind jfk.wav (11 s of real speech, longer than `commit_min_ms`, so
+/// its sentences are committed and cleaned while the key is held).
+const SECOND_SENTENCE: &str = "Thank you very much.";
+
+/// `a`, a second of silence, then `b`, as one clip next to them.
+fn with_pause(
+    dir: &std::path::Path,
+    a: std::path::PathBuf,
+    b: std::path::PathBuf,
+) -> std::path::PathBuf {
+    let gap = dir.join("gap.wav");
+    let out = dir.join("with-pause.wav");
+    let ok = std::process::Command::new("sox")
+        .args(["-n", "-r", "16000", "-c", "1", "-b", "16"])
+        .arg(&gap)
+        .args(["trim", "0", "1.0"])
+        .status()
+        .expect("sox")
+        .success();
+    assert!(ok, "sox could not make the gap");
+    let ok = std::process::Command::new("sox")
+        .arg(&a)
+        .arg(&gap)
+        .arg(&b)
+        .arg(&out)
+        .status()
+        .expect("sox")
+        .success();
+    assert!(ok, "sox could not join the clips");
+    out
+}
 
 /// Fillers and discourse markers the guard lets a cleanup remove (one word each).
 const FILLER_WORDS: &[&str] = &["basically", "um", "uh", "so", "actually", "literally"];
@@ -74,6 +110,11 @@ fn a_cleanup_is_typed_and_a_dropped_not_is_refused_in_a_mail_window() {
     let clips = tempfile::tempdir().expect("tempdir");
     let fillers_clip = speak(clips.path(), "fillers", WITH_FILLERS);
     let not_clip = speak(clips.path(), "not", WITH_NOT);
+    let two_sentences = with_pause(
+        clips.path(),
+        common::assets().join("audio/dev/jfk.wav"),
+        speak(clips.path(), "second", SECOND_SENTENCE),
+    );
     let dir = tempfile::tempdir().expect("tempdir");
     let gguf = common::assets().join("models/SmolLM2-135M-Instruct.Q4_1.gguf");
     let llama = Llama::start(dir.path(), &gguf);
@@ -102,6 +143,23 @@ fn a_cleanup_is_typed_and_a_dropped_not_is_refused_in_a_mail_window() {
     let cleaned = ev["text"].as_str().unwrap_or_default().to_string();
     assert_eq!(typed_line(&mail, &x, &mut seen).trim_end(), cleaned);
     let cleaned_id = ev["id"].as_i64().expect("id");
+
+    // 3. jfk.wav, a pause, one more sentence: the sentences cleaned while the key was
+    //    still held are typed at the release while the last one is cleaned (issue 27 item
+    //    6); the window then holds exactly the text of the event, as if typed at once.
+    mail.point_at(&x);
+    let ev = dictate(&x, &mut d, HOTKEY, &two_sentences, 400);
+    eprintln!("two sentences: {ev}");
+    assert_eq!(ev["outcome"], "ok", "{ev}");
+    assert_ne!(ev["llm_outcome"], "failed", "{ev}");
+    let ahead = ev["release"]["typed_ahead_chars"].as_u64().unwrap_or(0);
+    assert!(ahead > 0, "the first sentence was not typed ahead: {ev}");
+    let text = ev["text"].as_str().unwrap_or_default();
+    assert!(
+        (ahead as usize) < text.chars().count(),
+        "only the first sentence goes ahead: {ev}"
+    );
+    assert_eq!(typed_line(&mail, &x, &mut seen).trim_end(), text);
 
     // 2. The stand-in that drops "not": refused, the raw transcript is typed. The same
     //    daemon, its config changed: the reload replaces the injector, and the new one once

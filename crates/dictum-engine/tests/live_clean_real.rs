@@ -226,14 +226,52 @@ fn pieces_clean_no_worse_than_one_pass_over_the_guard_table() {
         "pieces cleaned"
     );
     let full = format!("{a} {b} {c}");
-    let report = session.finish(&full, false).expect("pieces fit the text");
+    // The pieces' text goes out first (typed while the rest is cleaned), once; the text the
+    // release types starts with it.
+    let mut early = Vec::new();
+    let report = session
+        .finish_early(&full, false, &mut |t| early.push(t.to_string()))
+        .expect("pieces fit the text");
     assert_ne!(report.outcome, LlmOutcome::Failed, "{:?}", report.error);
     assert!(
         !dictum_engine::eval::normalize(&report.text).is_empty(),
         "{report:?}"
     );
-    // A text the pieces do not fit (a voice command changed it): no verdict, one pass instead.
+    assert_eq!(
+        early.len(),
+        1,
+        "the cleaned pieces are handed over once: {early:?}"
+    );
+    assert!(
+        report.text.starts_with(&format!("{} ", early[0])),
+        "the typed text goes on from the words typed ahead: {early:?} then {:?}",
+        report.text
+    );
+    assert!(
+        dictum_engine::eval::normalize(&early[0]).len()
+            < dictum_engine::eval::normalize(&report.text).len(),
+        "the last sentence is not typed ahead: {early:?} of {:?}",
+        report.text
+    );
+    // Nothing after the pieces: nothing typed ahead (the profile may still change the end).
+    let session = Session::start(cleaner.clone()).expect("session");
+    session.commit(a);
+    assert!(session.wait_idle(Duration::from_secs(120)), "piece cleaned");
+    let mut early = Vec::new();
+    let report = session
+        .finish_early(a, false, &mut |t| early.push(t.to_string()))
+        .expect("the piece is the text");
+    assert!(early.is_empty(), "{early:?}");
+    assert!(!report.text.is_empty());
+    // A text the pieces do not fit (a voice command changed it): no verdict, one pass
+    // instead, and nothing typed ahead.
     let session = Session::start(cleaner).expect("session");
     session.commit(a);
-    assert!(session.finish("Something else entirely.", false).is_none());
+    assert!(session.wait_idle(Duration::from_secs(120)), "piece cleaned");
+    let mut early = Vec::new();
+    assert!(session
+        .finish_early("Something else entirely. And more.", false, &mut |t| early
+            .push(t.to_string()))
+        .is_none());
+    assert!(early.is_empty(), "{early:?}");
 }

@@ -6,7 +6,7 @@
 use crate::commands::trust::{self, Situation};
 use crate::commands::{Action, Chord, Key};
 use crate::config::Config;
-use crate::dictation::worker::{report, Typed};
+use crate::dictation::worker::{report, Part, Typed};
 use crate::dictation::{catch, fault, Input, Shared};
 use crate::inject::{InjectMethod, Injector, StopCheck};
 use crate::store::journal::Journal;
@@ -67,6 +67,13 @@ pub trait Sink {
         let _ = since;
         None
     }
+
+    /// Whether a dictation may go out in parts (its first words while the last are still
+    /// being cleaned) and come out as if typed at once. A sink that writes each delivery on
+    /// a line of its own (standard output) says no, and gets the whole text at the end.
+    fn streams(&self) -> bool {
+        false
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -108,6 +115,10 @@ impl Sink for Injector {
 
     fn release_grace(&self) -> std::time::Duration {
         Injector::release_grace(self)
+    }
+
+    fn streams(&self) -> bool {
+        true
     }
 
     fn focus_is_terminal(&mut self) -> Option<bool> {
@@ -178,6 +189,8 @@ pub type SinkFactory = Box<dyn Fn(&Config) -> Result<Box<dyn Sink>, String> + Se
 
 pub(crate) enum InjectorMsg {
     Type(Box<Typed>),
+    /// A dictation's first words, ahead of its [`Typed`].
+    Part(Box<Part>),
     Reconfigure(Box<Config>),
     Stop,
 }
@@ -298,6 +311,8 @@ pub(crate) fn run(
     // Sinks for a per-app profile's injection method other than the config's, built on
     // demand from a copy of the config with that method, kept until the config changes.
     let mut by_method: HashMap<InjectMethod, Box<dyn Sink>> = HashMap::new();
+    // First words typed ahead of their dictation's text, by utterance.
+    let mut parts: HashMap<u64, Sent> = HashMap::new();
     loop {
         let msg = match jobs.recv_timeout(Duration::from_secs(1)) {
             Ok(msg) => msg,
@@ -311,6 +326,28 @@ pub(crate) fn run(
         };
         let typed = match msg {
             InjectorMsg::Type(t) => *t,
+            InjectorMsg::Part(part) => {
+                let method = profile_method(&part.profile, &config, &factory, &mut by_method);
+                if let Some(m) = method.1 {
+                    notice(m);
+                }
+                let target = match method.0.and_then(|m| by_method.get_mut(&m)) {
+                    Some(s) => s.as_mut(),
+                    None => sink.as_mut(),
+                };
+                match catch(|| type_part(target, &part, &shared, &config)) {
+                    Ok(Some(sent)) => {
+                        parts.insert(part.seq, sent);
+                    }
+                    Ok(None) => {}
+                    Err(msg) => {
+                        shared.set_injecting(false);
+                        // Not recorded: the dictation's text is typed whole (or kept).
+                        tracing::warn!("typing the first words crashed ({msg})");
+                    }
+                }
+                continue;
+            }
             InjectorMsg::Reconfigure(new) => {
                 match factory(&new) {
                     Ok(new) => sink = new,
@@ -327,31 +364,31 @@ pub(crate) fn run(
         }
         let seq = typed.seq;
         let release_at = typed.release_at;
-        let release = typed.release.clone();
+        let mut release = typed.release.clone();
         let mut entry = typed.entry.clone();
-        let method = typed
-            .profile
-            .inject_method
-            .filter(|m| *m != config.inject.method);
-        if let Some(m) = method.filter(|m| !by_method.contains_key(m)) {
-            let mut with = config.clone();
-            with.inject.method = m;
-            match catch_factory(&factory, &with) {
-                Ok(s) => {
-                    by_method.insert(m, s);
-                }
-                Err(e) => notice(format!(
-                    "profile {}: {} could not start ({e}); typed with [inject] method instead",
-                    typed.profile.name,
-                    m.as_str()
-                )),
-            }
+        let (method, problem) = profile_method(&typed.profile, &config, &factory, &mut by_method);
+        if let Some(m) = problem {
+            notice(m);
         }
         let target = match method.and_then(|m| by_method.get_mut(&m)) {
             Some(s) => s.as_mut(),
             None => sink.as_mut(),
         };
-        match catch(|| deliver(target, typed, &shared, &config, &to_controller, &mut last)) {
+        let sent = parts.remove(&seq);
+        if let (Some(r), Some(s)) = (release.as_mut(), sent.as_ref().filter(|s| s.ok)) {
+            r.typed_ahead_chars = s.chars;
+        }
+        match catch(|| {
+            deliver(
+                target,
+                typed,
+                sent,
+                &shared,
+                &config,
+                &to_controller,
+                &mut last,
+            )
+        }) {
             Ok(delivered) => entry = delivered,
             Err(msg) => {
                 last = None;
@@ -398,6 +435,98 @@ pub(crate) fn run(
     }
 }
 
+/// The injection method of a per-app profile when it differs from the config's, with its
+/// sink built (once) into `by_method`; the message when it could not start (typed with the
+/// config's method then).
+fn profile_method(
+    profile: &crate::profile::Profile,
+    config: &Config,
+    factory: &SinkFactory,
+    by_method: &mut HashMap<InjectMethod, Box<dyn Sink>>,
+) -> (Option<InjectMethod>, Option<String>) {
+    let method = profile.inject_method.filter(|m| *m != config.inject.method);
+    let mut problem = None;
+    if let Some(m) = method.filter(|m| !by_method.contains_key(m)) {
+        let mut with = config.clone();
+        with.inject.method = m;
+        match catch_factory(factory, &with) {
+            Ok(s) => {
+                by_method.insert(m, s);
+            }
+            Err(e) => {
+                problem = Some(format!(
+                    "profile {}: {} could not start ({e}); typed with [inject] method instead",
+                    profile.name,
+                    m.as_str()
+                ))
+            }
+        }
+    }
+    (method, problem)
+}
+
+/// First words typed ahead of their dictation ([`Part`]), and how that went.
+pub(crate) struct Sent {
+    /// What was typed (ending with a space).
+    text: String,
+    /// They reached the window (typed or pasted, no error).
+    ok: bool,
+    method: String,
+    chars: usize,
+    handed_over_ms: f64,
+}
+
+/// Types a dictation's first words ([`Part`]) after the release, as its text would be
+/// (the same checks: not cancelled, not given up on, within the typing budget); None when
+/// nothing was typed, so the dictation's text is typed whole when it comes.
+fn type_part(
+    sink: &mut dyn Sink,
+    part: &Part,
+    shared: &Arc<Shared>,
+    config: &Config,
+) -> Option<Sent> {
+    let id = part.id.unwrap_or(0);
+    let chars = part.text.chars().count();
+    if !sink.streams()
+        || part.text.trim().is_empty()
+        || (part.id.is_some() && shared.cancelled(id))
+        || shared.abandoned(part.seq)
+        || chars > config.inject.char_budget(part.audio_ms)
+    {
+        return None;
+    }
+    wait_for_release(sink, shared, part.release_at);
+    shared.set_injecting(true);
+    let t0 = Instant::now();
+    let stop = {
+        let shared = Arc::clone(shared);
+        let cancellable = part.id.is_some();
+        Arc::new(move || cancellable && shared.cancelled(id)) as StopCheck
+    };
+    let delivery = sink.deliver_until(&part.text, stop);
+    shared.set_injecting(false);
+    let ok =
+        delivery.error.is_none() && !matches!(delivery.method.as_str(), "none" | "clipboard_only");
+    Some(Sent {
+        text: part.text.clone(),
+        ok,
+        chars: delivery.chars.unwrap_or(chars),
+        handed_over_ms: delivery.handed_over_ms.unwrap_or_else(|| ms_since(t0)),
+        method: delivery.method,
+    })
+}
+
+/// What is left of `text` to type after `typed` (first words typed ahead of it): None when
+/// `text` does not start with them.
+fn rest_after(text: &str, typed: &str) -> Option<String> {
+    let typed = typed.trim_end();
+    if let Some(rest) = text.strip_prefix(typed) {
+        return Some(rest.trim_start().to_string());
+    }
+    // Everything was typed ahead, and the profile dropped a final period since.
+    typed.starts_with(text.trim_end()).then(String::new)
+}
+
 /// The factory, with a panic turned into its message.
 fn catch_factory(factory: &SinkFactory, config: &Config) -> Result<Box<dyn Sink>, String> {
     catch(|| factory(config)).unwrap_or_else(|msg| Err(format!("crashed: {msg}")))
@@ -405,9 +534,11 @@ fn catch_factory(factory: &SinkFactory, config: &Config) -> Result<Box<dyn Sink>
 
 /// Types one dictation (unless it is cancelled, given up on, or has nothing to type) and
 /// returns its row with how it went.
+#[allow(clippy::too_many_arguments)]
 fn deliver(
     sink: &mut dyn Sink,
     typed: Typed,
+    sent: Option<Sent>,
     shared: &Arc<Shared>,
     config: &Config,
     to_controller: &mpsc::Sender<Input>,
@@ -433,6 +564,7 @@ fn deliver(
     };
     let budget = config.inject.char_budget(entry.audio_ms);
     let chars = text.chars().count();
+    let typed_ahead = sent.as_ref().filter(|s| s.ok).map(|s| s.chars);
     if entry.id.is_some() && shared.cancelled(id) {
         entry.inject_method = Some("cancelled".into());
     } else if shared.abandoned(seq) {
@@ -477,9 +609,34 @@ fn deliver(
             let cancellable = entry.id.is_some();
             Arc::new(move || cancellable && shared.cancelled(id)) as StopCheck
         };
-        let delivery = sink.deliver_until(&text, stop);
+        // First words typed ahead (`Part`): only the rest now. Words that did not reach
+        // the window are delivered again with the rest (or left on the clipboard whole).
+        let ahead = sent
+            .filter(|s| s.ok)
+            .and_then(|s| match rest_after(&text, &s.text) {
+                Some(rest) => Some((s, rest)),
+                None => {
+                    tracing::error!(
+                        "the first words typed ahead do not start the text; typing it whole"
+                    );
+                    None
+                }
+            });
+        let delivery = match &ahead {
+            Some((s, rest)) if rest.trim().is_empty() => SinkReport {
+                method: s.method.clone(),
+                chars: Some(0),
+                handed_over_ms: Some(0.0),
+                ..SinkReport::default()
+            },
+            Some((_, rest)) => sink.deliver_until(rest, stop),
+            None => sink.deliver_until(&text, stop),
+        };
         let handed_over = delivery.handed_over_ms.unwrap_or_else(|| ms_since(t0));
-        entry.inject_ms = Some(handed_over);
+        let (ahead_chars, ahead_ms) = ahead
+            .as_ref()
+            .map_or((0, 0.0), |(s, _)| (s.chars, s.handed_over_ms));
+        entry.inject_ms = Some(handed_over + ahead_ms);
         entry.release_to_typed_ms =
             Some(t0.saturating_duration_since(release_at).as_secs_f64() * 1000.0 + handed_over);
         entry.inject_method = Some(delivery.method);
@@ -495,7 +652,7 @@ fn deliver(
                 .is_some_and(|m| m != "none" && m != "clipboard_only");
         *last = match (typed_ok, delivery.chars) {
             (true, Some(chars)) => Some(LastTyped {
-                chars,
+                chars: chars + ahead_chars,
                 focus: sink.focus_key(),
                 at: Instant::now(),
             }),
@@ -517,6 +674,15 @@ fn deliver(
             }
         }
         shared.set_injecting(false);
+    }
+    if let Some(n) = typed_ahead {
+        if matches!(entry.inject_method.as_deref(), Some("cancelled" | "none")) {
+            let note = format!("its first {n} characters were typed before this");
+            entry.inject_error = Some(match entry.inject_error.take() {
+                Some(e) => format!("{e}; {note}"),
+                None => note,
+            });
+        }
     }
     entry
 }
@@ -635,4 +801,30 @@ fn scratch_that(sink: &mut dyn Sink, last: &mut Option<LastTyped>) -> Result<Str
         return Err("something was typed on the keyboard since the last dictation".into());
     }
     sink.press(&vec![Chord::key(Key::BackSpace); prev.chars])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rest_after;
+
+    #[test]
+    fn the_rest_is_what_follows_the_words_typed_ahead() {
+        let rows: &[(&str, &str, Option<&str>)] = &[
+            ("One. Two.", "One. ", Some("Two.")),
+            ("One. Two three.", "One.", Some("Two three.")),
+            // All typed ahead, and the profile dropped the final period since.
+            ("One", "One. ", Some("")),
+            ("One.", "One. ", Some("")),
+            // The text does not start with them: typed whole.
+            ("Another text.", "One. ", None),
+            ("On. Two.", "One. ", None),
+        ];
+        for (text, typed, rest) in rows {
+            assert_eq!(
+                rest_after(text, typed).as_deref(),
+                *rest,
+                "{text:?} after {typed:?}"
+            );
+        }
+    }
 }

@@ -456,13 +456,60 @@ impl Session {
     /// cleaned early, or `full` does not start with the pieces, or the background is stuck:
     /// then the caller cleans the whole text in one pass.
     pub fn finish(self, full: &str, terminal: bool) -> Option<LlmReport> {
+        self.finish_early(full, terminal, &mut |_| {})
+    }
+
+    /// [`Session::finish`], handing the text of the pieces already cleaned to `early` (in
+    /// order, once each) as soon as it is known that `full` starts with them and goes on
+    /// after them, so the caller can type it while the rest is cleaned: the release then
+    /// waits for the LLM only before the last words, not before the first. Once something was
+    /// handed over, the result is never None (the one-pass fallback would not start with
+    /// it): a rest the background cannot clean in time keeps its raw words.
+    pub fn finish_early(
+        self,
+        full: &str,
+        terminal: bool,
+        early: &mut dyn FnMut(&str),
+    ) -> Option<LlmReport> {
         let start = Instant::now();
         let deadline = start + self.patience;
+        let limits = Limits::default();
+        let raws = |pieces: &[Piece]| {
+            pieces
+                .iter()
+                .map(|p| p.raw.as_str())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
         let mut s = self.inner.lock();
         s.ending = true;
         s.want_guess = None;
-        while s.busy {
-            let left = deadline.checked_duration_since(Instant::now())?;
+        // Pieces handed to `early` so far (always a prefix of `s.pieces`).
+        let mut sent = 0;
+        let mut in_time = true;
+        loop {
+            let goes_on = after_words(full, &raws(&s.pieces)).is_some_and(|r| !r.is_empty());
+            if s.pieces.len() > sent && goes_on {
+                let text = s.pieces[sent..]
+                    .iter()
+                    .map(|p| p.judged(&limits, terminal).0)
+                    .filter(|t| !t.trim().is_empty())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                sent = s.pieces.len();
+                if !text.is_empty() {
+                    drop(s);
+                    early(&text);
+                    s = self.inner.lock();
+                }
+            }
+            if !s.busy {
+                break;
+            }
+            let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+                in_time = false;
+                break;
+            };
             s = self
                 .inner
                 .changed
@@ -470,19 +517,34 @@ impl Session {
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }
-        let done: Vec<&str> = s.pieces.iter().map(|p| p.raw.as_str()).collect();
-        let rest = after_words(full, &done.join(" "))?.to_string();
         let mut pieces = std::mem::take(&mut s.pieces);
+        if sent == 0 && !in_time {
+            return None;
+        }
+        let rest = match after_words(full, &raws(&pieces)) {
+            Some(rest) => rest.to_string(),
+            None if sent == 0 => return None,
+            // A later piece does not fit (a voice command changed its words): the rest
+            // goes on from the pieces handed over.
+            None => {
+                pieces.truncate(sent);
+                after_words(full, &raws(&pieces))?.to_string()
+            }
+        };
         let guessed = s.guess.take().filter(|(g, _)| same_words(g, &rest));
         if let Some((_, report)) = guessed {
             pieces.push(Piece { raw: rest, report });
         } else if pieces.is_empty() {
             return None;
         } else if !rest.is_empty() {
-            s.last = Some(rest.clone());
-            self.inner.changed.notify_all();
-            while s.last_report.is_none() {
-                let left = deadline.checked_duration_since(Instant::now())?;
+            if in_time {
+                s.last = Some(rest.clone());
+                self.inner.changed.notify_all();
+            }
+            while in_time && s.last_report.is_none() {
+                let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+                    break;
+                };
                 s = self
                     .inner
                     .changed
@@ -490,17 +552,26 @@ impl Session {
                     .unwrap_or_else(|e| e.into_inner())
                     .0;
             }
-            if let Some(report) = s.last_report.take() {
-                pieces.push(Piece { raw: rest, report });
+            match s.last_report.take() {
+                Some(report) => pieces.push(Piece { raw: rest, report }),
+                None if sent == 0 => return None,
+                // Part of the text is typed already: the rest keeps its raw words.
+                None => {
+                    let mut report = pieces[pieces.len() - 1].report.clone();
+                    report.outcome = LlmOutcome::Failed;
+                    report.output = None;
+                    report.text = rest.clone();
+                    report.error = Some(format!(
+                        "the last words were not cleaned within {} ms",
+                        self.patience.as_millis()
+                    ));
+                    report.error_kind = Some("timeout".into());
+                    pieces.push(Piece { raw: rest, report });
+                }
             }
         }
         drop(s);
-        Some(assemble(
-            &pieces,
-            &Limits::default(),
-            terminal,
-            ms_since(start),
-        ))
+        Some(assemble(&pieces, &limits, terminal, ms_since(start)))
     }
 }
 
@@ -536,11 +607,13 @@ pub fn on_speculation(slot: &mut Option<Session>, engine: &Engine, text: &str) {
 /// The worker's cleanup of a finished row: with a session that cleaned pieces while the key
 /// was held, only the rest is cleaned now and the verdicts are joined; otherwise (or when the
 /// pieces do not fit the text) [`Engine::clean_entry`], one pass over the whole text.
+/// `early` gets the cleaned pieces' text as soon as it is final ([`Session::finish_early`]).
 pub fn clean_entry(
     session: Option<Session>,
     engine: &Engine,
     entry: &mut Entry,
     timings: &mut StageTimings,
+    early: &mut dyn FnMut(&Entry, &str),
 ) -> Option<LlmReport> {
     let live = session
         .filter(|_| entry.outcome == Outcome::Ok && engine.profile().llm_enabled(&engine.config));
@@ -551,7 +624,10 @@ pub fn clean_entry(
             .app_class
             .as_deref()
             .is_none_or(|class| engine.config.inject.is_terminal(None, Some(class)));
-        if let Some(report) = session.finish(&full, terminal) {
+        let raw_row = entry.clone();
+        if let Some(report) =
+            session.finish_early(&full, terminal, &mut |text| early(&raw_row, text))
+        {
             report.apply_to(entry);
             timings.llm = Some(report.total_ms);
             return Some(report);

@@ -84,6 +84,21 @@ pub(crate) struct Typed {
     pub hands_free: bool,
 }
 
+/// The first words of a dictation, typed while its last words are still being cleaned
+/// (`live_clean::Session::finish_early`): the injector types them at once and, when the
+/// dictation's [`Typed`] follows, only what comes after them.
+pub(crate) struct Part {
+    pub seq: u64,
+    /// The row (already stored with the raw words), for the cancel key.
+    pub id: Option<i64>,
+    /// The words, ending with a space (what follows them is typed after it).
+    pub text: String,
+    pub release_at: Instant,
+    pub profile: Arc<Profile>,
+    /// The utterance's length (the typing budget, `[inject] max_chars_per_second`).
+    pub audio_ms: Option<i64>,
+}
+
 /// How the release of one live dictation was served: which whisper passes it waited for.
 /// Published with the dictation (`Report::release`), not stored.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -109,6 +124,9 @@ pub struct ReleasePath {
     /// The text went out without waiting for the post-roll (the voice was already silent at
     /// the release; `dictation.type_before_post_roll_ms`).
     pub typed_before_post_roll: bool,
+    /// Characters typed ahead of the rest, while the last words were still being cleaned
+    /// (`live_clean::Session::finish_early`); 0 when the text went out at once.
+    pub typed_ahead_chars: usize,
 }
 
 #[derive(Default)]
@@ -589,7 +607,24 @@ impl Worker {
         let live = p.live_clean.take();
         self.build_row(seq, &mut entry, &mut timings, &samples, p, tail);
         let commands = self.split_commands(&mut entry, &profile);
-        self.clean(&mut entry, &mut timings, &profile, live);
+        // The first words go out while the last are cleaned; the raw words are in history
+        // before any of them is typed.
+        let to_injector = self.to_injector.clone();
+        let history = &self.history;
+        let mut early = |raw: &Entry, text: &str| {
+            if let Err(e) = pipeline::store_finished(history, raw) {
+                tracing::warn!("could not store the raw words before typing them: {e}");
+            }
+            let _ = to_injector.send(InjectorMsg::Part(Box::new(Part {
+                seq,
+                id: raw.id,
+                text: format!("{text} "),
+                release_at,
+                profile: profile.clone(),
+                audio_ms: raw.audio_ms,
+            })));
+        };
+        self.clean(&mut entry, &mut timings, &profile, live, &mut early);
         entry.release_to_text_ms = Some(ms_since(release_at));
         if let Err(e) = pipeline::store_finished(&self.history, &entry) {
             let _ = self
@@ -736,11 +771,12 @@ impl Worker {
     /// The LLM cleanup (any problem is recorded and the raw text kept; a crash too), then
     /// the profile's last word on the text (a terminal's command without a final ".").
     fn clean(
-        &mut self,
+        &self,
         entry: &mut Entry,
         timings: &mut StageTimings,
         profile: &Profile,
         live: Option<crate::dictation::live_clean::Session>,
+        early: &mut dyn FnMut(&Entry, &str),
     ) {
         let text = entry.text.clone().unwrap_or_default();
         let cleaned = catch(|| {
@@ -750,7 +786,7 @@ impl Worker {
             if entry.outcome == Outcome::Ok && self.engine.cleaner().is_some() {
                 fault::point("llm_panic");
             }
-            crate::dictation::live_clean::clean_entry(live, &self.engine, entry, timings);
+            crate::dictation::live_clean::clean_entry(live, &self.engine, entry, timings, early);
         });
         if let Err(msg) = cleaned {
             entry.text = Some(text);
