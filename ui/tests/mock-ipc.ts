@@ -42,6 +42,8 @@ const DEFAULT_CONFIG: Config = {
   models: { base_url: 'https://huggingface.co/ggerganov/whisper.cpp/resolve/main/' },
   commands: { enabled: true, punctuation: false, disabled: [], custom: [] },
   profile: [{ name: 'terminal', match_class: '^xterm$', llm: false, trailing_period: false }],
+  snippet: [],
+  replace: [],
 };
 
 const params = new URLSearchParams(location.search);
