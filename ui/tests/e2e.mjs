@@ -203,6 +203,100 @@ await test('voice commands: built-ins, punctuation, a custom command', async (pa
   await page.getByTestId('card-commands').screenshot({ path: path.join(out, 'settings-commands.png') });
 });
 
+await test('snippets and replacements: add, edit, remove, save, engine refusal', async (page) => {
+  await page.goto(`${base}#settings`);
+  await page.getByTestId('card-snippets').waitFor();
+  assert.equal(await page.getByTestId('snippet-phrase-0').count(), 0, 'the mock config has no snippets');
+  await page.getByTestId('replace-add').click();
+  await page.getByTestId('replace-from-0').fill('cooper netties');
+  await page.getByTestId('replace-to-0').fill('Kubernetes');
+  await page.getByTestId('replace-add').click();
+  await page.getByTestId('replace-from-1').fill('um');
+  await page.getByTestId('snippet-add').click();
+  await page.getByTestId('snippet-phrase-0').fill('my address');
+  await page.getByTestId('snippet-text-0').fill('12 Main Street\nSpringfield');
+  await page.getByTestId('snippet-add').click();
+  await page.getByTestId('snippet-phrase-1').fill('my email');
+  await page.getByTestId('snippet-text-1').fill('me@example.com');
+  await page.getByTestId('snippet-add').click(); // left blank: not saved, not judged
+  assert.equal(await page.getByTestId('snippet-problem').count(), 0, await page.getByTestId('snippets').textContent());
+  await page.getByTestId('save').click();
+  await page.getByTestId('save-status').filter({ hasText: 'Saved' }).waitFor();
+  let saved = (await mockState(page)).saved.at(-1);
+  assert.deepEqual(saved.replace, [{ from: 'cooper netties', to: 'Kubernetes' }, { from: 'um', to: '' }]);
+  assert.deepEqual(saved.snippet, [{ phrase: 'my address', text: '12 Main Street\nSpringfield' }, { phrase: 'my email', text: 'me@example.com' }]);
+  // Reload: the saved tables are shown, the newline kept.
+  await page.reload();
+  await page.getByTestId('card-snippets').waitFor();
+  assert.equal(await page.getByTestId('snippet-text-0').inputValue(), '12 Main Street\nSpringfield');
+  assert.equal(await page.getByTestId('replace-to-0').inputValue(), 'Kubernetes');
+  assert.equal(await page.getByTestId('snippet-phrase-2').count(), 0, 'the blank row was saved');
+  // Remove one of each: the others stay, in order.
+  await page.getByTestId('snippet-remove-0').click();
+  await page.getByTestId('replace-remove-1').click();
+  assert.equal(await page.getByTestId('snippet-phrase-0').inputValue(), 'my email');
+  await page.getByTestId('save').click();
+  await page.getByTestId('save-status').filter({ hasText: 'Saved' }).waitFor();
+  saved = (await mockState(page)).saved.at(-1);
+  assert.deepEqual(saved.snippet, [{ phrase: 'my email', text: 'me@example.com' }]);
+  assert.deepEqual(saved.replace, [{ from: 'cooper netties', to: 'Kubernetes' }]);
+  // The page's checks: a phrase said twice (any case, punctuation aside), an empty text.
+  await page.getByTestId('snippet-add').click();
+  await page.getByTestId('snippet-phrase-1').fill('My Email!');
+  await page.getByTestId('snippet-problem').filter({ hasText: 'snippet #2: "my email" has two snippets' }).waitFor();
+  assert.equal(await page.getByTestId('snippet-phrase-1').getAttribute('aria-invalid'), 'true');
+  // Saved anyway: the engine refuses, its message is shown (bar and card), nothing is saved.
+  await page.getByTestId('snippet-text-1').fill('other@example.com');
+  const before = (await mockState(page)).saved.length;
+  await page.getByTestId('save').click();
+  await page.getByTestId('save-status').filter({ hasText: 'invalid setting snippet #2.phrase: "my email" has two snippets' }).waitFor();
+  assert.match(await page.getByTestId('snippets-engine-error').textContent(), /^Not saved: invalid setting snippet #2\.phrase/);
+  assert.equal((await mockState(page)).saved.length, before, 'a refused config was saved');
+  await page.getByTestId('snippet-phrase-1').fill('my work email');
+  assert.equal(await page.getByTestId('snippet-problem').count(), 0);
+  assert.equal(await page.getByTestId('snippets-engine-error').count(), 0, 'the refusal outlived the edit');
+  await page.getByTestId('save').click();
+  await page.getByTestId('save-status').filter({ hasText: 'Saved' }).waitFor();
+  assert.deepEqual((await mockState(page)).saved.at(-1).snippet.map((x) => x.phrase), ['my email', 'my work email']);
+  await page.getByTestId('card-snippets').screenshot({ path: path.join(out, 'settings-snippets.png') });
+});
+
+await test('translate: refused with an English-only model, saved with a multilingual one', async (page) => {
+  await page.goto(`${base}#settings`);
+  await page.getByTestId('settings').waitFor();
+  assert.equal(await page.getByTestId('stt-task').inputValue(), 'transcribe');
+  assert.equal(await page.getByTestId('task-problem').count(), 0);
+  await page.getByTestId('stt-task').selectOption('translate');
+  // The page says it before Save (the default model is tiny.en-q8_0)...
+  assert.match(await page.getByTestId('task-problem').textContent(), /tiny\.en-q8_0 is English-only/);
+  // ...and the engine refuses on Save, with its message.
+  await page.getByTestId('save').click();
+  await page.getByTestId('save-status').filter({ hasText: 'invalid setting stt.task' }).waitFor();
+  assert.match(await page.getByTestId('task-engine-error').textContent(), /English-only and cannot translate; pick a multilingual model instead, e\.g\. stt\.model = "tiny-q8_0"/);
+  assert.equal((await mockState(page)).saved.length, 0, 'a refused config was saved');
+  assert.equal(await page.getByTestId('task-problem').count(), 0, "the page's guess shown next to the engine's word");
+  await page.getByTestId('card-speech').screenshot({ path: path.join(out, 'settings-translate-refused.png') });
+  // A multilingual model: download it, make it the default; the warning goes, Save works.
+  await page.getByTestId('download-base-q8_0').click();
+  await page.getByTestId('model-base-q8_0').getByText('installed', { exact: true }).waitFor({ timeout: 10_000 });
+  await page.getByTestId('default-base-q8_0').click();
+  await page.getByTestId('model-base-q8_0').getByText('default', { exact: true }).waitFor();
+  await page.getByTestId('task-engine-error').waitFor({ state: 'detached' }); // about a form that changed
+  assert.equal(await page.getByTestId('task-problem').count(), 0);
+  await page.getByTestId('profile-0-task').selectOption('transcribe');
+  await page.getByTestId('save').click();
+  await page.getByTestId('save-status').filter({ hasText: 'Saved' }).waitFor();
+  const saved = (await mockState(page)).saved.at(-1);
+  assert.equal(saved.stt.task, 'translate');
+  assert.equal(saved.stt.model, 'base-q8_0');
+  assert.equal(saved.profile[0].task, 'transcribe');
+  assert.equal(await page.getByTestId('task-engine-error').count(), 0);
+  await page.reload();
+  await page.getByTestId('settings').waitFor();
+  assert.equal(await page.getByTestId('stt-task').inputValue(), 'translate');
+  assert.equal(await page.getByTestId('profile-0-task').inputValue(), 'transcribe');
+});
+
 await test('model download progress, cancel and resume', async (page) => {
   await page.goto(`${base}#settings`);
   const row = page.getByTestId('model-small.en-q8_0');

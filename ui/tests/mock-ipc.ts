@@ -208,12 +208,44 @@ function keyUsed(saved: string, target: string, source: string): string {
   return source;
 }
 
+/** A stand-in for the engine's config checks that the settings tests reach (Config::validate:
+ * config/stt.rs check_task, config/snippets.rs validate), with the engine's messages as the app
+ * returns them ("invalid setting KEY: REASON"). Not the engine: a few rules, copied. */
+function refused(c: Config): string | null {
+  const bad = (key: string, reason: string) => `invalid setting ${key}: ${reason}`;
+  const englishOnly = (m: string) => /\.en($|[-_.])/.test(m.split('/').pop() ?? m);
+  const localUsed = c.stt.backend === 'local' || c.stt.fallback;
+  const taskRefusal = (m: string) => `the model \`${m}\` is English-only and cannot translate; pick a multilingual model instead, e.g. stt.model = "${m.replace('.en', '')}"${m.startsWith('tiny') ? ' or "base-q8_0" (larger, translates better)' : ''} (\`dictum models download NAME\`), or set task = "transcribe"`;
+  if (c.stt.task === 'translate' && localUsed && englishOnly(c.stt.model)) return bad('stt.task', taskRefusal(c.stt.model));
+  for (const p of c.profile) if (p.task === 'translate' && localUsed && englishOnly(c.stt.model)) return bad(`profile "${p.name}".task`, taskRefusal(c.stt.model));
+  const words = (s: string) => s.toLowerCase().split(/[^\p{L}\p{N}']+/u).filter(Boolean).join(' ');
+  const froms: string[] = [];
+  for (const [i, r] of c.replace.entries()) {
+    const w = words(r.from);
+    if (!w) return bad(`replace #${i + 1}.from`, `${JSON.stringify(r.from)} has no words; write the words whisper writes, e.g. "cooper netties"`);
+    if (froms.includes(w)) return bad(`replace #${i + 1}.from`, `"${w}" is replaced twice; keep one [[replace]] for it`);
+    froms.push(w);
+  }
+  const phrases: string[] = [];
+  for (const [i, s] of c.snippet.entries()) {
+    const w = words(s.phrase);
+    if (!w) return bad(`snippet #${i + 1}.phrase`, `${JSON.stringify(s.phrase)} has no words; write what you will say, e.g. "my address"`);
+    if (phrases.includes(w)) return bad(`snippet #${i + 1}.phrase`, `"${w}" has two snippets; keep one [[snippet]] for it`);
+    if (froms.includes(w)) return bad(`snippet #${i + 1}.phrase`, `"${w}" is also a [[replace]] from; replacements run first, so this snippet would never be typed: remove one of them`);
+    if (!s.text.trim()) return bad(`snippet #${i + 1}.text`, `the snippet for "${w}" has no text; write what it types (to remove words, use a [[replace]] with to = "")`);
+    phrases.push(w);
+  }
+  return null;
+}
+
 mockIPC(async (cmd, args) => {
   const a = (args ?? {}) as Record<string, unknown>;
   mock.calls.push(cmd);
   switch (cmd) {
     case 'get_config': return view();
     case 'save_config': {
+      const why = refused(a.config as Config);
+      if (why) throw why;
       config = a.config as Config;
       mock.saved.push(config);
       localStorage.setItem('mock-config', JSON.stringify(config));

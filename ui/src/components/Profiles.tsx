@@ -92,6 +92,12 @@ export function Profiles({ list, set, languages }: { list: ProfileConfig[]; set:
                 <option value="">as in settings</option>
                 {languages.map(([code, name]) => <option key={code} value={code}>{name} ({code})</option>)}
               </select>
+              <label>Speech</label>
+              <select value={p.task ?? ''} onChange={(e) => up({ task: val(e) || undefined })} data-testid={`profile-${i}-task`}>
+                <option value="">as in settings</option>
+                <option value="transcribe">transcribe</option>
+                <option value="translate">translate to English (multilingual model)</option>
+              </select>
             </div>
             <div class="row">
               <label>Vocabulary<br /><span class="muted">replaces yours; empty = yours</span></label>

@@ -7,7 +7,7 @@ import type { ProfileConfig } from '../bindings/ProfileConfig';
 
 export type Tri = 'inherit' | 'on' | 'off';
 
-export const OVERRIDES = ['inject_method', 'llm', 'llm_prompt', 'vocabulary', 'language', 'commands', 'trailing_period'] as const;
+export const OVERRIDES = ['inject_method', 'llm', 'llm_prompt', 'vocabulary', 'language', 'task', 'commands', 'trailing_period'] as const;
 
 /** A boolean override as a three-way choice. */
 export const tri = (v: boolean | undefined | null): Tri => (v === true ? 'on' : v === false ? 'off' : 'inherit');

@@ -4,15 +4,18 @@
 
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { Profiles } from '../components/Profiles';
+import { Snippets } from '../components/Snippets';
 import { SpeechServer } from '../components/SpeechServer';
 import { VoiceCommands } from '../components/VoiceCommands';
 import { savable } from '../lib/commands';
+import { savableReplacements, savableSnippets, translateProblem } from '../lib/snippets';
 import type { Config } from '../bindings/Config';
 import type { ConfigView } from '../bindings/ConfigView';
 import type { InjectBackend } from '../bindings/InjectBackend';
 import type { DownloadProgress } from '../bindings/DownloadProgress';
 import type { LlmTestResult } from '../bindings/LlmTestResult';
 import type { ModelStatus } from '../bindings/ModelStatus';
+import type { SttTask } from '../bindings/SttTask';
 import { errorText, events, ipc } from '../ipc';
 import { formatBytes, formatMs, progressPct } from '../lib/format';
 import { hotkeyFromEvent, loneModifierProblem } from '../lib/hotkey';
@@ -28,7 +31,8 @@ const lines = (s: string) => s.split('\n').map((l) => l.trim()).filter(Boolean);
 export function Settings() {
   const [view, setView] = useState<ConfigView | null>(null);
   const [cfg, setCfg] = useState<Config | null>(null);
-  const [status, setStatus] = useState<{ ok: boolean; text: string } | null>(null);
+  // `config`: the form the message is about (a refusal is shown in its card until the form changes).
+  const [status, setStatus] = useState<{ ok: boolean; text: string; config?: string } | null>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
 
   useEffect(() => {
@@ -41,14 +45,19 @@ export function Settings() {
   const dirty = JSON.stringify(cfg) !== JSON.stringify(view.config);
   const save = async () => {
     try {
-      const v = await ipc.saveConfig({ ...cfg, commands: savable(cfg.commands) });
+      const v = await ipc.saveConfig({ ...cfg, commands: savable(cfg.commands), snippet: savableSnippets(cfg.snippet), replace: savableReplacements(cfg.replace) });
       setView(v);
       setCfg(v.config);
       setStatus({ ok: true, text: 'Saved — applied now' });
     } catch (e) {
-      setStatus({ ok: false, text: errorText(e) });
+      setStatus({ ok: false, text: errorText(e), config: JSON.stringify(cfg) });
     }
   };
+  // The engine's refusal of the last Save, also shown in the card it is about ("invalid
+  // setting snippet #2.phrase: ...", "invalid setting stt.task: ...").
+  const refusedAt = (keys: RegExp) => (status && !status.ok && status.config === JSON.stringify(cfg) && keys.test(status.text) ? status.text : null);
+  const taskRefused = refusedAt(/\bstt\.task:/);
+  const taskProblem = taskRefused ? null : translateProblem(cfg.stt);
   // From the latest state, not this render's: two changes before a re-render (a text field's
   // change on blur, then a select) must both stay.
   const up = <K extends keyof Config>(section: K, patch: Partial<Config[K]>) =>
@@ -123,11 +132,28 @@ export function Settings() {
           </select>
         </div>
         <div class="row">
+          <label>Task</label>
+          <select value={cfg.stt.task} onChange={(e) => up('stt', { task: (e.target as HTMLSelectElement).value as SttTask })} data-testid="stt-task">
+            <option value="transcribe">Transcribe (text in the language spoken)</option>
+            <option value="translate">Translate to English (speak another language, English is typed)</option>
+          </select>
+          <span class="muted">Translating needs a multilingual model: English-only models (.en) cannot translate.{cfg.stt.task === 'translate' && cfg.stt.language === 'en' ? ' Language “English” means: detect the language spoken.' : ''}</span>
+        </div>
+        {taskProblem && <p class="error" data-testid="task-problem">{taskProblem}</p>}
+        {taskRefused && <p class="error" data-testid="task-engine-error">Not saved: {taskRefused}</p>}
+        <div class="row">
           <label>Custom vocabulary<br /><span class="muted">one word or name per line</span></label>
           <textarea style="flex:1" value={cfg.stt.vocabulary.join('\n')} data-testid="vocabulary"
             onChange={(e) => up('stt', { vocabulary: lines((e.target as HTMLTextAreaElement).value) })} />
         </div>
         <SpeechServer stt={cfg.stt} set={(p) => up('stt', p)} />
+      </section>
+
+      <section class="card" data-testid="card-snippets">
+        <h2>Snippets and replacements</h2>
+        <Snippets snippets={cfg.snippet} replacements={cfg.replace} engineError={refusedAt(/\b(snippet|replace) #\d+/)}
+          setSnippets={(edit) => setCfg((c) => (c ? { ...c, snippet: edit(c.snippet) } : c))}
+          setReplacements={(edit) => setCfg((c) => (c ? { ...c, replace: edit(c.replace) } : c))} />
       </section>
 
       <section class="card" data-testid="card-commands">
