@@ -125,7 +125,12 @@ fn a_cleanup_is_typed_and_a_dropped_not_is_refused_in_a_mail_window() {
     let mail = Xterm::start_named(&x, "Compose: report", "Editor", "editor", "80x24+0+0");
     write_initial_config(dir.path());
     let mut d = Daemon::start(dir.path(), &x);
-    d.write_config(&llm_config(&llama.url, "smollm2"));
+    // A replacement that changes a sentence cleaned while the key is held (case 3): the
+    // pieces are cleaned as the row will have them, so they still go ahead.
+    d.write_config(&format!(
+        "{}\n[[replace]]\nfrom = \"fellow americans\"\nto = \"fellow citizens\"\n",
+        llm_config(&llama.url, "smollm2")
+    ));
     d.wait_notice("config applied");
     let mut seen = 0usize;
 
@@ -155,6 +160,10 @@ fn a_cleanup_is_typed_and_a_dropped_not_is_refused_in_a_mail_window() {
     let ahead = ev["release"]["typed_ahead_chars"].as_u64().unwrap_or(0);
     assert!(ahead > 0, "the first sentence was not typed ahead: {ev}");
     let text = ev["text"].as_str().unwrap_or_default();
+    assert!(
+        text.to_lowercase().contains("fellow citizens"),
+        "the replacement is in the text: {ev}"
+    );
     assert!(
         (ahead as usize) < text.chars().count(),
         "only the first sentence goes ahead: {ev}"

@@ -390,12 +390,18 @@ impl Worker {
                 match result {
                     Ok(seg) => {
                         p.chunks += 1;
+                        // The words as the row will have them (snippets, replacements), so
+                        // the pieces cleaned while speaking still fit the text at the release.
+                        let words = match seg.rewriter.as_ref().filter(|r| !r.is_empty()) {
+                            Some(r) => r.apply(&seg.text, false).text.trim().to_string(),
+                            None => seg.text.clone(),
+                        };
                         if commit {
                             p.words.push(&seg);
                             crate::dictation::live_clean::on_commit(
                                 &mut p.live_clean,
                                 &self.engine,
-                                &seg.text,
+                                &words,
                             );
                             p.segments.push(seg);
                             p.speculation = None;
@@ -403,7 +409,7 @@ impl Worker {
                             crate::dictation::live_clean::on_speculation(
                                 &mut p.live_clean,
                                 &self.engine,
-                                &seg.text,
+                                &words,
                             );
                             p.speculation = Some((start, end, seg));
                         }
