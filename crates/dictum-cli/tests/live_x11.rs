@@ -508,7 +508,7 @@ fn bench_release_latency() {
     let keys = XTestKeys::connect();
     let mut seen = 0usize;
     let mut rows = vec![
-        "method\tclip\ttail_ms\trun\taudio_ms\tkeyup_to_first_char_ms\trelease_to_text_ms\trelease_to_typed_ms\ttail_stt_ms\ttail_pass_start_ms\tstale_aborted\tstale_completed\tchunks\tchars\tref_words\tword_errors\tllm\ttext"
+        "method\tclip\ttail_ms\trun\taudio_ms\tkeyup_to_first_char_ms\trelease_to_text_ms\trelease_to_typed_ms\ttail_stt_ms\ttail_pass_start_ms\tstale_aborted\tstale_completed\tchunks\tchars\tref_words\tword_errors\tllm\tkeyup_to_done_ms\ttyped_ahead_chars\ttext"
             .to_string(),
     ];
     let mut first_config = true;
@@ -548,6 +548,8 @@ fn bench_release_latency() {
                         std::thread::sleep(Duration::from_millis(2));
                     };
                     let ev = d.next("dictation", Duration::from_secs(60));
+                    // Outside too: until the dictation's event, sent once all of it is typed.
+                    let done = t0.elapsed().as_secs_f64() * 1000.0;
                     let line = typed_line(&term, &x, &mut seen);
                     let text = ev["text"].as_str().unwrap_or_default();
                     assert_eq!(line.trim_end(), text, "{ev}");
@@ -557,7 +559,7 @@ fn bench_release_latency() {
                         .get(label)
                         .map(|words| dictum_engine::eval::WerCount::of(words, text));
                     let row = format!(
-                        "{method}\t{label}\t{tail_ms}\t{run}\t{}\t{first_char:.1}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+                        "{method}\t{label}\t{tail_ms}\t{run}\t{}\t{first_char:.1}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{done:.1}\t{}\t{}",
                         ev["audio_ms"],
                         ev["release_to_text_ms"].as_f64().unwrap_or(f64::NAN),
                         ev["release_to_typed_ms"].as_f64().unwrap_or(f64::NAN),
@@ -571,6 +573,7 @@ fn bench_release_latency() {
                         wer.as_ref().map_or(String::new(), |w| w.errors.to_string()),
                         // The LLM's verdict (`scripts/bench-live --clean`); empty when off.
                         ev["llm_outcome"].as_str().unwrap_or_default(),
+                        r["typed_ahead_chars"].as_u64().unwrap_or(0),
                         text
                     );
                     eprintln!("{row}");
