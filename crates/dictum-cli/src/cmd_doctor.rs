@@ -528,13 +528,28 @@ fn session_checks(config: &Config) -> Vec<Check> {
         ),
     });
     let hotkey = &config.dictation.hotkey;
-    checks.push(match dictum_engine::hotkey::parse(hotkey) {
+    checks.push(match dictum_engine::hotkey::parse_binding(hotkey) {
         Err(e) => check(
             "hotkey",
             Status::Fail,
             e,
             Some("set [dictation] hotkey to a combination like \"ctrl+alt+space\"".into()),
         ),
+        // A mouse button is grabbed on X11 only.
+        Ok(dictum_engine::hotkey::Binding::Button(_))
+            if !matches!(hotkey_path(&session, &ab), HotkeyPath::X11Grab) =>
+        {
+            check(
+                "hotkey",
+                Status::Warn,
+                format!(
+                    "{hotkey} cannot be grabbed in {}; {}",
+                    session.describe(),
+                    dictum_engine::hotkey::MOUSE_ON_WAYLAND
+                ),
+                Some("set [dictation] hotkey to a key, and bind the mouse button in your compositor".into()),
+            )
+        }
         Ok(_) => match hotkey_path(&session, &ab) {
             // Grabbed and let go again, so a daemon that is already running and holds it
             // shows up as "taken".

@@ -102,3 +102,83 @@ fn a_key_another_client_holds_is_refused_with_a_clear_message() {
     drop(first);
     second.set_main("super+shift+d").expect("free again");
 }
+
+#[test]
+fn a_thumb_mouse_button_presses_and_releases_like_the_key() {
+    if !tools_present() {
+        return;
+    }
+    let x = Xvfb::start();
+    let (mut hk, rx) = hotkeys();
+    hk.set_main("mouse:9").expect("grab the thumb button");
+
+    x.xdotool(&["mousedown", "9"]);
+    assert_eq!(next(&hk, &rx), Some(KeyEvent::Pressed));
+    // Held a while, with another button clicked meanwhile: still one press, one release.
+    std::thread::sleep(Duration::from_millis(300));
+    x.xdotool(&["click", "1"]);
+    x.xdotool(&["mouseup", "9"]);
+    assert_eq!(next(&hk, &rx), Some(KeyEvent::Released));
+    nothing_more(&rx);
+
+    // CapsLock on: the lock modifier must not hide the button.
+    x.xdotool(&["key", "Caps_Lock"]);
+    x.xdotool(&["click", "9"]);
+    assert_eq!(next(&hk, &rx), Some(KeyEvent::Pressed));
+    assert_eq!(next(&hk, &rx), Some(KeyEvent::Released));
+    x.xdotool(&["key", "Caps_Lock"]);
+
+    // Other buttons are not the hotkey.
+    x.xdotool(&["click", "8"]);
+    x.xdotool(&["click", "1"]);
+    nothing_more(&rx);
+
+    // The cancel key works while the button is held.
+    hk.set_cancel("escape").expect("cancel key");
+    x.xdotool(&["mousedown", "9"]);
+    assert_eq!(next(&hk, &rx), Some(KeyEvent::Pressed));
+    hk.arm_cancel(true);
+    x.xdotool(&["key", "Escape"]);
+    assert_eq!(next(&hk, &rx), Some(KeyEvent::Cancel));
+    // Escape's own release comes too, and means nothing.
+    assert_eq!(next(&hk, &rx), None);
+    hk.arm_cancel(false);
+    x.xdotool(&["mouseup", "9"]);
+    assert_eq!(next(&hk, &rx), Some(KeyEvent::Released));
+
+    // Paused, and replaced by a key: the button is let go.
+    hk.set_paused(true).expect("pause");
+    x.xdotool(&["click", "9"]);
+    nothing_more(&rx);
+    hk.set_paused(false).expect("resume");
+    x.xdotool(&["click", "9"]);
+    assert_eq!(next(&hk, &rx), Some(KeyEvent::Pressed));
+    assert_eq!(next(&hk, &rx), Some(KeyEvent::Released));
+    hk.set_main("f9").expect("grab f9");
+    x.xdotool(&["click", "9"]);
+    nothing_more(&rx);
+    x.xdotool(&["key", "F9"]);
+    assert_eq!(next(&hk, &rx), Some(KeyEvent::Pressed));
+    assert_eq!(next(&hk, &rx), Some(KeyEvent::Released));
+    drop(hk);
+}
+
+#[test]
+fn a_mouse_button_another_client_holds_is_refused_and_clicks_are_never_grabbed() {
+    if !tools_present() {
+        return;
+    }
+    let _x = Xvfb::start();
+    let (mut first, _rx1) = hotkeys();
+    first.set_main("mouse:8").expect("first grab");
+    let (mut second, _rx2) = hotkeys();
+    let err = second.set_main("mouse:8").expect_err("taken");
+    assert!(err.contains("already taken"), "{err}");
+    drop(first);
+    second.set_main("mouse:8").expect("free again");
+    // Left click and the wheel never become the hotkey.
+    for b in ["mouse:1", "mouse:3", "mouse:4"] {
+        let err = second.set_main(b).expect_err(b);
+        assert!(err.contains("away from every application"), "{b}: {err}");
+    }
+}

@@ -35,6 +35,11 @@ impl std::ops::DerefMut for Daemon {
 
 impl Daemon {
     pub fn start(dir: &Path, x: &Xvfb) -> Daemon {
+        Daemon::start_expecting(dir, x, HOTKEY)
+    }
+
+    /// [`start`](Self::start) with a config whose `[dictation] hotkey` is `hotkey`.
+    pub fn start_expecting(dir: &Path, x: &Xvfb, hotkey: &str) -> Daemon {
         let child = Command::new(env!("CARGO_BIN_EXE_dictum"))
             .args(["run", "--json", "--stdin-commands"])
             .env("DISPLAY", &x.display)
@@ -55,7 +60,7 @@ impl Daemon {
         };
         let ready = d.next("ready", Duration::from_secs(90));
         eprintln!("ready: {ready}");
-        assert_eq!(ready["hotkey"], HOTKEY);
+        assert_eq!(ready["hotkey"], hotkey);
         d
     }
 
@@ -101,7 +106,19 @@ pub fn write_initial_config(dir: &Path) {
 /// Holds `keys` down while `clip` plays (from 100 ms after the press), releases `tail_ms`
 /// after the clip ends; returns the dictation event.
 pub fn dictate(x: &Xvfb, d: &mut Daemon, keys: &str, clip: &Path, tail_ms: u64) -> Value {
-    x.xdotool(&["keydown", keys]);
+    dictate_with(x, d, &["keydown", keys], &["keyup", keys], clip, tail_ms)
+}
+
+/// [`dictate`] with any xdotool press and release, e.g. `["mousedown", "9"]`/`["mouseup", "9"]`.
+pub fn dictate_with(
+    x: &Xvfb,
+    d: &mut Daemon,
+    down: &[&str],
+    up: &[&str],
+    clip: &Path,
+    tail_ms: u64,
+) -> Value {
+    x.xdotool(down);
     std::thread::sleep(Duration::from_millis(100));
     let status = Command::new("paplay")
         .arg("--device=dictum_sink")
@@ -110,7 +127,7 @@ pub fn dictate(x: &Xvfb, d: &mut Daemon, keys: &str, clip: &Path, tail_ms: u64) 
         .expect("paplay");
     assert!(status.success());
     std::thread::sleep(Duration::from_millis(tail_ms));
-    x.xdotool(&["keyup", keys]);
+    x.xdotool(up);
     d.next("dictation", Duration::from_secs(60))
 }
 

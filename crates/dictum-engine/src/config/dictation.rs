@@ -126,7 +126,7 @@ impl Default for DictationConfig {
 
 impl DictationConfig {
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
-        if let Err(e) = super::hotkey::parse(&self.hotkey) {
+        if let Err(e) = super::hotkey::parse_binding(&self.hotkey) {
             return Err(("dictation.hotkey", e));
         }
         if !self.cancel_key.trim().is_empty() {

@@ -2,7 +2,8 @@
 //! detectable auto-repeat, so holding the key gives one press and one release, and a thread
 //! that blocks on the connection, so a key-up is seen the moment it happens); the OS APIs
 //! through `global-hotkey` on Windows and macOS. Keys are parsed with `global-hotkey`'s
-//! [`HotKey`] everywhere.
+//! [`HotKey`] everywhere. On X11 the dictation hotkey can also be a mouse button ("mouse:9",
+//! [`Binding::Button`]): grabbed there too, its press and release are the key's.
 //!
 //! [`Hotkeys::new`] checks the display first: a daemon that says "ready" has a hotkey that
 //! works.
@@ -63,6 +64,14 @@ impl Backend {
     fn unregister(&self, hotkey: HotKey) {
         let _ = self.0.unregister(hotkey);
     }
+
+    fn register_button(&self, button: u8, _id: u32) -> Result<(), GrabError> {
+        Err(GrabError::Other(format!(
+            "mouse:{button}: a mouse button can be the hotkey only on X11"
+        )))
+    }
+
+    fn unregister_button(&self, _button: u8) {}
 }
 
 #[cfg(not(all(unix, not(target_os = "macos"))))]
@@ -84,7 +93,7 @@ pub enum KeyEvent {
 
 /// The key syntax ("ctrl+alt+space") is the `[dictation]` setting's, parsed where the section
 /// lives (`config/hotkey.rs`, a leaf at the bottom of the crate).
-pub use crate::config::hotkey::parse;
+pub use crate::config::hotkey::{parse, parse_binding, Binding, MOUSE_ON_WAYLAND};
 
 /// Why no hotkey can be had here, or None when a display server is reachable.
 pub fn display_problem() -> Option<String> {
@@ -115,7 +124,7 @@ pub fn display_problem() -> Option<String> {
 /// The registered hotkeys. Events arrive on the callback given to [`Hotkeys::new`].
 pub struct Hotkeys {
     manager: Backend,
-    main: Option<HotKey>,
+    main: Option<Binding>,
     cancel: Option<HotKey>,
     cancel_armed: bool,
     paused: bool,
@@ -141,7 +150,7 @@ impl Hotkeys {
     /// Registers `spec` as the dictation hotkey, replacing the previous one. On failure the
     /// previous hotkey stays registered.
     pub fn set_main(&mut self, spec: &str) -> Result<(), String> {
-        let hotkey = parse(spec)?;
+        let hotkey = parse_binding(spec)?;
         if self.main == Some(hotkey) {
             return Ok(());
         }
@@ -152,17 +161,29 @@ impl Hotkeys {
         result
     }
 
-    fn replace_main(&mut self, spec: &str, hotkey: HotKey) -> Result<(), String> {
+    fn replace_main(&mut self, spec: &str, hotkey: Binding) -> Result<(), String> {
         if !self.paused {
-            self.manager
-                .register(hotkey)
-                .map_err(|e| register_error(spec, &e))?;
+            self.grab(hotkey).map_err(|e| register_error(spec, &e))?;
             if let Some(old) = self.main.take() {
-                self.manager.unregister(old);
+                self.let_go(old);
             }
         }
         self.main = Some(hotkey);
         Ok(())
+    }
+
+    fn grab(&self, binding: Binding) -> Result<(), GrabError> {
+        match binding {
+            Binding::Key(h) => self.manager.register(h),
+            Binding::Button(b) => self.manager.register_button(b, binding.id()),
+        }
+    }
+
+    fn let_go(&self, binding: Binding) {
+        match binding {
+            Binding::Key(h) => self.manager.unregister(h),
+            Binding::Button(b) => self.manager.unregister_button(b),
+        }
     }
 
     /// Sets the cancel key ("" = none). It is only grabbed while armed.
@@ -188,7 +209,8 @@ impl Hotkeys {
             return Vec::new();
         };
         let mut v = vec![cancel];
-        if let Some(main) = self.main {
+        // A mouse button has no modifiers to add.
+        if let Some(Binding::Key(main)) = self.main {
             let held = HotKey::new(Some(cancel.mods | main.mods), cancel.key);
             if held != cancel && held != main {
                 v.push(held);
@@ -229,10 +251,9 @@ impl Hotkeys {
         }
         if let Some(main) = self.main {
             if paused {
-                self.manager.unregister(main);
+                self.let_go(main);
             } else {
-                self.manager
-                    .register(main)
+                self.grab(main)
                     .map_err(|e| register_error(&format!("{main}"), &e))?;
             }
         }
@@ -263,7 +284,7 @@ impl Hotkeys {
 impl Drop for Hotkeys {
     fn drop(&mut self) {
         if let Some(main) = self.main {
-            self.manager.unregister(main);
+            self.let_go(main);
         }
         self.arm_cancel(false);
     }

@@ -12,6 +12,12 @@
 //! Same behaviour as before otherwise: XGrabKey on the root window for the key with its
 //! modifiers, also with NumLock and CapsLock on; XKB detectable auto-repeat, so holding the
 //! key gives one press and one release; events carry `HotKey::id()`.
+//!
+//! A mouse button as the hotkey ("mouse:9"): XGrabButton on the root window, without
+//! modifiers and with the same NumLock/CapsLock variants; its ButtonPress/ButtonRelease give
+//! the same press and release, with `Binding::id()`. While the button is held the server
+//! hands the pointer to us (a passive button grab), so clicks made meanwhile are not seen by
+//! applications; the buttons that click or scroll (1-7) are refused by the parser.
 
 use super::GrabError;
 use global_hotkey::hotkey::{Code, HotKey, Modifiers};
@@ -22,8 +28,8 @@ use x11rb::connection::Connection;
 use x11rb::errors::ReplyError;
 use x11rb::protocol::xkb::{self, ConnectionExt as _};
 use x11rb::protocol::xproto::{
-    self, ClientMessageEvent, ConnectionExt as _, CreateWindowAux, EventMask, GrabMode, KeyButMask,
-    ModMask, WindowClass,
+    self, ButtonIndex, ClientMessageEvent, ConnectionExt as _, CreateWindowAux, EventMask,
+    GrabMode, KeyButMask, ModMask, WindowClass,
 };
 use x11rb::protocol::{ErrorKind, Event};
 use x11rb::rust_connection::RustConnection;
@@ -36,6 +42,8 @@ struct Grab {
 }
 
 type Grabs = Arc<Mutex<HashMap<u8, Vec<Grab>>>>;
+/// Grabbed mouse buttons by button number (no modifiers, so one grab per button).
+type Buttons = Arc<Mutex<HashMap<u8, Grab>>>;
 
 pub struct Grabber {
     conn: Arc<RustConnection>,
@@ -43,6 +51,7 @@ pub struct Grabber {
     /// Receives the message that ends the event thread.
     wake: xproto::Window,
     grabs: Grabs,
+    buttons: Buttons,
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -100,12 +109,14 @@ impl Grabber {
         .check()
         .map_err(|e| x_err("window", e))?;
         let grabs: Grabs = Arc::default();
+        let buttons: Buttons = Arc::default();
         let stop = Arc::new(AtomicBool::new(false));
         let thread = {
-            let (conn, grabs, stop) = (conn.clone(), grabs.clone(), stop.clone());
+            let (conn, grabs, buttons, stop) =
+                (conn.clone(), grabs.clone(), buttons.clone(), stop.clone());
             std::thread::Builder::new()
                 .name("dictum-hotkey".into())
-                .spawn(move || events(&conn, &grabs, &stop, on_event))
+                .spawn(move || events(&conn, &grabs, &buttons, &stop, on_event))
                 .map_err(|e| format!("cannot start the hotkey thread: {e}"))?
         };
         Ok(Grabber {
@@ -113,6 +124,7 @@ impl Grabber {
             root,
             wake,
             grabs,
+            buttons,
             stop,
             thread: Some(thread),
         })
@@ -181,6 +193,71 @@ impl Grabber {
         let _ = self.conn.flush();
     }
 
+    /// Grabs mouse `button` (with NumLock/CapsLock variants); its press and release are
+    /// reported with `id`. Nothing stays grabbed on failure.
+    pub fn register_button(&self, button: u8, id: u32) -> Result<(), GrabError> {
+        let mut buttons = self.buttons.lock().unwrap_or_else(|e| e.into_inner());
+        if buttons.contains_key(&button) {
+            return Err(GrabError::Other(format!(
+                "mouse:{button} is registered twice"
+            )));
+        }
+        let mask = EventMask::BUTTON_PRESS | EventMask::BUTTON_RELEASE;
+        let mut done = Vec::new();
+        for m in with_locks(ModMask::from(0u16)) {
+            let result = self
+                .conn
+                .grab_button(
+                    false,
+                    self.root,
+                    mask,
+                    GrabMode::ASYNC,
+                    GrabMode::ASYNC,
+                    x11rb::NONE,
+                    x11rb::NONE,
+                    ButtonIndex::from(button),
+                    m,
+                )
+                .map_err(ReplyError::from)
+                .and_then(|c| c.check());
+            match result {
+                Ok(()) => done.push(m),
+                Err(e) => {
+                    for m in done {
+                        let _ = self
+                            .conn
+                            .ungrab_button(ButtonIndex::from(button), self.root, m);
+                    }
+                    let _ = self.conn.flush();
+                    return Err(match e {
+                        ReplyError::X11Error(x) if x.error_kind == ErrorKind::Access => {
+                            GrabError::Taken
+                        }
+                        other => GrabError::Other(x_err("button grab", other)),
+                    });
+                }
+            }
+        }
+        buttons.insert(
+            button,
+            Grab {
+                mods: ModMask::from(0u16),
+                id,
+                pressed: false,
+            },
+        );
+        Ok(())
+    }
+
+    /// Lets go of mouse `button`; one that was not grabbed is ignored.
+    pub fn unregister_button(&self, button: u8) {
+        let mut buttons = self.buttons.lock().unwrap_or_else(|e| e.into_inner());
+        if buttons.remove(&button).is_none() {
+            return;
+        }
+        ungrab_button(&self.conn, self.root, button);
+    }
+
     /// The keycode that makes `key`'s keysym on the current keyboard map.
     fn keycode(&self, key: Code) -> Result<u8, GrabError> {
         let sym = keysym(key)
@@ -213,6 +290,10 @@ impl Drop for Grabber {
                 }
             }
         }
+        let buttons = std::mem::take(&mut *self.buttons.lock().unwrap_or_else(|e| e.into_inner()));
+        for button in buttons.into_keys() {
+            ungrab_button(&self.conn, self.root, button);
+        }
         // Wake the event thread so that it sees `stop`.
         self.stop.store(true, Ordering::SeqCst);
         let msg = ClientMessageEvent::new(32, self.wake, xproto::AtomEnum::STRING, [0u32; 5]);
@@ -226,8 +307,21 @@ impl Drop for Grabber {
     }
 }
 
+fn ungrab_button(conn: &RustConnection, root: xproto::Window, button: u8) {
+    for m in with_locks(ModMask::from(0u16)) {
+        let _ = conn.ungrab_button(ButtonIndex::from(button), root, m);
+    }
+    let _ = conn.flush();
+}
+
 /// The event thread: blocks until the server sends something.
-fn events(conn: &RustConnection, grabs: &Grabs, stop: &AtomicBool, on_event: impl Fn(u32, bool)) {
+fn events(
+    conn: &RustConnection,
+    grabs: &Grabs,
+    buttons: &Buttons,
+    stop: &AtomicBool,
+    on_event: impl Fn(u32, bool),
+) {
     // Only these modifiers tell hotkeys apart (not the lock keys).
     let relevant = u16::from(KeyButMask::CONTROL)
         | u16::from(KeyButMask::SHIFT)
@@ -257,6 +351,26 @@ fn events(conn: &RustConnection, grabs: &Grabs, stop: &AtomicBool, on_event: imp
             Event::KeyRelease(e) => {
                 let mut grabs = grabs.lock().unwrap_or_else(|e| e.into_inner());
                 for g in grabs.get_mut(&e.detail).into_iter().flatten() {
+                    if g.pressed {
+                        g.pressed = false;
+                        fire.push((g.id, false));
+                    }
+                }
+            }
+            // Only grabbed buttons come here, and while one is held every button of the
+            // pointer does (the grab is ours until all are up): those others are ignored.
+            Event::ButtonPress(e) => {
+                let mut buttons = buttons.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(g) = buttons.get_mut(&e.detail) {
+                    if !g.pressed {
+                        g.pressed = true;
+                        fire.push((g.id, true));
+                    }
+                }
+            }
+            Event::ButtonRelease(e) => {
+                let mut buttons = buttons.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(g) = buttons.get_mut(&e.detail) {
                     if g.pressed {
                         g.pressed = false;
                         fire.push((g.id, false));

@@ -342,7 +342,24 @@ fn start_hotkey(
             config.dictation.hotkey
         )
     };
-    match hotkey_path(&session, &ab) {
+    let path = hotkey_path(&session, &ab);
+    // A mouse button is grabbed on X11 only; elsewhere the compositor must bind it.
+    if let (
+        Ok(crate::hotkey::Binding::Button(_)),
+        HotkeyPath::Portal | HotkeyPath::Compositor { .. },
+    ) = (
+        crate::hotkey::parse_binding(&config.dictation.hotkey),
+        &path,
+    ) {
+        notice(format!(
+            "hotkey: {} cannot be grabbed in {}; {}",
+            config.dictation.hotkey,
+            session.describe(),
+            crate::hotkey::MOUSE_ON_WAYLAND
+        ));
+        return Ok((HotkeySource::None, "compositor".into()));
+    }
+    match path {
         HotkeyPath::X11Grab => {
             let tx = inputs_tx.clone();
             let mut hk = Hotkeys::new(move |id, pressed| {
