@@ -103,6 +103,11 @@ await test('settings round-trip', async (page) => {
   await page.getByTestId('llm-prompt').fill('Fix punctuation only.');
   await page.getByTestId('retention').fill('30');
   await page.getByTestId('keep-audio').check();
+  // Hotkey recorder: a thumb mouse button (the page's button 4, X11's 9) gives mouse:9.
+  await page.getByTestId('record-hotkey').click();
+  await page.getByTestId('record-hotkey').filter({ hasText: 'Press the key' }).waitFor();
+  await page.evaluate(() => window.dispatchEvent(new MouseEvent('mousedown', { button: 4 })));
+  await page.getByTestId('hotkey').filter({ hasText: 'mouse:9' }).waitFor({ timeout: 5000 });
   // Hotkey recorder: press Ctrl+Alt+D.
   await page.getByTestId('record-hotkey').click();
   await page.getByTestId('record-hotkey').filter({ hasText: 'Press the key' }).waitFor();

@@ -55,3 +55,12 @@ export function loneModifierProblem(code: string): string | null {
   if (!name) return null;
   return `${name} alone cannot be a hotkey: X11 cannot grab a modifier on its own. Hold it with a main key, e.g. Ctrl+Alt+Space or ${name.replace(/^(Left|Right)/, '')}+F9.`;
 }
+
+/** A mouse button pressed while the recorder listens → the config's "mouse:N" (X11's
+ * numbering), for the thumb buttons only: the page reports back as 3 (X11 8) and forward as
+ * 4 (X11 9). Left, middle and right (0-2) stay clicks, so the recorder's own button and the
+ * rest of the window keep working; `null` for them. */
+export function hotkeyFromMouseButton(button: number): string | null {
+  if (button === 3 || button === 4) return `mouse:${button + 5}`;
+  return null;
+}

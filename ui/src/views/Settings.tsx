@@ -18,7 +18,7 @@ import type { ModelStatus } from '../bindings/ModelStatus';
 import type { SttTask } from '../bindings/SttTask';
 import { errorText, events, ipc } from '../ipc';
 import { formatBytes, formatMs, progressPct } from '../lib/format';
-import { hotkeyFromEvent, loneModifierProblem } from '../lib/hotkey';
+import { hotkeyFromEvent, hotkeyFromMouseButton, loneModifierProblem } from '../lib/hotkey';
 
 const LANGUAGES: [string, string][] = [
   ['auto', 'Detect automatically'], ['en', 'English'], ['de', 'German'], ['fr', 'French'],
@@ -222,9 +222,20 @@ export function HotkeyRecorder({ value, onChange }: { value: string; onChange: (
       }
       lastModifier.current = null;
     };
+    // A thumb button of the mouse (X11: grabbed as "mouse:8"/"mouse:9"; the user guide says
+    // how Wayland binds one).
+    const mouse = (e: MouseEvent) => {
+      const k = hotkeyFromMouseButton(e.button);
+      if (k) { e.preventDefault(); onChange(k); setProblem(null); setRecording(false); }
+    };
     window.addEventListener('keydown', down, true);
     window.addEventListener('keyup', upKey, true);
-    return () => { window.removeEventListener('keydown', down, true); window.removeEventListener('keyup', upKey, true); };
+    window.addEventListener('mousedown', mouse, true);
+    return () => {
+      window.removeEventListener('keydown', down, true);
+      window.removeEventListener('keyup', upKey, true);
+      window.removeEventListener('mousedown', mouse, true);
+    };
   }, [recording]);
   return (
     <span class="row" style="margin:0">

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hotkeyFromEvent, loneModifierProblem } from '../../src/lib/hotkey';
+import { hotkeyFromEvent, hotkeyFromMouseButton, loneModifierProblem } from '../../src/lib/hotkey';
 
 const ev = (code: string, mods: Partial<{ ctrlKey: boolean; altKey: boolean; shiftKey: boolean; metaKey: boolean }> = {}) => ({
   code, key: '', ctrlKey: false, altKey: false, shiftKey: false, metaKey: false, ...mods,
@@ -20,5 +20,10 @@ describe('hotkey recorder', () => {
   it('escape and unknown keys are not hotkeys', () => {
     expect(hotkeyFromEvent(ev('Escape'))).toBeNull();
     expect(hotkeyFromEvent(ev('IntlBackslash'))).toBeNull();
+  });
+  it('a thumb mouse button is mouse:8 or mouse:9; clicking buttons are not hotkeys', () => {
+    expect(hotkeyFromMouseButton(3)).toBe('mouse:8');
+    expect(hotkeyFromMouseButton(4)).toBe('mouse:9');
+    for (const b of [0, 1, 2, 5]) expect(hotkeyFromMouseButton(b)).toBeNull();
   });
 });
