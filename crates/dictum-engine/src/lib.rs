@@ -18,6 +18,7 @@ pub mod hotkey;
 pub mod inject;
 pub mod ipc;
 pub mod llm;
+pub mod media;
 pub mod models;
 pub mod net;
 pub mod paths;

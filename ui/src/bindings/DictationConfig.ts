@@ -73,4 +73,9 @@ hands_free_pause_ms: number,
 /**
  * Hands-free stops by itself after this many seconds without speech (0 = never).
  */
-hands_free_idle_s: number, };
+hands_free_idle_s: number, 
+/**
+ * Pause the media players that are playing (MPRIS) while recording, and play them again
+ * once the text is typed; only those Dictum paused are resumed.
+ */
+pause_media: boolean, };

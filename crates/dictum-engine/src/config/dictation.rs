@@ -98,6 +98,9 @@ pub struct DictationConfig {
     pub hands_free_pause_ms: u32,
     /// Hands-free stops by itself after this many seconds without speech (0 = never).
     pub hands_free_idle_s: u32,
+    /// Pause the media players that are playing (MPRIS) while recording, and play them again
+    /// once the text is typed; only those Dictum paused are resumed.
+    pub pause_media: bool,
 }
 
 impl Default for DictationConfig {
@@ -120,6 +123,7 @@ impl Default for DictationConfig {
             idle_unload_min: 0.0,
             hands_free_pause_ms: 700,
             hands_free_idle_s: 30,
+            pause_media: false,
         }
     }
 }
@@ -250,5 +254,14 @@ mod tests {
             Err("dictation.hands_free_idle_s")
         );
         assert_eq!(Mode::HandsFree.as_str(), "hands_free");
+    }
+
+    #[test]
+    fn pause_media_is_off_unless_asked_and_takes_only_a_boolean() {
+        assert!(!parse("[dictation]\n").expect("parsed").pause_media);
+        let d = parse("[dictation]\npause_media = true\n").expect("parsed");
+        assert!(d.pause_media && d.validate().is_ok());
+        let err = parse("[dictation]\npause_media = \"yes\"\n").expect_err("refused");
+        assert!(err.contains("pause_media"), "{err}");
     }
 }

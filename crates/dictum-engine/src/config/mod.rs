@@ -228,6 +228,11 @@ idle_unload_min = 0.0
 hands_free_pause_ms = 700
 # Hands-free stops by itself after this many seconds without speech (0-86400; 0 = never).
 hands_free_idle_s = 30
+# Pause the media players that are playing (music, videos: any MPRIS player on the session
+# bus) while you dictate, and play them again once the text is typed. Only the players Dictum
+# paused are resumed, and only if they are still paused; if Dictum is killed meanwhile, they
+# are resumed at its next start.
+pause_media = false
 
 [inject]
 # How the text reaches the focused window: "type" (simulated key presses; leaves the

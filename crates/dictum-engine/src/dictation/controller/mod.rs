@@ -126,6 +126,8 @@ struct Controller {
     profiles: Profiles,
     /// "unknown app → default profile" has been logged (once per run).
     unknown_app_told: bool,
+    /// `[dictation] pause_media`: players paused from the press until the text is typed.
+    media: crate::media::Pauser,
 }
 
 /// An utterance the worker and injector have not finished.
@@ -258,6 +260,10 @@ impl Controller {
             self.supervise();
             self.housekeeping();
             self.publish_state();
+            // Media stay paused from the press until the last dictation is typed, cancelled
+            // or found empty (its flight lands), or listening stops; passes run off this thread.
+            let busy = self.live.is_some() || self.hands_free.is_some() || !self.flights.is_empty();
+            self.media.set(self.config.dictation.pause_media && busy);
             let grace_over = self
                 .shutdown_at
                 .is_some_and(|at| at.elapsed() >= SHUTDOWN_GRACE);
@@ -265,6 +271,9 @@ impl Controller {
                 break;
             }
         }
+        // Quitting: the players are playing again before `Stopped` is told.
+        self.media.set(false);
+        self.media.wait_idle(crate::media::PASS_LIMIT * 2);
         self.shared.shutdown.store(true, Ordering::SeqCst);
         let _ = self.to_injector.send(InjectorMsg::Stop);
         self.mic.discard();

@@ -248,6 +248,13 @@ pub(super) fn start(
     let config_mtime = opts.config_path.as_ref().and_then(|p| mtime(p));
     let profiles = compile_profiles(&config, events);
     let mic = Microphone::new(capture, &config.dictation);
+    // Players a killed Dictum left paused are resumed now (after the instance lock: never
+    // another running instance's).
+    let media = crate::media::Pauser::new(
+        crate::portal::Bus::Session,
+        crate::media::state_file(&opts.history_path),
+    );
+    media.recover();
     Ok((
         Controller {
             config,
@@ -274,6 +281,7 @@ pub(super) fn start(
             seed,
             profiles,
             unknown_app_told: false,
+            media,
         },
         info,
     ))
