@@ -113,6 +113,11 @@ export function Settings() {
             onChange={(e) => up('inject', { terminal_classes: (e.target as HTMLInputElement).value.split(',').map((s) => s.trim()).filter(Boolean) })} />
         </div>
         <div class="row">
+          <label>Music and videos</label>
+          <label><input type="checkbox" checked={cfg.dictation.pause_media} data-testid="pause-media"
+            onChange={(e) => up('dictation', { pause_media: (e.target as HTMLInputElement).checked })} /> Paused while you dictate, playing again once the text is typed (MPRIS players)</label>
+        </div>
+        <div class="row">
           <label>Start at login</label>
           <Autostart initial={view.autostart} />
         </div>
