@@ -28,16 +28,14 @@ mod common;
 
 #[path = "support/events.rs"]
 mod events;
-#[path = "support/llm_servers.rs"]
-mod llm_servers;
 #[path = "support/speech.rs"]
 mod speech;
 #[path = "support/x11_daemon.rs"]
 mod x11_daemon;
 
+use common::llm_servers::{DropWordStandin, Llama};
 use common::pulse::Pulse;
 use common::x11::{tools_present, Xterm, Xvfb};
-use llm_servers::{DropWordStandin, Llama};
 use speech::speak;
 use x11_daemon::{dictate, typed_line, write_initial_config, Daemon, HOTKEY};
 

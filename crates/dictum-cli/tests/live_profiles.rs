@@ -15,15 +15,12 @@ mod common;
 #[path = "support/events.rs"]
 mod events;
 
-#[path = "support/llm_servers.rs"]
-mod llm_servers;
-
 #[path = "support/x11_daemon.rs"]
 mod x11_daemon;
 
+use common::llm_servers::Llama;
 use common::pulse::Pulse;
 use common::x11::{tools_present, Xterm, Xvfb};
-use llm_servers::Llama;
 use x11_daemon::{dictate, typed_line, write_initial_config, Daemon, HOTKEY};
 
 /// The LLM ran on this dictation (whatever the guard then said).

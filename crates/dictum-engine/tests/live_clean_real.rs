@@ -12,88 +12,13 @@
 
 mod common;
 
+use common::llm_servers::{smollm2, Llama};
 use dictum_engine::dictation::live_clean::{assemble, Piece, Session};
 use dictum_engine::llm::config::{BackendKind, LlmConfig};
 use dictum_engine::llm::guard::{judge, table, Limits};
 use dictum_engine::llm::{Cleaner, LlmOutcome};
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// llama-server, killed (and reaped) on drop.
-struct Proc {
-    child: Child,
-    log: PathBuf,
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn http_status(port: u16, path: &str) -> Option<u16> {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut buf = String::new();
-    let _ = s.read_to_string(&mut buf);
-    buf.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// llama-server (OpenAI-compatible API) with the test model on a free port, as the other
-/// real-LLM tests start it.
-fn start_llama_server(dir: &Path) -> (Proc, String) {
-    let out = Command::new(repo_root().join("scripts/llama-server"))
-        .stderr(Stdio::inherit())
-        .output()
-        .expect("run scripts/llama-server");
-    assert!(
-        out.status.success(),
-        "scripts/llama-server failed; see its log under ~/.cache/dictum/llama-server/"
-    );
-    let bin = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-    let gguf = common::assets().join("models/SmolLM2-135M-Instruct.Q4_1.gguf");
-    assert!(gguf.is_file(), "missing {}", gguf.display());
-    let port = TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port");
-    let log = dir.join("llama-server.log");
-    let child = Command::new(bin)
-        .arg("-m")
-        .arg(&gguf)
-        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-        .args(["-c", "2048", "--threads", "1", "-np", "1"])
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).expect("log file"))
-        .spawn()
-        .expect("start llama-server");
-    let proc = Proc { child, log };
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while Instant::now() < deadline {
-        if http_status(port, "/health") == Some(200) {
-            return (proc, format!("http://127.0.0.1:{port}"));
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    panic!(
-        "llama-server did not become healthy:\n{}",
-        std::fs::read_to_string(&proc.log).unwrap_or_default()
-    );
-}
+use std::time::Duration;
 
 /// A raw transcript as whisper writes a sentence: capital first, a final period.
 fn sentence(raw: &str) -> String {
@@ -108,7 +33,8 @@ fn sentence(raw: &str) -> String {
 #[test]
 fn pieces_clean_no_worse_than_one_pass_over_the_guard_table() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (_server, url) = start_llama_server(dir.path());
+    let server = Llama::start(dir.path(), &smollm2());
+    let url = server.url.clone();
     let config = LlmConfig {
         enabled: true,
         backend: BackendKind::Openai,

@@ -2,6 +2,7 @@
 //! beside the repository). Missing assets fail the test loudly: a skipped test proves nothing.
 #![allow(dead_code)]
 
+pub mod llm_servers;
 pub mod pulse;
 pub mod sway;
 pub mod x11;

@@ -1,8 +1,7 @@
 //! LLM servers for the live cleanup tests: the real llama.cpp `llama-server` (built by
 //! `scripts/llama-server`) on a GGUF from the test assets, and the declared stand-in of
 //! `tests/llm_drop_word_standin.py` (an OpenAI-compatible server whose "cleanup" drops one word).
-//! Included with `#[path]` by test files that also include `common` at their root.
-#![allow(dead_code)]
+//! One copy for the engine's and the CLI's tests (`common::llm_servers`).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -14,7 +13,7 @@ fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
@@ -48,20 +47,43 @@ impl Drop for Llama {
     }
 }
 
+/// The llama-server binary (building it on first use: ~8-11 min on 2 cores). A build that
+/// fails fails the test.
+pub fn llama_server_bin() -> PathBuf {
+    let out = Command::new(repo_root().join("scripts/llama-server"))
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("run scripts/llama-server");
+    assert!(
+        out.status.success(),
+        "scripts/llama-server failed ({}); see its log under ~/.cache/dictum/llama-server/",
+        out.status
+    );
+    let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    assert!(path.is_file(), "scripts/llama-server printed {path:?}");
+    path
+}
+
+/// The test model, SmolLM2-135M-Instruct (Q4_1), from the test assets.
+pub fn smollm2() -> PathBuf {
+    let p = super::assets().join("models/SmolLM2-135M-Instruct.Q4_1.gguf");
+    assert!(p.is_file(), "missing {}", p.display());
+    p
+}
+
 impl Llama {
+    /// The last 30 lines of the server's log.
+    pub fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(30)..].join("\n")
+    }
+
     /// The real LLM: llama-server with `gguf`, one thread, a 2048-token context, on a free
     /// port; waits until `/health` answers 200. A server that cannot be built or started
     /// fails the test.
     pub fn start(dir: &Path, gguf: &Path) -> Llama {
-        let out = Command::new(repo_root().join("scripts/llama-server"))
-            .stderr(Stdio::inherit())
-            .output()
-            .expect("run scripts/llama-server");
-        assert!(
-            out.status.success(),
-            "scripts/llama-server failed; see its log under ~/.cache/dictum/llama-server/"
-        );
-        let bin = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        let bin = llama_server_bin();
         assert!(gguf.is_file(), "missing {}", gguf.display());
         let port = free_port();
         let log = dir.join("llama-server.log");
@@ -86,10 +108,7 @@ impl Llama {
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-        panic!(
-            "llama-server did not become healthy:\n{}",
-            std::fs::read_to_string(&llama.log).unwrap_or_default()
-        );
+        panic!("llama-server did not become healthy:\n{}", llama.log_tail());
     }
 }
 
