@@ -16,7 +16,7 @@ use dictum_engine::pipeline::Engine;
 use dictum_engine::store::{Entry, History, Outcome, Source};
 use dictum_engine::timing::StageTimings;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{mpsc, Mutex, MutexGuard};
