@@ -40,6 +40,16 @@ pub struct Args {
     /// With --retry: put the text on the clipboard instead of typing it.
     #[arg(long, requires = "retry")]
     copy: bool,
+    /// Correct entry ID: keep TEXT as what it should have been (whisper's words stay as they
+    /// were) and print, numbered, what Dictum could learn from it: new vocabulary words and
+    /// replacements for mistakes whisper made more than once. Nothing is learned without
+    /// --accept. Without TEXT, the entry's stored correction is used.
+    #[arg(long, value_names = ["ID", "TEXT"], num_args = 1..=2, conflicts_with_all = ["delete", "delete_all", "export", "search", "retry"])]
+    correct: Vec<String>,
+    /// With --correct: write these proposals (numbers as printed, e.g. 1,3, or `all`) into the
+    /// config file; the others are not written.
+    #[arg(long, value_name = "N[,M]|all", requires = "correct")]
+    accept: Option<String>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -51,6 +61,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     if let Some(id) = args.retry {
         return crate::cmd_retry::run(id, args.copy);
+    }
+    if !args.correct.is_empty() {
+        return crate::cmd_learn::run(&args.correct, args.accept.as_deref(), args.json);
     }
     let history = open_history()?;
     let entries = history.list(&Query {

@@ -10,6 +10,7 @@ mod cmd_doctor;
 mod cmd_generate;
 mod cmd_history;
 mod cmd_key;
+mod cmd_learn;
 mod cmd_models;
 mod cmd_retry;
 mod cmd_run;

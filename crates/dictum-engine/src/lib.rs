@@ -17,6 +17,7 @@ pub mod gpu;
 pub mod hotkey;
 pub mod inject;
 pub mod ipc;
+pub mod learn;
 pub mod llm;
 pub mod media;
 pub mod models;

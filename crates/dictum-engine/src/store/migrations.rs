@@ -52,6 +52,10 @@ pub const MIGRATION_FILES: &[(&str, &str)] = &[
         "0010_commands_refused.sql",
         include_str!("../../../../migrations/0010_commands_refused.sql"),
     ),
+    (
+        "0011_correction.sql",
+        include_str!("../../../../migrations/0011_correction.sql"),
+    ),
 ];
 
 pub fn migrations() -> Migrations<'static> {

@@ -3,6 +3,7 @@
 //! completed afterwards, so nothing captured is ever lost without a trace.
 
 mod browse;
+mod correct;
 mod delete;
 pub mod demo;
 mod entry;
@@ -17,6 +18,7 @@ pub use browse::{
     render_export, Bucketing, Cursor, EntrySummary, ExportFormat, ExportSelection, HistoryFilter,
     Page, PageRequest, Pct, Stats, StatsBucket, StatsRequest,
 };
+pub use correct::{Corrected, MAX_CORRECTION_CHARS};
 pub use entry::{Entry, Outcome, Source};
 pub use migrations::{migrations, MIGRATION_FILES};
 pub use open::Recovered;
