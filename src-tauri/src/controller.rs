@@ -245,6 +245,10 @@ impl Starter for TrayStarter {
                     crate::tray::set_last(app, &report.text);
                     let _ = app.emit("dictation", &report);
                 }
+                // The words so far, for the indicator (`dictation-partial`).
+                Event::Partial(partial) => {
+                    let _ = app.emit("dictation-partial", &partial);
+                }
                 Event::HandsFree { on } => {
                     let status = update(&state, |s| s.hands_free = on);
                     publish(app, &status);

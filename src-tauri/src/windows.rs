@@ -54,7 +54,8 @@ pub fn indicator(app: &AppHandle, visible: bool) {
     let built = WebviewWindowBuilder::new(app, "indicator", WebviewUrl::App("index.html".into()))
         .initialization_script("if (!location.hash) location.hash = '#indicator';")
         .title("Dictum recording")
-        .inner_size(220.0, 56.0)
+        // Room for the words so far (two lines, `Indicator.tsx`).
+        .inner_size(420.0, 110.0)
         .decorations(false)
         .always_on_top(true)
         .skip_taskbar(true)

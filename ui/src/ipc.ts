@@ -92,12 +92,26 @@ export const ipc = {
   log: (message: string) => invoke<void>('ui_log', { message }),
 };
 
+/** `dictation-partial`: the words of the dictation being recorded (the engine's `Partial`):
+ * `committed` is final, `speculative` may still change. A preview; the typed text is what
+ * the release produces. */
+export interface LivePartial {
+  seq: number;
+  dictation: number;
+  id: number | null;
+  committed: string;
+  speculative: string;
+  ms: number;
+}
+
 export const events = {
   downloadProgress: (cb: (p: DownloadProgress) => void): Promise<UnlistenFn> =>
     listen<DownloadProgress>('download-progress', (e) => cb(e.payload)),
   micLevel: (cb: (l: MicLevel) => void): Promise<UnlistenFn> => listen<MicLevel>('mic-level', (e) => cb(e.payload)),
   trayStatus: (cb: (s: TrayStatus) => void): Promise<UnlistenFn> =>
     listen<TrayStatus>('tray-status', (e) => cb(e.payload)),
+  partial: (cb: (p: LivePartial) => void): Promise<UnlistenFn> =>
+    listen<LivePartial>('dictation-partial', (e) => cb(e.payload)),
 };
 
 /** The message of whatever a command rejected with (Tauri rejects with the error string). */

@@ -284,6 +284,15 @@ fn print_human(ev: &Event) {
                 eprintln!("dictum: could not type it ({e}); the text is on the clipboard");
             }
         }
+        // The words so far, only with --verbose (the text may be private; the journal).
+        Event::Partial(p) => tracing::debug!(
+            "#{} partial {} at {:.0} ms: {} [{}]",
+            p.dictation,
+            p.seq,
+            p.ms,
+            p.committed,
+            p.speculative
+        ),
         Event::HandsFree { on } => tracing::info!("hands-free: {}", if *on { "on" } else { "off" }),
         Event::Stopped => eprintln!("dictum: stopped"),
     }

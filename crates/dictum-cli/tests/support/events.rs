@@ -148,6 +148,28 @@ impl RunningDaemon {
         self.next_where(kind, within, |_| true)
     }
 
+    /// Every event up to and including the next one of `kind` (notices are collected on the
+    /// way too), e.g. the `partial` events before a `dictation`.
+    pub fn until(&mut self, kind: &str, within: Duration) -> Vec<Value> {
+        let deadline = Instant::now() + within;
+        let mut seen = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let ev = self.events.recv_timeout(left).unwrap_or_else(|e| {
+                panic!(
+                    "no `{kind}` event within {within:?} ({e}); notices: {:?}",
+                    self.notices
+                )
+            });
+            self.note(&ev);
+            let last = ev["event"] == kind;
+            seen.push(ev);
+            if last {
+                return seen;
+            }
+        }
+    }
+
     /// Waits (`within` at most) for a notice that `pick` accepts (already seen ones count);
     /// the notices so far when none came.
     pub fn until_notice(

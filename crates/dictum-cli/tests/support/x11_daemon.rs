@@ -9,7 +9,7 @@ use crate::events::RunningDaemon;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub const HOTKEY: &str = "ctrl+alt+space";
 
@@ -129,6 +129,63 @@ pub fn dictate_with(
     std::thread::sleep(Duration::from_millis(tail_ms));
     x.xdotool(up);
     d.next("dictation", Duration::from_secs(60))
+}
+
+/// The events of one dictation held with [`dictate_collecting`].
+pub struct Held {
+    /// Events that came while the key was held, each with when (since the press).
+    pub while_held: Vec<(Duration, Value)>,
+    /// Events after the release, the `dictation` event last.
+    pub after: Vec<Value>,
+}
+
+impl Held {
+    /// The dictation event.
+    pub fn dictation(&self) -> &Value {
+        self.after.last().expect("the dictation event")
+    }
+
+    /// Every `kind` event, held or not, in order.
+    pub fn all(&self, kind: &str) -> Vec<&Value> {
+        let held = self.while_held.iter().map(|(_, e)| e);
+        held.chain(self.after.iter())
+            .filter(|e| e["event"] == kind)
+            .collect()
+    }
+}
+
+/// [`dictate`], keeping every event: those that came while `keys` were held (timed from the
+/// press, as the test read them) and those up to the dictation event.
+pub fn dictate_collecting(x: &Xvfb, d: &mut Daemon, keys: &str, clip: &Path, tail_ms: u64) -> Held {
+    let pressed = Instant::now();
+    x.xdotool(&["keydown", keys]);
+    std::thread::sleep(Duration::from_millis(100));
+    let mut player = Command::new("paplay")
+        .arg("--device=dictum_sink")
+        .arg(clip)
+        .spawn()
+        .expect("paplay");
+    let mut while_held = Vec::new();
+    let mut played: Option<Instant> = None;
+    loop {
+        if played.is_none() {
+            if let Some(status) = player.try_wait().expect("paplay") {
+                assert!(status.success(), "paplay: {status}");
+                played = Some(Instant::now());
+            }
+        }
+        if played.is_some_and(|at| at.elapsed() >= Duration::from_millis(tail_ms)) {
+            break;
+        }
+        if let Ok(ev) = d.events.recv_timeout(Duration::from_millis(20)) {
+            while_held.push((pressed.elapsed(), ev));
+        }
+    }
+    // Already reaped by `try_wait` (the loop ends only after it): returns at once.
+    let _ = player.wait();
+    x.xdotool(&["keyup", keys]);
+    let after = d.until("dictation", Duration::from_secs(60));
+    Held { while_held, after }
 }
 
 /// What the xterm got since the last call (one line: the dictations and a Return).

@@ -106,6 +106,8 @@ pub enum Event {
         message: String,
     },
     Dictation(Report),
+    /// The words transcribed so far while a dictation is recorded (see [`Partial`]).
+    Partial(Partial),
     /// Hands-free listening went on or off (the state says listening vs recording vs
     /// processing while it is on).
     HandsFree {
@@ -140,6 +142,30 @@ pub struct ReadyInfo {
     /// What start-up has to say about speech: with a speech server and no local model,
     /// [`crate::pipeline::NO_LOCAL_FALLBACK`].
     pub stt_note: Option<String>,
+}
+
+/// The words of the dictation being recorded, as the live path has them (push-to-talk,
+/// toggle and hands-free, with `[dictation] streaming` on): published after each stretch
+/// is committed and each speculation finishes, from text the worker already computed (no
+/// extra whisper pass). Only while the dictation is recorded: never after its release, so
+/// never after its `dictation` event. A preview: the typed text is what the release
+/// produces. `committed` is whisper's words before snippets, replacements and the LLM, so
+/// it is a prefix of the final text (after `eval::normalize`) only when those leave the
+/// words alone; `speculative` may change or vanish in the next one.
+#[derive(Debug, Clone, Serialize)]
+pub struct Partial {
+    /// 1, 2, 3… within the dictation: a later one replaces an earlier one.
+    pub seq: u64,
+    /// The dictation's sequence number in this process.
+    pub dictation: u64,
+    /// Its history row (the `dictation` event's `id`); None when the row could not be stored.
+    pub id: Option<i64>,
+    /// Final words of the stretches committed so far (whisper's words, in order).
+    pub committed: String,
+    /// The current speculation over what follows them; empty when there is none.
+    pub speculative: String,
+    /// Milliseconds since the press (or, hands-free, since speech opened the dictation).
+    pub ms: f64,
 }
 
 /// One finished dictation, as published (the history row has everything).
@@ -218,6 +244,13 @@ pub(crate) enum Input {
     /// The spoken command "stop dictation" was said.
     VoiceStop,
     StateChanged,
+    /// The worker's words so far for utterance `seq` (published as [`Event::Partial`] while
+    /// it is recorded).
+    Partial {
+        seq: u64,
+        committed: String,
+        speculative: String,
+    },
     /// Utterance `seq` is finished with (typed, stored, or given up on by the injector).
     Done {
         seq: u64,

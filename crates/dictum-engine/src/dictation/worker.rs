@@ -413,6 +413,20 @@ impl Worker {
                             );
                             p.speculation = Some((start, end, seg));
                         }
+                        // The words so far, for the `partial` event: text already computed,
+                        // no whisper work. Jobs run in order and a stale speculation returned
+                        // above, so what is sent here is never older than what was sent
+                        // before it.
+                        let speculative = p
+                            .speculation
+                            .as_ref()
+                            .map(|(_, _, s)| s.text.clone())
+                            .unwrap_or_default();
+                        let _ = self.to_controller.send(Input::Partial {
+                            seq: utt,
+                            committed: p.words.text(),
+                            speculative,
+                        });
                     }
                     // The release will redo this stretch as part of the tail (a committed
                     // chunk that failed is not recorded, so the tail starts before it).
@@ -696,6 +710,11 @@ impl Worker {
                 Ok(seg)
             }
             (TailPass::Reuse(range) | TailPass::Transcribe(range), _) => {
+                // The tail's words will be new: a cleanup guessed from the speculation's
+                // is useless and would hold a core while whisper transcribes.
+                if let Some(session) = &p.live_clean {
+                    session.drop_guess();
+                }
                 let context = p.words.text();
                 let t0 = Instant::now();
                 let r = catch(|| {

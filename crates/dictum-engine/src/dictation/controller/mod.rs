@@ -22,6 +22,7 @@ mod finish;
 mod hands_free;
 mod housekeeping;
 mod machine;
+mod partial;
 mod recording;
 mod startup;
 mod supervise;
@@ -82,6 +83,8 @@ struct Live {
     /// Opened by hands-free listening (no key held): its key commands need more care
     /// (`commands::trust`).
     hands_free: bool,
+    /// The `partial` events published for it (`partial.rs`).
+    partial: partial::Published,
 }
 
 impl Live {
@@ -249,6 +252,11 @@ impl Controller {
                 Ok(Input::VoiceStop) => {
                     self.step(Trigger::VoiceStop, Instant::now());
                 }
+                Ok(Input::Partial {
+                    seq,
+                    committed,
+                    speculative,
+                }) => self.partial(seq, committed, speculative),
                 Ok(Input::Done { seq, report }) => {
                     self.step(Trigger::Landed { seq }, Instant::now());
                     let _ = self.events.send(Event::Dictation(*report));

@@ -132,6 +132,7 @@ impl Controller {
             .live(entry.id, seq)
             .map_err(|e| tracing::warn!("spool: cannot stream this dictation's audio: {e}"))
             .ok();
+        let partial = super::partial::Published::new(entry.press_to_capture_ms);
         self.live = Some(Live {
             seq,
             spool,
@@ -142,6 +143,7 @@ impl Controller {
             progress_lost: false,
             profile,
             hands_free: self.hands_free.is_some(),
+            partial,
         });
     }
 
