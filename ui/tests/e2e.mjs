@@ -554,6 +554,28 @@ await test('recording indicator', async (page) => {
   await shot(page, 'indicator');
 });
 
+await test('recording indicator with the words so far', async (page) => {
+  await page.setViewportSize({ width: 420, height: 110 });
+  await page.goto(`${base}?state=recording#indicator`);
+  await page.getByTestId('indicator').waitFor();
+  // As the tray forwards `dictum run --json`'s `partial` events (src-tauri/src/controller.rs).
+  const send = (p) => page.evaluate((payload) => window.__TAURI_INTERNALS__.invoke('plugin:event|emit', { event: 'dictation-partial', payload }), p);
+  const words = page.getByTestId('live-words');
+  await send({ seq: 1, dictation: 1, id: 7, committed: 'And so my fellow Americans', speculative: 'ask not', ms: 2100 });
+  await words.filter({ hasText: 'ask not' }).waitFor();
+  await send({ seq: 2, dictation: 1, id: 7, committed: 'And so my fellow Americans, ask not what your country can do for you. Ask what you can do for your country.', speculative: 'And Mr. John', ms: 9400 });
+  await words.filter({ hasText: 'And Mr. John' }).waitFor();
+  // An older one arriving late does not replace it.
+  await send({ seq: 1, dictation: 1, id: 7, committed: 'stale words', speculative: '', ms: 2100 });
+  await page.waitForTimeout(300);
+  assert.match(await words.textContent(), /And Mr\. John/);
+  assert.doesNotMatch(await words.textContent(), /stale/);
+  // The speculation is its own (lighter) span; the oldest words are cut with an ellipsis.
+  assert.equal((await words.locator('.speculative').textContent()).trim(), 'And Mr. John');
+  assert.match(await words.textContent(), /^…/);
+  await shot(page, 'indicator-words');
+});
+
 await browser.close();
 server.close();
 for (const [name, r, ms] of results) console.log(`${r === 'ok' ? '✓' : '✗'} ${name} (${ms} ms)`);
