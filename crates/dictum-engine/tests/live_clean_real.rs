@@ -201,3 +201,41 @@ fn pieces_clean_no_worse_than_one_pass_over_the_guard_table() {
         .is_none());
     assert!(early.is_empty(), "{early:?}");
 }
+
+/// A guess the release made useless is dropped at once: against a server that takes the
+/// request and never answers, the session is idle again right after `drop_guess` (without
+/// it, the guess would hold the session for the request's whole timeout, 60 s here), and the
+/// release's own request for the same words is then made (and fails, so the words stay raw).
+#[test]
+fn a_dropped_guess_frees_the_session_at_once() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    // Takes connections and reads, never answers.
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for conn in listener.incoming().flatten() {
+            held.push(conn);
+        }
+    });
+    let config = LlmConfig {
+        enabled: true,
+        backend: BackendKind::Openai,
+        url: format!("http://127.0.0.1:{port}"),
+        model: "silent".into(),
+        timeout_ms: 60_000,
+        ..LlmConfig::default()
+    };
+    let cleaner = Arc::new(Cleaner::new(&config, &[]).expect("cleaner"));
+    let session = Session::start(cleaner).expect("session");
+    session.speculate("and then we shipped it");
+    // The guess is in flight: the session is busy.
+    assert!(
+        !session.wait_idle(Duration::from_millis(500)),
+        "the guess did not start"
+    );
+    session.drop_guess();
+    assert!(
+        session.wait_idle(Duration::from_secs(20)),
+        "the dropped guess still holds the session"
+    );
+}

@@ -261,6 +261,8 @@ struct State {
 struct Inner {
     state: Mutex<State>,
     changed: Condvar,
+    /// Wakes a guess in flight to drop it ([`Session::drop_guess`]).
+    cancel_guess: tokio::sync::Notify,
 }
 
 impl Inner {
@@ -302,6 +304,7 @@ impl Session {
         let inner = Arc::new(Inner {
             state: Mutex::new(State::default()),
             changed: Condvar::new(),
+            cancel_guess: tokio::sync::Notify::new(),
         });
         let patience = Duration::from_millis(cleaner.config().timeout_ms.saturating_add(1000));
         let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -365,14 +368,33 @@ impl Session {
             };
             let before_ref = before.as_ref().map(|(r, c)| (r.as_str(), c.as_str()));
             // Judged for any window here; the release judges again for the real target.
-            let report =
-                super::catch(|| runtime.block_on(cleaner.clean_after(&raw, before_ref, false)))
-                    .unwrap_or_else(|msg| {
-                        let mut r = cleaner.report(&raw, LlmOutcome::Failed, 0.0);
-                        r.error = Some(format!("the LLM stage crashed ({msg})"));
-                        r.error_kind = Some("panic".into());
-                        r
-                    });
+            let guess = matches!(work, Work::Guess(_));
+            let answer = super::catch(|| {
+                runtime.block_on(async {
+                    let request = cleaner.clean_after(&raw, before_ref, false);
+                    if !guess {
+                        return Some(request.await);
+                    }
+                    // A guess the release made useless is dropped (its connection closed, so
+                    // the server stops too) instead of holding a core while whisper works.
+                    tokio::select! {
+                        r = request => Some(r),
+                        _ = inner.cancel_guess.notified() => None,
+                    }
+                })
+            })
+            .unwrap_or_else(|msg| {
+                let mut r = cleaner.report(&raw, LlmOutcome::Failed, 0.0);
+                r.error = Some(format!("the LLM stage crashed ({msg})"));
+                r.error_kind = Some("panic".into());
+                Some(r)
+            });
+            let Some(report) = answer else {
+                let mut s = inner.lock();
+                s.busy = false;
+                inner.changed.notify_all();
+                continue;
+            };
             let mut s = inner.lock();
             match work {
                 Work::Piece(_) => {
@@ -413,12 +435,13 @@ impl Session {
         self.inner.changed.notify_all();
     }
 
-    /// Waits (at most `timeout`) until every whole sentence committed so far is cleaned;
-    /// true when it is. For tests and benchmarks: the release never waits for this.
+    /// Waits (at most `timeout`) until every whole sentence committed so far is cleaned
+    /// and no guess waits or runs; true when it is. For tests and benchmarks: the release
+    /// never waits for this.
     pub fn wait_idle(&self, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
         let mut s = self.inner.lock();
-        while s.busy || whole_sentences(&s.pending) > 0 {
+        while s.busy || s.want_guess.is_some() || whole_sentences(&s.pending) > 0 {
             let Some(left) = deadline.checked_duration_since(Instant::now()) else {
                 return false;
             };
@@ -448,6 +471,17 @@ impl Session {
         s.want_guess = Some(rest);
         drop(s);
         self.inner.changed.notify_all();
+    }
+
+    /// The release will not leave the words of the last guess (whisper transcribes the tail
+    /// anew): a guess waiting to start is forgotten and one in flight is dropped, so it
+    /// neither holds a core while whisper works nor delays the release's own request.
+    pub fn drop_guess(&self) {
+        let mut s = self.inner.lock();
+        s.want_guess = None;
+        s.guess = None;
+        drop(s);
+        self.inner.cancel_guess.notify_waiters();
     }
 
     /// The release: waits for a request in flight, cleans what `full` (the whole text to
