@@ -78,4 +78,12 @@ hands_free_idle_s: number,
  * Pause the media players that are playing (MPRIS) while recording, and play them again
  * once the text is typed; only those Dictum paused are resumed.
  */
-pause_media: boolean, };
+pause_media: boolean, 
+/**
+ * Play a short sound when recording starts and stops, and when a dictation fails.
+ */
+sound_cues: boolean, 
+/**
+ * Loudness of the sound cues: their peak, from 0.0 (silent) to 1.0 (full scale).
+ */
+sound_volume: number, };

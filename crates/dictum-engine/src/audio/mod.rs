@@ -1,6 +1,7 @@
 //! Audio in: decode a file into samples, downmix, resample to 16 kHz mono.
 
 pub mod capture;
+pub mod cues;
 pub mod cut;
 mod resample;
 mod wav;

@@ -101,6 +101,10 @@ pub struct DictationConfig {
     /// Pause the media players that are playing (MPRIS) while recording, and play them again
     /// once the text is typed; only those Dictum paused are resumed.
     pub pause_media: bool,
+    /// Play a short sound when recording starts and stops, and when a dictation fails.
+    pub sound_cues: bool,
+    /// Loudness of the sound cues: their peak, from 0.0 (silent) to 1.0 (full scale).
+    pub sound_volume: f32,
 }
 
 impl Default for DictationConfig {
@@ -124,6 +128,8 @@ impl Default for DictationConfig {
             hands_free_pause_ms: 700,
             hands_free_idle_s: 30,
             pause_media: false,
+            sound_cues: false,
+            sound_volume: 0.3,
         }
     }
 }
@@ -205,6 +211,12 @@ impl DictationConfig {
                 "must not exceed dictation.chunk_max_ms".into(),
             ));
         }
+        if !(0.0..=1.0).contains(&self.sound_volume) {
+            return Err((
+                "dictation.sound_volume",
+                "must be between 0.0 (silent) and 1.0 (full scale)".into(),
+            ));
+        }
         if !(0.0..=10_000.0).contains(&self.idle_unload_min) {
             return Err((
                 "dictation.idle_unload_min",
@@ -263,5 +275,21 @@ mod tests {
         assert!(d.pause_media && d.validate().is_ok());
         let err = parse("[dictation]\npause_media = \"yes\"\n").expect_err("refused");
         assert!(err.contains("pause_media"), "{err}");
+    }
+
+    #[test]
+    fn sound_cues_are_off_unless_asked_and_the_volume_is_checked() {
+        let d = parse("[dictation]\n").expect("parsed");
+        assert!(!d.sound_cues && d.sound_volume == 0.3 && d.validate().is_ok());
+        let d = parse("[dictation]\nsound_cues = true\nsound_volume = 1.0\n").expect("parsed");
+        assert!(d.sound_cues && d.validate().is_ok());
+        for bad in ["1.5", "-0.1", "nan", "inf"] {
+            let d = parse(&format!("[dictation]\nsound_volume = {bad}\n")).expect("parsed");
+            let (key, why) = d.validate().expect_err("refused");
+            assert_eq!(key, "dictation.sound_volume", "{bad}");
+            assert!(why.contains("between 0.0"), "{why}");
+        }
+        let err = parse("[dictation]\nsound_cues = \"yes\"\n").expect_err("refused");
+        assert!(err.contains("sound_cues"), "{err}");
     }
 }

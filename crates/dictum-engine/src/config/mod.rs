@@ -233,6 +233,12 @@ hands_free_idle_s = 30
 # paused are resumed, and only if they are still paused; if Dictum is killed meanwhile, they
 # are resumed at its next start.
 pause_media = false
+# Play a short sound when recording starts (at the press) and stops (once the microphone is
+# closed after the release), and a low double sound when a dictation fails (hearing no
+# speech is not a failure). Generated tones, on the default output device.
+sound_cues = false
+# Loudness of the sound cues (0.0-1.0, their peak).
+sound_volume = 0.3
 
 [inject]
 # How the text reaches the focused window: "type" (simulated key presses; leaves the

@@ -61,6 +61,7 @@ impl Controller {
             Ok(c) => c,
             Err(e) => {
                 self.notice(format!("recording failed: {e}"));
+                self.cue(crate::audio::cues::Cue::Error);
                 live.entry.outcome = Outcome::Error;
                 live.entry.error_kind = Some("capture".into());
                 live.entry.error = Some(e.to_string());

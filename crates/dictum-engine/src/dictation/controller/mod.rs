@@ -18,6 +18,7 @@
 //! `housekeeping` (idle stop, source check, re-open, config watching and `reconfigure`).
 
 mod capture;
+mod cues;
 mod finish;
 mod hands_free;
 mod housekeeping;
@@ -131,6 +132,10 @@ struct Controller {
     unknown_app_told: bool,
     /// `[dictation] pause_media`: players paused from the press until the text is typed.
     media: crate::media::Pauser,
+    /// `[dictation] sound_cues`: the thread that plays them (`cues.rs`).
+    cues: crate::audio::cues::Player,
+    /// Recording (or listening) when the start cue was last played (`cues.rs`).
+    cue_recording: bool,
 }
 
 /// An utterance the worker and injector have not finished.
@@ -259,11 +264,17 @@ impl Controller {
                 }) => self.partial(seq, committed, speculative),
                 Ok(Input::Done { seq, report }) => {
                     self.step(Trigger::Landed { seq }, Instant::now());
+                    let failed = report.outcome == crate::store::Outcome::Error
+                        || report.inject_error.is_some();
+                    if failed {
+                        self.cue(crate::audio::cues::Cue::Error);
+                    }
                     let _ = self.events.send(Event::Dictation(*report));
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
+            self.sound_cues();
             self.pump();
             self.supervise();
             self.housekeeping();

@@ -46,7 +46,11 @@ pub(super) fn queue_chunks(
 
 impl Controller {
     pub(super) fn start(&mut self, at: Instant) {
-        if self.live.is_some() || !self.ensure_capture() {
+        if self.live.is_some() {
+            return;
+        }
+        if !self.ensure_capture() {
+            self.cue(crate::audio::cues::Cue::Error);
             return;
         }
         let Some(capture) = self.mic.stream_mut() else {
@@ -54,6 +58,7 @@ impl Controller {
         };
         if let Err(e) = capture.start() {
             self.notice(format!("cannot start recording: {e}"));
+            self.cue(crate::audio::cues::Cue::Error);
             return;
         }
         let press_to_capture = ms_since(at);

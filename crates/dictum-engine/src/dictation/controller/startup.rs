@@ -282,6 +282,8 @@ pub(super) fn start(
             profiles,
             unknown_app_told: false,
             media,
+            cues: Default::default(),
+            cue_recording: false,
         },
         info,
     ))
