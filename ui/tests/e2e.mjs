@@ -103,6 +103,9 @@ await test('settings round-trip', async (page) => {
   await page.getByTestId('llm-prompt').fill('Fix punctuation only.');
   await page.getByTestId('retention').fill('30');
   await page.getByTestId('keep-audio').check();
+  assert.ok(await page.getByTestId('sound-volume').isDisabled(), 'volume enabled with cues off');
+  await page.getByTestId('sound-cues').check();
+  assert.ok(await page.getByTestId('sound-volume').isEnabled(), 'volume disabled with cues on');
   // Hotkey recorder: a thumb mouse button (the page's button 4, X11's 9) gives mouse:9.
   await page.getByTestId('record-hotkey').click();
   await page.getByTestId('record-hotkey').filter({ hasText: 'Press the key' }).waitFor();
@@ -128,6 +131,8 @@ await test('settings round-trip', async (page) => {
   assert.equal(saved.llm.system_prompt, 'Fix punctuation only.');
   assert.equal(saved.history.retention_days, 30);
   assert.equal(saved.history.keep_audio, true);
+  assert.equal(saved.dictation.sound_cues, true);
+  assert.equal(saved.dictation.sound_volume, 0.3);
   // Untouched values survive the round trip unchanged.
   assert.equal(saved.llm.top_p, 0.9);
   assert.equal(saved.vad.threshold, 0.5);

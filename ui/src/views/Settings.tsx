@@ -118,6 +118,14 @@ export function Settings() {
             onChange={(e) => up('dictation', { pause_media: (e.target as HTMLInputElement).checked })} /> Paused while you dictate, playing again once the text is typed (MPRIS players)</label>
         </div>
         <div class="row">
+          <label>Sound cues</label>
+          <label><input type="checkbox" checked={cfg.dictation.sound_cues} data-testid="sound-cues"
+            onChange={(e) => up('dictation', { sound_cues: (e.target as HTMLInputElement).checked })} /> A short sound when recording starts and stops, a low one when a dictation fails</label>
+          <input type="range" min={0} max={1} step={0.05} value={cfg.dictation.sound_volume} data-testid="sound-volume"
+            disabled={!cfg.dictation.sound_cues} title="Volume"
+            onChange={(e) => up('dictation', { sound_volume: Number((e.target as HTMLInputElement).value) })} />
+        </div>
+        <div class="row">
           <label>Start at login</label>
           <Autostart initial={view.autostart} />
         </div>
