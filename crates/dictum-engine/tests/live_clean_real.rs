@@ -151,6 +151,13 @@ fn pieces_clean_no_worse_than_one_pass_over_the_guard_table() {
         session.wait_idle(Duration::from_secs(120)),
         "pieces cleaned"
     );
+    // Once pieces are cleaned no guess is made (it would only take a core from whisper):
+    // the session stays idle (a guess would keep it busy for 100 ms or more).
+    session.speculate(c);
+    assert!(
+        session.wait_idle(Duration::from_millis(1)),
+        "a guess started although pieces were cleaned"
+    );
     let full = format!("{a} {b} {c}");
     // The pieces' text goes out first (typed while the rest is cleaned), once; the text the
     // release types starts with it.

@@ -335,10 +335,17 @@ pub(crate) fn run(
                     Some(s) => s.as_mut(),
                     None => sink.as_mut(),
                 };
+                // Words that did not reach the window: nothing more goes ahead of them.
+                if parts.get(&part.seq).is_some_and(|s| !s.ok) {
+                    continue;
+                }
                 match catch(|| type_part(target, &part, &shared, &config)) {
-                    Ok(Some(sent)) => {
-                        parts.insert(part.seq, sent);
-                    }
+                    Ok(Some(sent)) => match parts.get_mut(&part.seq) {
+                        Some(before) => before.then(sent),
+                        None => {
+                            parts.insert(part.seq, sent);
+                        }
+                    },
                     Ok(None) => {}
                     Err(msg) => {
                         shared.set_injecting(false);
@@ -474,6 +481,17 @@ pub(crate) struct Sent {
     method: String,
     chars: usize,
     handed_over_ms: f64,
+}
+
+impl Sent {
+    /// The next words typed ahead of the same dictation, after these.
+    fn then(&mut self, next: Sent) {
+        self.text.push_str(&next.text);
+        self.ok &= next.ok;
+        self.chars += next.chars;
+        self.handed_over_ms += next.handed_over_ms;
+        self.method = next.method;
+    }
 }
 
 /// Types a dictation's first words ([`Part`]) after the release, as its text would be
@@ -805,7 +823,32 @@ fn scratch_that(sink: &mut dyn Sink, last: &mut Option<LastTyped>) -> Result<Str
 
 #[cfg(test)]
 mod tests {
-    use super::rest_after;
+    use super::{rest_after, Sent};
+
+    fn sent(text: &str, ok: bool) -> Sent {
+        Sent {
+            text: text.into(),
+            ok,
+            method: "x11_type".into(),
+            chars: text.chars().count(),
+            handed_over_ms: 1.0,
+        }
+    }
+
+    #[test]
+    fn words_typed_ahead_in_two_parts_add_up() {
+        let mut ahead = sent("One. ", true);
+        ahead.then(sent("Two three. ", true));
+        assert_eq!(ahead.chars, 16);
+        assert!(ahead.ok);
+        assert_eq!(
+            rest_after("One. Two three. Four.", &ahead.text).as_deref(),
+            Some("Four.")
+        );
+        // A part that did not reach the window spoils the whole: the text is typed whole.
+        ahead.then(sent("Four. ", false));
+        assert!(!ahead.ok);
+    }
 
     #[test]
     fn the_rest_is_what_follows_the_words_typed_ahead() {
