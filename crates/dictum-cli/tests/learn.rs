@@ -8,30 +8,17 @@
 
 #[path = "../../dictum-engine/tests/common/mod.rs"]
 mod common;
+#[path = "support/dictum_cmd.rs"]
+mod dictum_cmd;
 
+use dictum_cmd::dictum;
 use dictum_engine::store::{Entry, History, Outcome, Source};
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 /// What espeak-fox.wav says (refs.tsv), as a user would type it.
 const FOX: &str = "The quick brown fox jumps over the lazy dog. Please send the quarterly report to the finance team by Friday.";
-
-fn dictum(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dictum"))
-        .args(args)
-        .env("DICTUM_DATA_DIR", dir.join("data"))
-        .env("DICTUM_CONFIG", dir.join("config.toml"))
-        .env(
-            "DICTUM_MODELS_DIR",
-            common::tiny_model().parent().expect("dir"),
-        )
-        .env_remove("DICTUM_LOG")
-        .env_remove("DBUS_SESSION_BUS_ADDRESS")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run dictum")
-}
 
 fn ok(o: &Output) -> String {
     assert!(

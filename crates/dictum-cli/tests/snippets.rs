@@ -8,12 +8,15 @@
 
 #[path = "../../dictum-engine/tests/common/mod.rs"]
 mod common;
+#[path = "support/dictum_cmd.rs"]
+mod dictum_cmd;
 #[path = "support/stt_servers.rs"]
 mod stt_servers;
 
+use dictum_cmd::dictum;
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 use stt_servers::{whisper_server_bin, WhisperServer};
 
 const ADDRESS: &str = "12 Main Street\nSpringfield";
@@ -31,21 +34,6 @@ to = "planet"
 phrase = "go forward 10 meters"
 text = "12 Main Street\nSpringfield"
 "#;
-
-fn dictum(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dictum"))
-        .args(args)
-        .env("DICTUM_DATA_DIR", dir.join("data"))
-        .env("DICTUM_CONFIG", dir.join("config.toml"))
-        .env(
-            "DICTUM_MODELS_DIR",
-            common::tiny_model().parent().expect("dir"),
-        )
-        .env_remove("DICTUM_LOG")
-        .env_remove("DBUS_SESSION_BUS_ADDRESS")
-        .output()
-        .expect("run dictum")
-}
 
 fn write_config(dir: &Path, rules: &str) {
     std::fs::write(

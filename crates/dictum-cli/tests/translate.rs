@@ -6,14 +6,17 @@
 
 #[path = "../../dictum-engine/tests/common/mod.rs"]
 mod common;
+#[path = "support/dictum_cmd.rs"]
+mod dictum_cmd;
 #[path = "support/speech.rs"]
 mod speech;
 #[path = "support/stt_servers.rs"]
 mod stt_servers;
 
+use dictum_cmd::dictum;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use stt_servers::{whisper_server_bin, WhisperServer};
 
 /// What espeak-ng's German voice says. Picked by hand among five French, German and Spanish
@@ -24,17 +27,6 @@ const GERMAN: &str = "Guten Morgen, ich möchte bitte einen Kaffee trinken.";
 
 fn base_model() -> PathBuf {
     common::assets().join("models/ggml-base-q8_0.bin")
-}
-
-fn dictum(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dictum"))
-        .args(args)
-        .env("DICTUM_DATA_DIR", dir.join("data"))
-        .env("DICTUM_CONFIG", dir.join("config.toml"))
-        .env("DICTUM_MODELS_DIR", common::assets().join("models"))
-        .env_remove("DICTUM_LOG")
-        .output()
-        .expect("run dictum")
 }
 
 fn stderr(o: &Output) -> String {
