@@ -24,6 +24,8 @@ const COMMANDS: &[&str] = &[
     "history_export",
     "history_reinject",
     "history_retry",
+    "history_correct",
+    "history_learn",
     "stats",
     "tray_status",
     "toggle_dictation",

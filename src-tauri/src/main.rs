@@ -9,6 +9,7 @@
 
 mod commands;
 mod controller;
+mod history_learn;
 mod history_retry;
 mod meter;
 mod profiles;
@@ -105,6 +106,8 @@ fn main() {
             commands::history_reinject,
             history_retry::history_retry,
             commands::stats,
+            history_learn::history_correct,
+            history_learn::history_learn,
             commands::tray_status,
             commands::toggle_dictation,
             commands::set_hotkey_paused,

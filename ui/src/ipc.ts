@@ -20,11 +20,14 @@ import type { MicLevel } from './bindings/MicLevel';
 import type { ModelStatus } from './bindings/ModelStatus';
 import type { Page } from './bindings/Page';
 import type { PageRequest } from './bindings/PageRequest';
+import type { Proposal } from './bindings/Proposal';
+import type { Review } from './bindings/Review';
 import type { ServerCheck } from './bindings/ServerCheck';
 import type { Stats } from './bindings/Stats';
 import type { SttConfig } from './bindings/SttConfig';
 import type { StatsRequest } from './bindings/StatsRequest';
 import type { TrayStatus } from './bindings/TrayStatus';
+import type { Written } from './bindings/Written';
 import type { FirstRunInfo } from './lib/firstrun';
 
 /** A settings form without `api_key_env`: where an API key comes from is never the page's to say. */
@@ -73,6 +76,10 @@ export const ipc = {
   historyReinject: (id: number) => invoke<void>('history_reinject', { id }),
   /** Transcribes an undelivered entry again from its kept audio and types it; its text. */
   historyRetry: (id: number) => invoke<string>('history_retry', { id }),
+  /** Saves an entry's correction; what could be learned from it (nothing is learned yet). */
+  historyCorrect: (id: number, text: string) => invoke<Review>('history_correct', { id, text }),
+  /** Writes the accepted proposals of an entry's correction into the config. */
+  historyLearn: (id: number, accepted: Proposal[]) => invoke<Written>('history_learn', { id, accepted }),
 
   stats: (req: StatsRequest) => invoke<Stats>('stats', { req }),
 

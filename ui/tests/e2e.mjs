@@ -465,6 +465,71 @@ await test('delete all history, with confirmation', async (page) => {
 await test('tabs ask the app for the view window', async (page) => {
   await page.goto(`${base}#settings`);
   await page.getByTestId('tab-stats').click();
+await test('history correction: proposals accepted or rejected one by one', async (page) => {
+  await page.goto(`${base}?rows=500#history`);
+  await page.getByTestId('count').filter({ hasText: '500 entries' }).waitFor();
+  await page.getByTestId('search').fill('quarterly');
+  await page.waitForFunction(() => !/^500 /.test(document.querySelector('[data-testid=count]').textContent));
+  // Corrects the n-th matching row: "Maria" → "Marija"; returns the proposals shown.
+  const correct = async (n) => {
+    await page.getByTestId('row').nth(n).click();
+    await page.getByTestId('detail').waitFor();
+    await eventually(async () => assert.match(await page.getByTestId('raw').textContent(), /^um send the quarterly report to maria/));
+    await page.getByTestId('correct-open').click();
+    const box = page.getByTestId('correct-text');
+    const typed = await box.inputValue();
+    assert.match(typed, /quarterly report to maria/i, 'the box starts with the typed text');
+    await box.fill(typed.replace(/maria/i, 'Marija'));
+    await page.getByTestId('correct-save').click();
+    await page.getByTestId('learn').waitFor();
+    return page.getByTestId('proposal');
+  };
+  // First correction: a new word only; a mistake seen once is no replacement yet.
+  let proposals = await correct(0);
+  assert.equal(await proposals.count(), 1);
+  assert.match(await proposals.first().textContent(), /“Marija” to the vocabulary/);
+  let st = await mockState(page);
+  assert.ok(st.calls.includes('history_correct'));
+  assert.ok(!st.calls.includes('history_learn'), 'saving a correction learned something');
+  // Every proposal needs a yes or a no before anything is applied.
+  assert.ok(await page.getByTestId('learn-apply').isDisabled());
+  await proposals.first().getByTestId('proposal-reject').click();
+  assert.match(await page.getByTestId('learn-apply').textContent(), /Done, learn nothing/);
+  await page.getByTestId('learn-apply').click();
+  await page.getByTestId('toast').filter({ hasText: 'nothing learned' }).waitFor();
+  st = await mockState(page);
+  assert.ok(!st.calls.includes('history_learn'), 'a rejected proposal was sent');
+  // Second correction of the same mistake: the replacement is proposed (seen twice).
+  proposals = await correct(1);
+  assert.equal(await proposals.count(), 2);
+  const replace = page.locator('[data-testid=proposal][data-kind=replace]');
+  assert.match(await replace.textContent(), /Always write “Marija” where whisper writes “maria” \(you corrected it 2 times\)/);
+  await replace.getByTestId('proposal-accept').click();
+  assert.ok(await page.getByTestId('learn-apply').isDisabled(), 'applied with the vocabulary word undecided');
+  await page.locator('[data-testid=proposal][data-kind=vocabulary]').getByTestId('proposal-reject').click();
+  await shot(page, 'history-correct');
+  assert.match(await page.getByTestId('learn-apply').textContent(), /Learn 1 accepted/);
+  await page.getByTestId('learn-apply').click();
+  await page.getByTestId('toast').filter({ hasText: 'Learned: “maria” → “Marija”' }).waitFor();
+  st = await mockState(page);
+  assert.deepEqual(st.learned, [{ kind: 'replace', from: 'maria', to: 'Marija', seen: 2, known: false }]);
+  // Written to the config as `--accept` does: the replacement, not the rejected word.
+  const saved = await page.evaluate(() => JSON.parse(localStorage.getItem('mock-config')));
+  assert.deepEqual(saved.replace, [{ from: 'maria', to: 'Marija' }]);
+  assert.deepEqual(saved.stt.vocabulary, []);
+  await page.getByTestId('correct').waitFor({ state: 'detached' });
+  // A row with nothing heard has nothing to correct.
+  await page.getByTestId('search').fill('');
+  await page.getByTestId('outcome').selectOption('no_speech');
+  await eventually(async () => {
+    const badges = await page.locator('[data-testid=row] .badge').allTextContents();
+    assert.ok(badges.length > 0 && badges.every((b) => /no speech/i.test(b)), badges.join());
+  });
+  await page.getByTestId('row').first().click();
+  await eventually(async () => assert.equal(await page.getByTestId('raw').textContent(), '—'));
+  assert.equal(await page.getByTestId('correct-open').count(), 0);
+});
+
   await eventually(async () => assert.ok((await mockState(page)).calls.includes('show_view')));
   await page.waitForFunction(() => location.hash === '#stats');
 });

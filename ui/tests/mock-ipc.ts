@@ -15,6 +15,7 @@ import type { ExportSelection } from '../src/bindings/ExportSelection';
 import type { HistoryFilter } from '../src/bindings/HistoryFilter';
 import type { ModelStatus } from '../src/bindings/ModelStatus';
 import type { PageRequest } from '../src/bindings/PageRequest';
+import type { Proposal } from '../src/bindings/Proposal';
 import type { Stats } from '../src/bindings/Stats';
 import type { StatsBucket } from '../src/bindings/StatsBucket';
 import type { StatsRequest } from '../src/bindings/StatsRequest';
@@ -59,6 +60,8 @@ interface MockState {
   exports: { selection: ExportSelection; format: string }[];
   deleted: number[];
   retried: number[];
+  /** What history_learn was asked to write (the proposals the user accepted). */
+  learned: Proposal[];
   calls: string[];
   status: TrayStatus;
 }
@@ -67,6 +70,7 @@ const mock: MockState = {
   exports: [],
   deleted: [],
   retried: [],
+  learned: [],
   calls: [],
   status: { state: (params.get('state') as TrayStatus['state']) ?? 'idle', hotkey_paused: false, hands_free: false, message: null, controller: false },
 };
@@ -239,6 +243,53 @@ function refused(c: Config): string | null {
   return null;
 }
 
+/** A stand-in for learn::propose (crates/dictum-engine/src/learn.rs), not the engine: the edits
+ * of a word-level diff, a vocabulary word when a corrected word with a capital or a digit is not
+ * in whisper's text, a replacement (1-3 words each side) once the same edit is in two corrected
+ * rows. Enough for the history window's flow; the engine's rules have their own tests. */
+const corrections = new Map<number, string>();
+type Edit = { from: string[]; to: string[] };
+const split = (s: string) => s.split(/[^\p{L}\p{N}']+/u).filter(Boolean);
+function edits(raw: string, corrected: string): Edit[] {
+  const a = split(raw).map((w) => w.toLowerCase()), bw = split(corrected), b = bw.map((w) => w.toLowerCase());
+  const n = a.length, m = b.length;
+  const L = Array.from({ length: n + 1 }, () => new Array<number>(m + 1).fill(0));
+  for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) L[i][j] = a[i] === b[j] ? L[i + 1][j + 1] + 1 : Math.max(L[i + 1][j], L[i][j + 1]);
+  const out: Edit[] = [];
+  let cur: Edit | null = null;
+  let i = 0, j = 0;
+  while (i < n || j < m) {
+    if (i < n && j < m && a[i] === b[j]) {
+      if (cur) out.push(cur);
+      cur = null;
+      i++; j++;
+    } else {
+      cur ??= { from: [], to: [] };
+      if (j < m && (i >= n || L[i][j + 1] >= L[i + 1][j])) cur.to.push(bw[j++]); else cur.from.push(a[i++]);
+    }
+  }
+  if (cur) out.push(cur);
+  return out;
+}
+function proposals(id: number): Proposal[] {
+  const rawOf = (rid: number) => rows.find((e) => e.id === rid)?.raw_text ?? '';
+  const raw = rawOf(id);
+  const mine = edits(raw, corrections.get(id) ?? '');
+  const key = (e: Edit) => `${e.from.join(' ')}>${e.to.join(' ')}`;
+  const out: Proposal[] = [];
+  for (const w of mine.flatMap((e) => e.to)) {
+    if (/[\p{Lu}\p{N}]/u.test(w) && !split(raw).some((r) => r.toLowerCase() === w.toLowerCase()))
+      out.push({ kind: 'vocabulary', word: w, known: config.stt.vocabulary.includes(w) });
+  }
+  for (const e of mine) {
+    if (!e.from.length || e.from.length > 3 || !e.to.length || e.to.length > 3) continue;
+    const seen = [...corrections].filter(([rid, c]) => edits(rawOf(rid), c).some((x) => key(x) === key(e))).length;
+    const from = e.from.join(' ');
+    if (seen >= 2) out.push({ kind: 'replace', from, to: e.to.join(' '), seen, known: config.replace.some((r) => r.from === from) });
+  }
+  return out;
+}
+
 mockIPC(async (cmd, args) => {
   const a = (args ?? {}) as Record<string, unknown>;
   mock.calls.push(cmd);
@@ -336,6 +387,34 @@ mockIPC(async (cmd, args) => {
       mock.retried.push(a.id as number);
       Object.assign(r, { outcome: 'ok', text: 'Retried from the kept audio.', error_kind: 'retried', audio_path: null, inject_method: 'type' });
       return r.text;
+    }
+    case 'history_correct': {
+      const id = a.id as number;
+      const r = rows.find((e) => e.id === id);
+      if (!r) throw `history database: no entry #${id}; it may have been deleted`;
+      if (!r.raw_text?.trim()) throw `history database: entry #${id} has no transcript to correct (nothing was heard or it failed); pick another entry`;
+      if (!(a.text as string).trim()) throw 'history database: the correction is empty; give the text as it should have been';
+      corrections.set(id, a.text as string);
+      return { id, raw_text: r.raw_text, correction: a.text, proposals: proposals(id) };
+    }
+    case 'history_learn': {
+      // As learn::accept: each accepted one must be a current proposal, else nothing is written.
+      const id = a.id as number;
+      const now = proposals(id);
+      const accepted = a.accepted as Proposal[];
+      const same = (x: Proposal, y: Proposal) => x.kind === 'vocabulary' ? y.kind === 'vocabulary' && x.word === y.word : y.kind === 'replace' && x.from === y.from && x.to === y.to;
+      for (const p of accepted) if (!now.some((q) => same(p, q))) throw `history database: entry #${id}: a proposal is not proposed for its correction now (nothing was written)`;
+      mock.learned.push(...accepted);
+      const vocabulary: string[] = [];
+      const replacements: [string, string][] = [];
+      for (const p of accepted) {
+        if (p.known) continue;
+        if (p.kind === 'vocabulary') vocabulary.push(p.word); else replacements.push([p.from, p.to]);
+      }
+      config = { ...config, stt: { ...config.stt, vocabulary: [...config.stt.vocabulary, ...vocabulary] },
+        replace: [...config.replace, ...replacements.map(([from, to]) => ({ from, to }))] };
+      localStorage.setItem('mock-config', JSON.stringify(config));
+      return { vocabulary, replacements, rewritten: false };
     }
     case 'history_reinject': throw 're-inject needs the text injection module, which is not in this build yet; use Copy and paste it';
     case 'stats': return stats(a.req as StatsRequest);

@@ -23,11 +23,12 @@
 
 use crate::config::snippets::{phrase_words, word_spans, ReplaceConfig};
 use crate::config::Config;
-use crate::store::Corrected;
+use crate::store::{Corrected, History};
 use crate::{Error, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::path::Path;
+use ts_rs::TS;
 
 /// A replacement is proposed once the same edit is in this many corrected rows.
 pub const MIN_SEEN: usize = 2;
@@ -50,8 +51,9 @@ pub struct Edit {
 }
 
 /// Something that could be learned from a correction.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(tag = "kind", rename_all = "lowercase")]
+#[ts(export)]
 pub enum Proposal {
     /// Add `word` to `[stt] vocabulary`.
     Vocabulary {
@@ -290,7 +292,8 @@ pub fn is_common(word: &str) -> bool {
 }
 
 /// What [`write_accepted`] did.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, TS)]
+#[ts(export)]
 pub struct Written {
     /// Words added to `[stt] vocabulary`.
     pub vocabulary: Vec<String>,
@@ -384,6 +387,110 @@ pub fn write_accepted(path: &Path, accepted: &[&Proposal]) -> Result<Written> {
         }
     }
     Ok(written)
+}
+
+/// What the history window shows once a correction is saved: whisper's text, the correction
+/// and the numbered proposals of [`propose`]. Nothing has been learned yet.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[ts(export)]
+pub struct Review {
+    #[ts(type = "number")]
+    pub id: i64,
+    pub raw_text: String,
+    pub correction: String,
+    pub proposals: Vec<Proposal>,
+}
+
+/// The history window's Save (and `dictum history --correct ID "text"`'s first half): stores
+/// `text` as row `id`'s correction (`None`: the stored one is used) and returns what could be
+/// learned from it, counted over every corrected row. The config is not touched.
+pub fn review(history: &History, id: i64, text: Option<&str>, config: &Config) -> Result<Review> {
+    let store_err = |reason: String| Error::Store {
+        path: history.path().to_path_buf(),
+        reason,
+    };
+    let entry = history
+        .get(id)?
+        .ok_or_else(|| store_err(format!("no entry #{id}; it may have been deleted")))?;
+    let raw_text = entry
+        .raw_text
+        .filter(|t| !t.trim().is_empty())
+        .ok_or_else(|| {
+            store_err(format!(
+                "entry #{id} has no transcript to correct (nothing was heard or it failed); pick another entry"
+            ))
+        })?;
+    let correction = match text {
+        Some(text) => {
+            history.set_correction(id, text)?;
+            text.to_string()
+        }
+        None => history.correction(id)?.ok_or_else(|| {
+            store_err(format!(
+                "entry #{id} has not been corrected yet; write the text as it should have been first"
+            ))
+        })?,
+    };
+    let current = Corrected {
+        id,
+        raw_text,
+        correction,
+    };
+    let all = history.corrections()?;
+    let proposals = propose(&current, &all, config);
+    Ok(Review {
+        id,
+        raw_text: current.raw_text,
+        correction: current.correction,
+        proposals,
+    })
+}
+
+/// Writes the proposals the user accepted for row `id` into the config file at `path`
+/// ([`write_accepted`]). Each one must be what [`review`] proposes *now* for the stored
+/// correction (the same word, or the same `from` and `to`): whoever calls this (the history
+/// window's page) can only confirm the engine's proposals, never teach words of its own, and a
+/// list that went stale is refused whole, with nothing written.
+pub fn accept(
+    history: &History,
+    id: i64,
+    accepted: &[Proposal],
+    config: &Config,
+    path: &Path,
+) -> Result<Written> {
+    let current = review(history, id, None, config)?;
+    let same = |a: &Proposal, b: &Proposal| match (a, b) {
+        (Proposal::Vocabulary { word: x, .. }, Proposal::Vocabulary { word: y, .. }) => x == y,
+        (
+            Proposal::Replace {
+                from: f1, to: t1, ..
+            },
+            Proposal::Replace {
+                from: f2, to: t2, ..
+            },
+        ) => f1 == f2 && t1 == t2,
+        _ => false,
+    };
+    let mut chosen: Vec<&Proposal> = Vec::with_capacity(accepted.len());
+    for a in accepted {
+        let fresh = current
+            .proposals
+            .iter()
+            .find(|p| same(p, a))
+            .ok_or_else(|| Error::Store {
+                path: history.path().to_path_buf(),
+                reason: format!(
+                    "entry #{id}: ({a}) is not proposed for its correction now; save the correction again to see what it proposes (nothing was written)"
+                ),
+            })?;
+        if !chosen.contains(&fresh) {
+            chosen.push(fresh);
+        }
+    }
+    if chosen.is_empty() {
+        return Ok(Written::default());
+    }
+    write_accepted(path, &chosen)
 }
 
 /// `text` with `[stt] vocabulary` set to `vocabulary` (when given: the one-line key replaced,
@@ -731,6 +838,97 @@ mod tests {
         write_accepted(&fresh, &[&vocab]).expect("fresh");
         let c = Config::load_from(&fresh).expect("load").config;
         assert_eq!(c.stt.vocabulary, vec!["Zephyrix"]);
+    }
+
+    fn stored(history: &History, raw: &str) -> i64 {
+        let mut e = crate::store::Entry::new(crate::store::Source::Mic);
+        e.outcome = crate::store::Outcome::Ok;
+        e.raw_text = Some(raw.into());
+        e.text = Some(raw.into());
+        history.insert(&mut e).expect("insert")
+    }
+
+    #[test]
+    fn review_then_accept_writes_only_what_the_engine_proposes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let history = History::open(&dir.path().join("history.sqlite3")).expect("open");
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "[llm]\nenabled = false\n").expect("write");
+        let config = Config::default();
+        let a = stored(&history, "we deploy on cooper netties");
+        let b = stored(&history, "is cooper netties up");
+        let first = review(&history, a, Some("we deploy on Kubernetes"), &config).expect("a");
+        assert_eq!(
+            first.proposals,
+            vec![Proposal::Vocabulary {
+                word: "Kubernetes".into(),
+                known: false
+            }]
+        );
+        let second = review(&history, b, Some("is Kubernetes up"), &config).expect("b");
+        let replace = Proposal::Replace {
+            from: "cooper netties".into(),
+            to: "Kubernetes".into(),
+            seen: 2,
+            known: false,
+        };
+        assert!(second.proposals.contains(&replace), "{second:?}");
+        // The stored correction is kept and reviewed again without a text.
+        assert_eq!(review(&history, b, None, &config).expect("again"), second);
+        // A page cannot teach a word or a replacement the engine did not propose.
+        for forged in [
+            Proposal::Vocabulary {
+                word: "Zork".into(),
+                known: false,
+            },
+            Proposal::Replace {
+                from: "cooper netties".into(),
+                to: "rm -rf".into(),
+                seen: 2,
+                known: false,
+            },
+        ] {
+            let e = accept(&history, b, &[replace.clone(), forged], &config, &path)
+                .expect_err("forged proposal accepted");
+            assert!(e.to_string().contains("not proposed"), "{e}");
+            assert_eq!(
+                std::fs::read_to_string(&path).expect("read"),
+                "[llm]\nenabled = false\n",
+                "written although refused"
+            );
+        }
+        // Only the accepted one is written; the rejected vocabulary word is not.
+        let w = accept(&history, b, std::slice::from_ref(&replace), &config, &path).expect("ok");
+        assert_eq!(
+            w.replacements,
+            vec![("cooper netties".to_string(), "Kubernetes".to_string())]
+        );
+        assert!(w.vocabulary.is_empty());
+        let loaded = Config::load_from(&path).expect("load").config;
+        assert!(loaded.stt.vocabulary.is_empty());
+        assert_eq!(loaded.replacements.len(), 1);
+        // Nothing accepted: nothing written.
+        assert_eq!(
+            accept(&history, a, &[], &loaded, &path).expect("none"),
+            Written::default()
+        );
+    }
+
+    #[test]
+    fn review_refuses_rows_without_a_transcript_or_a_correction() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let history = History::open(&dir.path().join("history.sqlite3")).expect("open");
+        let config = Config::default();
+        let mut silent = crate::store::Entry::new(crate::store::Source::Mic);
+        let silent = history.insert(&mut silent).expect("insert");
+        let e = review(&history, silent, Some("hello"), &config).expect_err("no transcript");
+        assert!(e.to_string().contains("no transcript"), "{e}");
+        let id = stored(&history, "hello there");
+        let e = review(&history, id, None, &config).expect_err("not corrected");
+        assert!(e.to_string().contains("not been corrected"), "{e}");
+        let e = review(&history, 999, Some("x"), &config).expect_err("no row");
+        assert!(e.to_string().contains("no entry #999"), "{e}");
+        assert!(review(&history, id, Some("  "), &config).is_err(), "empty");
     }
 
     #[test]

@@ -6,6 +6,7 @@ import type { Cursor } from '../bindings/Cursor';
 import type { Entry } from '../bindings/Entry';
 import type { EntrySummary } from '../bindings/EntrySummary';
 import type { ExportFormat } from '../bindings/ExportFormat';
+import { Correct } from '../components/Correct';
 import { errorText, ipc } from '../ipc';
 import { formatDateTime, formatMs, outcomeLabel } from '../lib/format';
 import { EMPTY_FORM, exportSelection, OUTCOMES, toHistoryFilter, type FilterForm } from '../lib/filters';
@@ -191,8 +192,10 @@ export function History() {
 
 function Detail({ id, onDeleted, toast }: { id: number | null; onDeleted: (id: number) => void; toast: (s: string) => void }) {
   const [e, setE] = useState<Entry | null>(null);
+  const [correcting, setCorrecting] = useState(false);
   useEffect(() => {
     setE(null);
+    setCorrecting(false);
     if (id !== null) ipc.historyGet(id).then(setE, (x) => toast(errorText(x)));
   }, [id]);
   if (id === null) return <div class="detail muted">Select an entry to see what was said, what was typed, and where the time went.</div>;
@@ -246,10 +249,13 @@ function Detail({ id, onDeleted, toast }: { id: number | null; onDeleted: (id: n
         {canRetry && <button title="Transcribe its kept audio again and type the text" data-testid="retry" onClick={() => ipc.historyRetry(e.id ?? 0).then(
           () => { toast('Retried and typed'); ipc.historyGet(e.id ?? 0).then(setE, () => {}); },
           (x) => toast(errorText(x)))}>Retry</button>}
+        {!!e.raw_text?.trim() && !correcting && <button title="Write what it should have been; Dictum proposes what to learn from it"
+          onClick={() => setCorrecting(true)} data-testid="correct-open">Correct…</button>}
         <button class="danger" data-testid="delete" onClick={async () => {
           try { await ipc.historyDelete([e.id ?? 0]); onDeleted(e.id ?? 0); } catch (x) { toast(errorText(x)); }
         }}>Delete</button>
       </div>
+      {correcting && <Correct key={e.id} entry={e} toast={toast} onClose={() => setCorrecting(false)} />}
     </div>
   );
 }
