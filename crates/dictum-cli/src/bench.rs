@@ -22,6 +22,10 @@ pub struct Args {
     /// (default: $DICTUM_TEST_ASSETS, else ../shared).
     #[arg(long)]
     assets: Option<PathBuf>,
+    /// Folder of clips with their `refs.tsv` (default: `audio/dev` in the assets); e.g. the
+    /// live-WER corpus `scripts/corpus` builds.
+    #[arg(long)]
+    clips: Option<PathBuf>,
     /// Model name or path (default: models/ggml-tiny.en-q8_0.bin in the assets).
     #[arg(long)]
     model: Option<String>,
@@ -37,6 +41,13 @@ pub struct Args {
     /// Also write the report to this file.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// `live`: write each clip's passes (stretches, texts, errors) to this TSV file.
+    #[arg(long)]
+    details: Option<PathBuf>,
+    /// `live`: transcribe each live pass without the text before it as its prompt (the
+    /// product always gives it; this measures what the prompt does).
+    #[arg(long)]
+    no_prompt: bool,
     /// `llm`: dictation-like sentences, one per line, '#' = comment
     /// (default: tests/data/dictations.txt).
     #[arg(long)]
@@ -75,10 +86,14 @@ fn assets_dir(arg: Option<PathBuf>) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("../shared"))
 }
 
-fn load_clips(assets: &Path) -> anyhow::Result<Vec<Clip>> {
-    let dir = assets.join("audio/dev");
-    let refs = std::fs::read_to_string(dir.join("refs.tsv"))
-        .map_err(|e| anyhow::anyhow!("cannot read {}/refs.tsv: {e}", dir.display()))?;
+fn load_clips(dir: &Path) -> anyhow::Result<Vec<Clip>> {
+    let refs = std::fs::read_to_string(dir.join("refs.tsv")).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot read {}/refs.tsv: {e} (a clip folder needs one, file<TAB>reference per \
+                 line; scripts/corpus builds the live-WER corpus)",
+            dir.display()
+        )
+    })?;
     let mut clips = Vec::new();
     for line in refs.lines().filter(|l| !l.trim().is_empty()) {
         let (name, reference) = line.split_once('\t').unwrap_or((line, ""));
@@ -170,7 +185,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let assets = assets_dir(args.assets);
-    let clips = load_clips(&assets)?;
+    let clips = load_clips(&args.clips.unwrap_or_else(|| assets.join("audio/dev")))?;
     let report = match args.what {
         What::Llm => unreachable!("handled above"),
         What::Vad => bench_vad(&clips),
@@ -186,7 +201,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     samples: &c.pcm.samples,
                 })
                 .collect();
-            crate::bench_live::run(config, &live, &args.tail_ms)?
+            crate::bench_live::run(
+                config,
+                &live,
+                &crate::bench_live::Options {
+                    tails: &args.tail_ms,
+                    details: args.details.as_deref(),
+                    prompt: !args.no_prompt,
+                },
+            )?
         }
         What::Stt => {
             let mut config = load_config()?;

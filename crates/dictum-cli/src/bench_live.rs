@@ -14,7 +14,9 @@ use dictum_engine::dictation::segmenter::{Decision, Segmenter};
 use dictum_engine::eval::WerCount;
 use dictum_engine::pipeline::Engine;
 use dictum_engine::SAMPLE_RATE;
+use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::path::Path;
 
 /// A clip with speech and its reference text.
 pub struct LiveClip<'a> {
@@ -32,14 +34,45 @@ fn last_word_end(samples: &[f32]) -> usize {
         .map_or(samples.len(), |i| i + 1)
 }
 
-/// What the live path types for `clip` released `tail_ms` after its last word, and how
-/// many whisper passes it took.
+/// Whisper's text for a stretch with a prompt, remembered: the tails of one clip share the
+/// commits made before their releases, and a pass over the same samples with the same prompt
+/// gives the same text (greedy decoding), so each is computed once.
+type Memo = HashMap<(usize, usize, String), String>;
+
+fn pass(
+    engine: &mut Engine,
+    memo: &mut Memo,
+    audio: &[f32],
+    range: std::ops::Range<usize>,
+    context: &str,
+) -> anyhow::Result<String> {
+    let key = (range.start, range.end, context.to_string());
+    if let Some(text) = memo.get(&key) {
+        return Ok(text.clone());
+    }
+    let text = engine.transcribe_segment(&audio[range], context)?.text;
+    memo.insert(key, text.clone());
+    Ok(text)
+}
+
+/// One whisper pass of the live path: `commit` or the tail, its stretch (ms) and its text.
+pub struct Piece {
+    pub commit: bool,
+    pub from_ms: usize,
+    pub to_ms: usize,
+    pub text: String,
+}
+
+/// What the live path types for `clip` released `tail_ms` after its last word, and the
+/// passes that gave it.
 fn live_text(
     engine: &mut Engine,
+    memo: &mut Memo,
     config: &Config,
     clip: &[f32],
     tail_ms: u32,
-) -> anyhow::Result<(String, usize)> {
+    prompt: bool,
+) -> anyhow::Result<(String, Vec<Piece>)> {
     let ms = |v: u32| v as usize * SAMPLE_RATE as usize / 1000;
     let release = last_word_end(clip) + ms(tail_ms);
     // The clip's own room tone after the last word where it has one, then digital silence.
@@ -52,7 +85,8 @@ fn live_text(
     let mut seg = Segmenter::new(&config.dictation, config.vad.threshold);
     let mut texts: Vec<String> = Vec::new();
     let mut speculation = None;
-    let mut passes = 0;
+    let mut pieces = Vec::new();
+    let at_ms = |v: usize| v * 1000 / SAMPLE_RATE as usize;
     let mut apply = |d: Decision,
                      texts: &mut Vec<String>,
                      engine: &mut Engine,
@@ -60,10 +94,20 @@ fn live_text(
      -> anyhow::Result<()> {
         match d {
             Decision::Commit { start, end } => {
-                passes += 1;
-                let s = engine.transcribe_segment(&audio[start..end], &texts.join(" "))?;
-                if !s.text.is_empty() {
-                    texts.push(s.text);
+                let context = if prompt {
+                    texts.join(" ")
+                } else {
+                    String::new()
+                };
+                let text = pass(engine, memo, &audio, start..end, &context)?;
+                pieces.push(Piece {
+                    commit: true,
+                    from_ms: at_ms(start),
+                    to_ms: at_ms(end),
+                    text: text.clone(),
+                });
+                if !text.is_empty() {
+                    texts.push(text);
                 }
                 *speculation = None;
             }
@@ -116,51 +160,130 @@ fn live_text(
     ) {
         TailPass::Reuse(r) | TailPass::Transcribe(r) => r,
     };
-    passes += 1;
-    let s = engine.transcribe_segment(&audio[tail], &texts.join(" "))?;
-    if !s.text.is_empty() {
-        texts.push(s.text);
+    let (from_ms, to_ms) = (at_ms(tail.start), at_ms(tail.end));
+    let context = if prompt {
+        texts.join(" ")
+    } else {
+        String::new()
+    };
+    let text = pass(engine, memo, &audio, tail, &context)?;
+    pieces.push(Piece {
+        commit: false,
+        from_ms,
+        to_ms,
+        text: text.clone(),
+    });
+    if !text.is_empty() {
+        texts.push(text);
     }
-    Ok((texts.join(" "), passes))
+    Ok((texts.join(" "), pieces))
 }
 
-pub fn run(config: Config, clips: &[LiveClip], tails: &[u32]) -> anyhow::Result<String> {
+/// Up to this many clips the report shows every text; past it, the errors only (the texts
+/// go to `--details`).
+const TEXTS_IN_REPORT: usize = 12;
+
+/// `--details`: one row per clip and path, the live rows with their passes
+/// (`C` commit or `T` tail, stretch in ms, text).
+fn detail_row(clip: &str, path: &str, w: WerCount, text: &str, pieces: &[Piece]) -> String {
+    let clean = |t: &str| t.replace(['\t', '\n'], " ");
+    let pieces: Vec<String> = pieces
+        .iter()
+        .map(|p| {
+            let kind = if p.commit { "C" } else { "T" };
+            format!("{kind} {}-{} {}", p.from_ms, p.to_ms, clean(&p.text))
+        })
+        .collect();
+    format!(
+        "{clip}\t{path}\t{}\t{}\t{}\t{}\n",
+        w.errors,
+        w.words,
+        clean(text),
+        pieces.join(" | ")
+    )
+}
+
+/// What `run` measures and where it writes the passes.
+pub struct Options<'a> {
+    /// Release the key this many ms after each clip's last word (one column each).
+    pub tails: &'a [u32],
+    /// Write every clip's passes here (`detail_row`).
+    pub details: Option<&'a Path>,
+    /// Give each live pass the text before it as its prompt, as the worker does.
+    pub prompt: bool,
+}
+
+pub fn run(config: Config, clips: &[LiveClip], opts: &Options) -> anyhow::Result<String> {
+    let tails = opts.tails;
     let mut engine = Engine::new(config.clone(), vec![]);
     engine.ensure_model()?;
     let d = &config.dictation;
     let mut out = String::new();
+    let seconds: usize =
+        clips.iter().map(|c| c.samples.len()).sum::<usize>() / SAMPLE_RATE as usize;
     let _ = writeln!(
         out,
-        "Model `{}`, {} threads; [dictation] pause_ms {}, speculate_after_ms {}, commit_min_ms {}, \
-         post_roll_ms {}, type_before_post_roll_ms {}; the key released `tail` ms after the last word.\n",
+        "Model `{}`, {} threads{}; [dictation] pause_ms {}, speculate_after_ms {}, commit_min_ms {}, \
+         post_roll_ms {}, type_before_post_roll_ms {}; the key released `tail` ms after the last word. \
+         {} clips, {seconds} s.\n",
         config.stt.model,
         engine.stt_options().threads,
+        if opts.prompt { "" } else { ", live passes without the text before as prompt" },
         d.pause_ms,
         d.speculate_after_ms,
         d.commit_min_ms,
         d.post_roll_ms,
-        d.type_before_post_roll_ms
+        d.type_before_post_roll_ms,
+        clips.len()
     );
+    let texts = clips.len() <= TEXTS_IN_REPORT;
     let heads: Vec<String> = tails.iter().map(|t| format!("live, {t} ms tail")).collect();
     let _ = writeln!(out, "| clip | one pass | {} |", heads.join(" | "));
     let _ = writeln!(out, "|---|---|{}", "---|".repeat(tails.len()));
+    let mut rows = String::from("clip\tpath\terrors\twords\ttext\tpasses\n");
     let mut whole = WerCount::default();
     let mut live = vec![WerCount::default(); tails.len()];
     for c in clips {
+        let mut memo = Memo::new();
         let one = engine.transcribe_segment(c.samples, "")?.text;
         let w = WerCount::of(c.reference, &one);
         whole = whole.plus(w);
-        let mut cells = vec![format!("{one} ({}/{})", w.errors, w.words)];
+        rows.push_str(&detail_row(c.name, "one", w, &one, &[]));
+        let mut cells = vec![if texts {
+            format!("{one} ({}/{})", w.errors, w.words)
+        } else {
+            format!("{}/{}", w.errors, w.words)
+        }];
         for (i, &tail) in tails.iter().enumerate() {
-            let (text, passes) = live_text(&mut engine, &config, c.samples, tail)?;
+            let (text, pieces) = live_text(
+                &mut engine,
+                &mut memo,
+                &config,
+                c.samples,
+                tail,
+                opts.prompt,
+            )?;
             let w = WerCount::of(c.reference, &text);
             live[i] = live[i].plus(w);
-            cells.push(format!(
-                "{text} ({}/{}, {passes} passes)",
-                w.errors, w.words
+            rows.push_str(&detail_row(
+                c.name,
+                &format!("live{tail}"),
+                w,
+                &text,
+                &pieces,
             ));
+            let passes = pieces.len();
+            cells.push(if texts {
+                format!("{text} ({}/{}, {passes} passes)", w.errors, w.words)
+            } else {
+                format!("{}/{}, {passes} passes", w.errors, w.words)
+            });
         }
         let _ = writeln!(out, "| {} | {} |", c.name, cells.join(" | "));
+    }
+    if let Some(path) = opts.details {
+        std::fs::write(path, rows)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
     }
     let pct = |w: WerCount| format!("{:.1} % ({}/{})", w.rate() * 100.0, w.errors, w.words);
     let _ = writeln!(out, "\nCorpus WER (`eval.rs` normalizer):\n");
