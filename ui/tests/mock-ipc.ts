@@ -43,6 +43,7 @@ const DEFAULT_CONFIG: Config = {
   },
   models: { base_url: 'https://huggingface.co/ggerganov/whisper.cpp/resolve/main/' },
   commands: { enabled: true, punctuation: false, disabled: [], custom: [] },
+  edit: { enabled: false, hotkey: 'ctrl+alt+e', prompt: '', timeout_ms: 30000, max_selection_chars: 8000, keep_on_clipboard: true, type_newlines: true },
   profile: [{ name: 'terminal', match_class: '^xterm$', llm: false, trailing_period: false }],
   snippet: [],
   replace: [],

@@ -11,6 +11,7 @@ pub mod autostart;
 pub mod commands;
 pub mod config;
 pub mod dictation;
+pub mod edit;
 pub mod error;
 pub mod eval;
 pub mod gpu;

@@ -9,6 +9,7 @@
 
 pub mod commands;
 pub mod dictation;
+pub mod edit;
 pub mod history;
 pub mod hotkey;
 pub mod inject;
@@ -43,6 +44,8 @@ pub struct Config {
     pub inject: inject::InjectConfig,
     pub models: ModelsConfig,
     pub commands: commands::CommandsConfig,
+    /// Edit mode (`[edit]`): the selection rewritten by the LLM on a spoken instruction.
+    pub edit: edit::EditConfig,
     /// Per-app profiles (`[[profile]]` tables), first match wins (`profile.rs`).
     #[serde(rename = "profile")]
     pub profiles: Vec<profile::ProfileConfig>,
@@ -291,6 +294,30 @@ disabled = []
 # Your own commands, pressing keys (chords separated by spaces), e.g.
 # custom = [{ phrase = "save the file", keys = "ctrl+s" }]
 custom = []
+[edit]
+# Edit mode: select text, hold the edit hotkey, say what to do with it ("make this more
+# formal", "turn this into a bullet list"), let go: the selection and your words go to the
+# LLM of the [llm] section (its backend, url, model and key; [llm] enabled must be on) and
+# its answer is typed over the selection. The answer may change the meaning (that is the
+# point): no cleanup guard. Nothing is typed when the focus moved since the press, in a
+# terminal, or with no selection, no words heard or no answer. The original selection is
+# kept in history and, below, on the clipboard; Ctrl+Z in the app restores it.
+enabled = false
+# The edit hotkey; same syntax as [dictation] hotkey, and not the same key.
+hotkey = "ctrl+alt+e"
+# System prompt of an edit; empty = the built-in one. The selection and the instruction are
+# sent as the user message.
+prompt = ""
+# Whole-request timeout of an edit in ms (1-600000); past it nothing is typed.
+timeout_ms = 30000
+# Longest selection sent (characters, 1-100000); a longer one is refused.
+max_selection_chars = 8000
+# Put the original selection on the clipboard before replacing it (a clipboard manager keeps
+# it in its history; Ctrl+V pastes it back).
+keep_on_clipboard = true
+# Type the answer's line breaks as Return (a bullet list stays a list). In a one-line field
+# Return may submit a form: false types them as spaces.
+type_newlines = true
 # Per-app profiles: the window focused at the key press picks the first [[profile]] whose
 # match_class (window class / Wayland app id) and/or match_title (window title) regular
 # expressions match, in any case; both given = both must match. Its overrides apply to that
@@ -450,6 +477,12 @@ impl Config {
             return bad(key, &reason);
         }
         if let Err((key, reason)) = self.commands.validate() {
+            return bad(key, &reason);
+        }
+        if let Err((key, reason)) = self
+            .edit
+            .validate(&self.dictation.hotkey, &self.dictation.cancel_key)
+        {
             return bad(key, &reason);
         }
         if let Err((key, reason)) = profile::compile_patterns(&self.profiles) {

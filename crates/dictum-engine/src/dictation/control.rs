@@ -19,7 +19,7 @@ use std::sync::mpsc::Sender;
 
 /// The words `dictum ctl` and `dictum run --stdin-commands` understand.
 pub const COMMANDS: &str =
-    "press, release, toggle, cancel, pause, resume, hands-free [on|off|toggle], quit";
+    "press, release, toggle, cancel, pause, resume, hands-free [on|off|toggle], edit-press, edit-release, quit";
 
 /// Longest request line the socket reads, newline included; a longer one is refused.
 pub const MAX_LINE: usize = 256;
@@ -55,6 +55,8 @@ pub fn parse_command(word: &str) -> std::result::Result<Command, String> {
         "cancel" => Command::Cancel,
         "pause" => Command::PauseHotkey(true),
         "resume" => Command::PauseHotkey(false),
+        "edit-press" => Command::EditPress,
+        "edit-release" => Command::EditRelease,
         "quit" | "exit" => Command::Shutdown,
         other => return Err(format!("unknown command `{other}` ({COMMANDS})")),
     })

@@ -385,8 +385,14 @@ pub(crate) fn run(
         if let (Some(r), Some(s)) = (release.as_mut(), sent.as_ref().filter(|s| s.ok)) {
             r.typed_ahead_chars = s.chars;
         }
-        match catch(|| {
-            deliver(
+        let edit = shared.take_edit(seq);
+        match catch(|| match edit {
+            // Edit mode: the answer is typed over the selection, not the instruction.
+            Some(request) => {
+                last = None;
+                deliver_edit(&factory, &config, typed, request, &shared, &to_controller)
+            }
+            None => deliver(
                 target,
                 typed,
                 sent,
@@ -394,7 +400,7 @@ pub(crate) fn run(
                 &config,
                 &to_controller,
                 &mut last,
-            )
+            ),
         }) {
             Ok(delivered) => entry = delivered,
             Err(msg) => {
@@ -702,6 +708,58 @@ fn deliver(
             });
         }
     }
+    entry
+}
+
+/// Completes an edit (`crate::edit::deliver`) through a sink of its own: the profile's
+/// method, no trailing space after the answer.
+fn deliver_edit(
+    factory: &SinkFactory,
+    config: &Config,
+    typed: Typed,
+    request: crate::edit::Request,
+    shared: &Arc<Shared>,
+    to_controller: &mpsc::Sender<Input>,
+) -> crate::store::Entry {
+    let notice = |m: String| {
+        let _ = to_controller.send(Input::Notice(m));
+    };
+    let mut with = config.clone();
+    with.inject.trailing_space = false;
+    with.inject.method = typed.profile.inject_method(config);
+    let (seq, release_at, mut entry) = (typed.seq, typed.release_at, typed.entry);
+    let mut sink = match catch_factory(factory, &with) {
+        Ok(s) => s,
+        Err(e) => {
+            let message = format!("edit: typing could not start ({e}); nothing was changed");
+            entry.inject_method = Some("none".into());
+            entry.inject_error = Some(message.clone());
+            notice(message);
+            return entry;
+        }
+    };
+    let id = entry.id;
+    let stop = || {
+        if id.is_some_and(|id| shared.cancelled(id)) {
+            return Some("cancelled with the cancel key; nothing was typed".to_string());
+        }
+        shared
+            .abandoned(seq)
+            .then(|| "ready too late to be typed; the answer is in history".to_string())
+    };
+    wait_for_release(sink.as_ref(), shared, release_at);
+    shared.set_injecting(true);
+    let entry = crate::edit::deliver::deliver(
+        crate::edit::deliver::Delivery {
+            sink: sink.as_mut(),
+            config,
+            notice: &notice,
+            stop: &stop,
+        },
+        entry,
+        request,
+    );
+    shared.set_injecting(false);
     entry
 }
 

@@ -82,6 +82,10 @@ pub enum Command {
     PauseHotkey(bool),
     /// Apply a new config without a restart.
     Reconfigure(Box<Config>),
+    /// The edit hotkey going down / up (`crate::edit`): the selection rewritten by the LLM
+    /// on the instruction said while it is held.
+    EditPress,
+    EditRelease,
     Shutdown,
 }
 
@@ -270,6 +274,9 @@ pub(crate) struct Shared {
     key_held: AtomicBool,
     /// Utterances (by sequence number) the controller stopped waiting for: never typed late.
     abandoned: Mutex<HashSet<u64>>,
+    /// Edits being recorded or transcribed (by sequence number): what their press captured,
+    /// taken by the injector, which completes them instead of typing the instruction.
+    edits: Mutex<std::collections::HashMap<u64, crate::edit::Request>>,
 }
 
 impl Shared {
@@ -296,6 +303,18 @@ impl Shared {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(seq);
+    }
+    fn put_edit(&self, seq: u64, request: crate::edit::Request) {
+        self.edits
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(seq, request);
+    }
+    fn take_edit(&self, seq: u64) -> Option<crate::edit::Request> {
+        self.edits
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&seq)
     }
     fn abandoned(&self, seq: u64) -> bool {
         self.abandoned

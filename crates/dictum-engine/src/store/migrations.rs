@@ -56,6 +56,10 @@ pub const MIGRATION_FILES: &[(&str, &str)] = &[
         "0011_correction.sql",
         include_str!("../../../../migrations/0011_correction.sql"),
     ),
+    (
+        "0012_edit.sql",
+        include_str!("../../../../migrations/0012_edit.sql"),
+    ),
 ];
 
 pub fn migrations() -> Migrations<'static> {

@@ -6,6 +6,7 @@ mod browse;
 mod correct;
 mod delete;
 pub mod demo;
+mod edit;
 mod entry;
 pub mod journal;
 mod migrations;
@@ -19,6 +20,7 @@ pub use browse::{
     Page, PageRequest, Pct, Stats, StatsBucket, StatsRequest,
 };
 pub use correct::{Corrected, MAX_CORRECTION_CHARS};
+pub use edit::EditRecord;
 pub use entry::{Entry, Outcome, Source};
 pub use migrations::{migrations, MIGRATION_FILES};
 pub use open::Recovered;

@@ -113,6 +113,7 @@ impl Controller {
             .to_injector
             .send(InjectorMsg::Reconfigure(Box::new(config.clone())));
         self.config = config;
+        self.edit_sync();
         // A new device, pre-roll or length limit re-opens the stream in the background; the
         // stream in use records until the new one delivers.
         self.mic.reconfigure(&self.config.dictation, Instant::now());

@@ -19,6 +19,7 @@
 
 mod capture;
 mod cues;
+mod edit;
 mod finish;
 mod hands_free;
 mod housekeeping;
@@ -136,6 +137,8 @@ struct Controller {
     cues: crate::audio::cues::Player,
     /// Recording (or listening) when the start cue was last played (`cues.rs`).
     cue_recording: bool,
+    /// Edit mode: its hotkey and the edit being recorded (`edit.rs`).
+    edit: edit::EditSide,
 }
 
 /// An utterance the worker and injector have not finished.
@@ -173,7 +176,8 @@ pub(crate) fn run(
         &events,
         started,
     ) {
-        Ok((c, info)) => {
+        Ok((mut c, info)) => {
+            c.edit_sync();
             let _ = events.send(Event::Ready(info));
             let _ = ready.send(Ok(()));
             c
@@ -244,6 +248,14 @@ impl Controller {
                         }
                         Command::Reconfigure(config) => {
                             self.reconfigure(*config);
+                            None
+                        }
+                        Command::EditPress => {
+                            self.edit_press(at);
+                            None
+                        }
+                        Command::EditRelease => {
+                            self.edit_release(at);
                             None
                         }
                     };

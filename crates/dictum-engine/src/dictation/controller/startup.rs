@@ -284,6 +284,7 @@ pub(super) fn start(
             media,
             cues: Default::default(),
             cue_recording: false,
+            edit: super::edit::EditSide::new(inputs_tx.clone(), info.hotkey_path == "x11_grab"),
         },
         info,
     ))
