@@ -6,8 +6,9 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// press, release, toggle, cancel, pause, resume, hands-free or quit; `status` says
-    /// whether one runs.
+    /// press, release, toggle, cancel, pause, resume, hands-free, edit-press, edit-release
+    /// (edit mode: the selection rewritten on the instruction said in between) or quit;
+    /// `status` says whether one runs.
     command: String,
     /// For hands-free: on, off or toggle (the default).
     argument: Option<String>,

@@ -73,8 +73,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(file) = &args.export {
         return export(&entries, file);
     }
+    // Edit-mode rows (`[edit]`): the instruction, the selection's length and the answer.
+    let ids: Vec<i64> = entries.iter().filter_map(|e| e.id).collect();
+    let edits = history.edits_among(&ids)?;
     if args.json {
-        let list: Vec<serde_json::Value> = entries.iter().map(entry_json).collect();
+        let list: Vec<serde_json::Value> = entries
+            .iter()
+            .map(|e| {
+                let mut v = entry_json(e);
+                if let Some(edit) = e.id.and_then(|id| edits.get(&id)) {
+                    v["mode"] = json!("edit");
+                    v["edit_instruction"] = json!(e.raw_text);
+                    v["edit_selection"] = json!(edit.selection);
+                    v["edit_selection_chars"] = json!(edit.selection_chars);
+                }
+                v
+            })
+            .collect();
         println!("{}", serde_json::to_string_pretty(&list)?);
         return Ok(ExitCode::SUCCESS);
     }
@@ -98,6 +113,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             (Some(t), _, None) if !t.is_empty() => t.clone(),
             (_, _, Some(c)) => c,
             _ => "(nothing)".into(),
+        };
+        let text = match e.id.and_then(|id| edits.get(&id)) {
+            Some(edit) => format!(
+                "edit of {} chars, \"{}\": {text}",
+                edit.selection_chars,
+                e.raw_text.as_deref().unwrap_or_default().trim()
+            ),
+            None => text,
         };
         println!(
             "#{:<5} {}  {:<9} {:>7}  {}",
