@@ -52,6 +52,8 @@ ensure_build_deps() {
 # DICTUM_REQUIRE_E2E=1 makes those tests fail instead of skipping when a tool is missing.
 ensure_e2e_deps() {
     apt_ensure xvfb xterm xdotool xclip x11-utils libnotify-bin espeak-ng sox
+    # The live edit-mode test's text box (tests/gtk_textbox.py): a GTK 4 TextView from Python.
+    apt_ensure python3-gi gir1.2-gtk-4.0
     # The virtual microphone's sound server. tests/pulse-virtual-mic.sh installs it too when it
     # starts one, but tests check for paplay/pactl before that (on a fresh machine the fault
     # matrix, the first live test to run, failed on it). Not when another server provides the
