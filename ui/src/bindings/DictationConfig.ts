@@ -80,6 +80,12 @@ hands_free_idle_s: number,
  */
 pause_media: boolean, 
 /**
+ * Mute the default output device (PulseAudio / PipeWire) while recording, unless it is
+ * muted already, and unmute it once the text is typed; the alternative to `pause_media`
+ * for sounds no MPRIS player makes (both may be on).
+ */
+mute_output: boolean, 
+/**
  * Play a short sound when recording starts and stops, and when a dictation fails.
  */
 sound_cues: boolean, 

@@ -116,6 +116,8 @@ export function Settings() {
           <label>Music and videos</label>
           <label><input type="checkbox" checked={cfg.dictation.pause_media} data-testid="pause-media"
             onChange={(e) => up('dictation', { pause_media: (e.target as HTMLInputElement).checked })} /> Paused while you dictate, playing again once the text is typed (MPRIS players)</label>
+          <label><input type="checkbox" checked={cfg.dictation.mute_output} data-testid="mute-output"
+            onChange={(e) => up('dictation', { mute_output: (e.target as HTMLInputElement).checked })} /> Or: the output muted while you dictate, unmuted once the text is typed (every sound, sound cues too)</label>
         </div>
         <div class="row">
           <label>Sound cues</label>

@@ -101,6 +101,10 @@ pub struct DictationConfig {
     /// Pause the media players that are playing (MPRIS) while recording, and play them again
     /// once the text is typed; only those Dictum paused are resumed.
     pub pause_media: bool,
+    /// Mute the default output device (PulseAudio / PipeWire) while recording, unless it is
+    /// muted already, and unmute it once the text is typed; the alternative to `pause_media`
+    /// for sounds no MPRIS player makes (both may be on).
+    pub mute_output: bool,
     /// Play a short sound when recording starts and stops, and when a dictation fails.
     pub sound_cues: bool,
     /// Loudness of the sound cues: their peak, from 0.0 (silent) to 1.0 (full scale).
@@ -128,6 +132,7 @@ impl Default for DictationConfig {
             hands_free_pause_ms: 700,
             hands_free_idle_s: 30,
             pause_media: false,
+            mute_output: false,
             sound_cues: false,
             sound_volume: 0.3,
         }
@@ -275,6 +280,18 @@ mod tests {
         assert!(d.pause_media && d.validate().is_ok());
         let err = parse("[dictation]\npause_media = \"yes\"\n").expect_err("refused");
         assert!(err.contains("pause_media"), "{err}");
+    }
+
+    #[test]
+    fn mute_output_is_off_unless_asked_and_leaves_pause_media_alone() {
+        let d = parse("[dictation]\n").expect("parsed");
+        assert!(!d.mute_output && !d.pause_media);
+        let d = parse("[dictation]\nmute_output = true\n").expect("parsed");
+        assert!(d.mute_output && !d.pause_media && d.validate().is_ok());
+        let d = parse("[dictation]\npause_media = true\nmute_output = true\n").expect("parsed");
+        assert!(d.mute_output && d.pause_media && d.validate().is_ok());
+        let err = parse("[dictation]\nmute_output = \"yes\"\n").expect_err("refused");
+        assert!(err.contains("mute_output"), "{err}");
     }
 
     #[test]

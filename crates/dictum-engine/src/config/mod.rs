@@ -236,6 +236,12 @@ hands_free_idle_s = 30
 # paused are resumed, and only if they are still paused; if Dictum is killed meanwhile, they
 # are resumed at its next start.
 pause_media = false
+# Or (or also) mute the default output device (PulseAudio / PipeWire) while you dictate:
+# every sound, MPRIS player or not, Dictum's own sound cues included. Muted at the press
+# unless it is muted already (then it stays muted), unmuted once the text is typed (or the
+# dictation is cancelled or fails). If Dictum is killed meanwhile, the next start unmutes it;
+# a Dictum that hangs unmutes it after 30 s.
+mute_output = false
 # Play a short sound when recording starts (at the press) and stops (once the microphone is
 # closed after the release), and a low double sound when a dictation fails (hearing no
 # speech is not a failure). Generated tones, on the default output device.

@@ -14,9 +14,14 @@
 //! D-Bus calls run on the portal runtime with short limits ([`CALL_LIMIT`] per call,
 //! [`PASS_LIMIT`] per pass), and the controller never waits for them: [`Pauser`] does each
 //! pass on a thread of its own, so a player that hangs delays neither capture nor typing.
+//!
+//! The alternative, `[dictation] mute_output`: the default output sink muted while recording
+//! ([`mute`]); the same [`Pauser`] drives it ([`Pauser::set_mute`]) on a thread of its own.
 
 #[cfg(any(test, feature = "test-hooks"))]
 pub mod stand_in;
+
+pub mod mute;
 
 use crate::portal::Bus;
 use futures_util::future::join_all;
@@ -274,11 +279,20 @@ pub struct Pauser {
     tx: Option<mpsc::Sender<Job>>,
     thread: Option<std::thread::JoinHandle<()>>,
     paused: bool,
+    /// `[dictation] mute_output` (its state file beside this one's); dropped after the
+    /// players are resumed, it unmutes what it muted.
+    muter: mute::Muter,
 }
 
 impl Pauser {
-    /// `state` is the state file ([`state_file`]); `bus` the session bus.
+    /// `state` is the state file ([`state_file`]); `bus` the session bus. The output muter's
+    /// state file ([`mute::STATE_FILE`]) goes in the same folder; it speaks to the sound
+    /// server the environment names.
     pub fn new(bus: Bus, state: PathBuf) -> Pauser {
+        let muter = mute::Muter::new(
+            mute::Server::FromEnv,
+            state.with_file_name(mute::STATE_FILE),
+        );
         let (tx, rx) = mpsc::channel::<Job>();
         let thread = std::thread::Builder::new()
             .name("dictum-media".into())
@@ -289,12 +303,21 @@ impl Pauser {
             tx: thread.as_ref().map(|_| tx),
             thread,
             paused: false,
+            muter,
         }
     }
 
-    /// Resumes what a previous run left paused (see [`resume_left_over`]), on the thread.
+    /// Resumes what a previous run left paused (see [`resume_left_over`]) and unmutes what
+    /// it left muted ([`mute::unmute_left_over`]), on the threads.
     pub fn recover(&self) {
         self.send(Job::Recover);
+        self.muter.recover();
+    }
+
+    /// Mutes the default output when `want` turns true, unmutes it when it turns false
+    /// ([`mute::Muter::set`]: call it on every round, it is also the heartbeat).
+    pub fn set_mute(&mut self, want: bool) {
+        self.muter.set(want);
     }
 
     /// Pauses the playing players when `want` turns true, resumes them when it turns false.
@@ -305,11 +328,16 @@ impl Pauser {
         }
     }
 
-    /// Waits until the passes asked for so far are done, at most `limit`; false on time-out.
+    /// Waits until the passes asked for so far (pauses and mutes) are done, at most `limit`;
+    /// false on time-out.
     pub fn wait_idle(&self, limit: Duration) -> bool {
+        let deadline = std::time::Instant::now() + limit;
         let (tx, rx) = mpsc::channel();
         self.send(Job::Sync(tx));
         rx.recv_timeout(limit).is_ok()
+            && self
+                .muter
+                .wait_idle(deadline.saturating_duration_since(std::time::Instant::now()))
     }
 
     fn send(&self, job: Job) {

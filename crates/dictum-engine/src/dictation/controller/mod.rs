@@ -131,7 +131,8 @@ struct Controller {
     profiles: Profiles,
     /// "unknown app → default profile" has been logged (once per run).
     unknown_app_told: bool,
-    /// `[dictation] pause_media`: players paused from the press until the text is typed.
+    /// `[dictation] pause_media` / `mute_output`: players paused (the output muted) from the
+    /// press until the text is typed.
     media: crate::media::Pauser,
     /// `[dictation] sound_cues`: the thread that plays them (`cues.rs`).
     cues: crate::audio::cues::Player,
@@ -295,6 +296,7 @@ impl Controller {
             // or found empty (its flight lands), or listening stops; passes run off this thread.
             let busy = self.live.is_some() || self.hands_free.is_some() || !self.flights.is_empty();
             self.media.set(self.config.dictation.pause_media && busy);
+            self.media.set_mute(self.config.dictation.mute_output && busy);
             let grace_over = self
                 .shutdown_at
                 .is_some_and(|at| at.elapsed() >= SHUTDOWN_GRACE);
@@ -304,6 +306,7 @@ impl Controller {
         }
         // Quitting: the players are playing again before `Stopped` is told.
         self.media.set(false);
+        self.media.set_mute(false);
         self.media.wait_idle(crate::media::PASS_LIMIT * 2);
         self.shared.shutdown.store(true, Ordering::SeqCst);
         let _ = self.to_injector.send(InjectorMsg::Stop);
