@@ -1,6 +1,7 @@
 //! `dictum models`: the model manager's command-line face (the tray's Models settings do the
 //! same through the same engine calls): list the catalog, download with verification, delete,
-//! set the default.
+//! set the default, and recommend the model this machine can afford (timed, `models::measure`
+//! and `models::recommend` in the engine).
 
 use crate::context::load_config;
 use dictum_engine::models::download::{self, DownloadOutcome, DownloadProgress};
@@ -40,6 +41,31 @@ enum Action {
     Delete { name: String },
     /// Make a model the default (`stt.model` in the config file).
     Default { name: String },
+    /// Time the installed models on this machine and recommend the most accurate one that
+    /// keeps key-up → text and file transcription within the targets, with the numbers.
+    Recommend(RecommendArgs),
+}
+
+#[derive(clap::Args)]
+struct RecommendArgs {
+    /// Key-up → text p95 target, in ms.
+    #[arg(long, default_value_t = 300.0)]
+    target_ms: f64,
+    /// The dictation length the target is for, in seconds.
+    #[arg(long, default_value_t = 10.0)]
+    dictation_s: f64,
+    /// Most whisper time per second of file audio.
+    #[arg(long, default_value_t = 0.5)]
+    file_rtf: f64,
+    /// Passes per clip (the median counts).
+    #[arg(long, default_value_t = 3)]
+    runs: usize,
+    /// Time only these installed models (comma-separated catalog names).
+    #[arg(long, value_delimiter = ',')]
+    models: Vec<String>,
+    /// One JSON object instead of the table.
+    #[arg(long)]
+    json: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -48,6 +74,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Action::Download { name, base_url } => download_one(&name, base_url),
         Action::Delete { name } => delete(&name),
         Action::Default { name } => set_default(&name),
+        Action::Recommend(a) => recommend(a),
     }
 }
 
@@ -190,5 +217,109 @@ fn set_default(name: &str) -> anyhow::Result<ExitCode> {
             "; not installed yet: `dictum models download` it"
         }
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn recommend(a: RecommendArgs) -> anyhow::Result<ExitCode> {
+    use dictum_engine::models::{measure, recommend};
+    let config = load_config()?;
+    let dirs = paths::model_dirs()?;
+    let targets = recommend::Targets {
+        release_p95_ms: a.target_ms,
+        dictation_s: a.dictation_s,
+        file_rtf: a.file_rtf,
+        commit_min_s: f64::from(config.dictation.commit_min_ms) / 1000.0,
+        ..recommend::Targets::default()
+    };
+    let english = config.stt.language == "en";
+    let mut progress = |name: &str| eprintln!("timing {name}…");
+    let outcome =
+        measure::measure_installed(&config, &dirs, &targets, a.runs, &a.models, &mut progress)?;
+    let rec = recommend::recommend(&outcome.measurements, &outcome.installed, english, &targets);
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "recommendation": rec,
+                "skipped": outcome.skipped,
+                "installed": outcome.installed,
+                "load_before": outcome.load_before,
+                "load_after": outcome.load_after,
+            }))?
+        );
+        return Ok(if rec.is_some() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        });
+    }
+    for (name, why) in &outcome.skipped {
+        println!("{name}: {why}");
+    }
+    let Some(rec) = rec else {
+        anyhow::bail!(
+            "no installed model could be timed (looked in {}); download one first, e.g. `dictum models download tiny.en-q8_0`, then run this again",
+            dirs.iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    };
+    let first = &rec.measurements[0];
+    println!(
+        "measured on {} ({} threads), median of {} passes over built-in speech clips of {:.1} s and {:.1} s:",
+        first.device,
+        first.threads,
+        a.runs.max(1),
+        first.tail.audio_ms / 1000.0,
+        first.long.audio_ms / 1000.0
+    );
+    if let (Some(before), Some(after)) = (outcome.load_before, outcome.load_after) {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        println!(
+            "  load average {before:.2} before, {after:.2} after, on {cores} cores{}",
+            if before > 0.5 * cores as f64 {
+                ": other programs were using the CPU, so these times are pessimistic; run again on a quiet machine"
+            } else {
+                ""
+            }
+        );
+    }
+    for m in &rec.measurements {
+        println!(
+            "  {:<22} {:>6.0} ms ({:.1} s)  {:>6.0} ms ({:.1} s)  {:>5.0} ms per second of audio",
+            m.model,
+            m.tail.ms,
+            m.tail.audio_ms / 1000.0,
+            m.long.ms,
+            m.long.audio_ms / 1000.0,
+            m.long.ms_per_audio_s()
+        );
+    }
+    println!(
+        "model: key-up → text p95 = one pass over the last {:.0} s of a {:.0} s dictation (what the live path has not made final: commit_min {:.0} s + 1 s), taken as starting at the key-up, + {:.0} ms; file RTF = a 10 s pass / 10 s. Targets: p95 ≤ {:.0} ms, files ≤ {:.2}× real time.",
+        targets.tail_s(),
+        targets.dictation_s,
+        targets.commit_min_s,
+        targets.overhead_ms,
+        targets.release_p95_ms,
+        targets.file_rtf
+    );
+    println!();
+    print!("{}", recommend::table(&rec));
+    println!();
+    println!("recommended: {} — {}", rec.model, rec.reason);
+    if !rec.installed {
+        println!(
+            "  not installed: `dictum models download {}`, then `dictum models recommend` again to time it",
+            rec.model
+        );
+    }
+    if config.stt.model != rec.model {
+        println!(
+            "  to use it: `dictum models default {}` (now: {})",
+            rec.model, config.stt.model
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }

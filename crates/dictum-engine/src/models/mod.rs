@@ -11,6 +11,8 @@ pub use crate::config::models::DEFAULT_BASE_URL;
 
 mod catalog;
 pub mod download;
+pub mod measure;
+pub mod recommend;
 
 pub use catalog::{catalog, find, CatalogModel, ModelStatus, Published, CATALOG};
 
