@@ -45,6 +45,13 @@ ensure_build_deps() {
     fi
 }
 
+# The Vulkan loader and Mesa's Vulkan drivers, lavapipe among them (a CPU Vulkan device):
+# `dictum doctor` lists it as CPU-type and keeps speech on the CPU
+# (crates/dictum-cli/tests/doctor_vulkan.rs).
+ensure_vulkan_deps() {
+    apt_ensure libvulkan1 mesa-vulkan-drivers
+}
+
 # What the end-to-end injection tests drive: a private X server (Xvfb), a terminal to type
 # into (xterm), xdotool (pointer, held keys, Return), xclip (another clipboard owner) and
 # notify-send (the failure notification; harmless without a notification daemon); espeak-ng

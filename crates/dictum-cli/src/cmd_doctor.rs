@@ -329,6 +329,30 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         None,
     ));
 
+    // Vulkan devices (the loader is opened at run time) and the device a Vulkan build would use.
+    let vulkan = dictum_engine::gpu::vulkan::probe();
+    let vulkan_plan = dictum_engine::gpu::vulkan_planner::plan(
+        &dictum_engine::gpu::vulkan_planner::VulkanPlanSettings::from_env(config.stt.use_gpu),
+        &vulkan,
+        model_bytes.unwrap_or(0),
+    );
+    match &vulkan {
+        dictum_engine::gpu::vulkan::VulkanStatus::NoVulkan { reason } => {
+            checks.push(check("vulkan", Status::Info, reason.clone(), None))
+        }
+        dictum_engine::gpu::vulkan::VulkanStatus::Devices { devices } => {
+            for d in devices {
+                checks.push(check("vulkan", Status::Info, d.describe(), None));
+            }
+        }
+    }
+    checks.push(check(
+        "vulkan plan",
+        Status::Info,
+        format!("{}: {}", vulkan_plan.device, vulkan_plan.reason),
+        None,
+    ));
+
     // History.
     match paths::history_db().and_then(|p| History::open(&p)) {
         Ok(h) => {
@@ -374,6 +398,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 "checks": checks,
                 "gpu": status,
                 "plan": plan,
+                "vulkan": vulkan,
+                "vulkan_plan": vulkan_plan,
             }))?
         );
     } else {

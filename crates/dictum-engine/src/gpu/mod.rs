@@ -5,6 +5,8 @@
 pub mod monitor;
 mod nvml;
 pub mod planner;
+pub mod vulkan;
+pub mod vulkan_planner;
 
 pub use nvml::NvmlProbe;
 
