@@ -1,11 +1,18 @@
 //! First run: the setup window (`welcome`) opens at start while no speech model is usable. It
-//! recommends a model from the hardware `dictum doctor` sees (CPU cores, NVIDIA GPU and its free
-//! VRAM, whether this build has CUDA), downloads it (the settings panel's resumable, checksummed
-//! download) or imports a ggml `.bin` already on disk, then lets the user pick and try the
-//! hotkey. Commands here are granted to the welcome window only (`capabilities/welcome.json`).
+//! recommends a model from this machine: once any model is installed, by timing real passes
+//! with it (`first_run_info` with `measure`: the engine's `models::measure` and
+//! `models::recommend`, the same rule as `dictum models recommend`); before that, from the
+//! hardware `dictum doctor` sees (CPU cores, NVIDIA GPU and its free VRAM, whether this build has
+//! CUDA), said to be unmeasured. It downloads the choice (the settings panel's resumable,
+//! checksummed download) or imports a ggml `.bin` already on disk, then lets the user pick and
+//! try the hotkey. Commands here are granted to the welcome window only
+//! (`capabilities/welcome.json`).
 
 use crate::state::AppState;
 use dictum_engine::gpu::{GpuProbe, GpuStatus, NvmlProbe};
+use dictum_engine::models::recommend::{
+    published_wer, relative_cost, Basis, Recommendation, Targets,
+};
 use dictum_engine::models::{self, CatalogModel, ModelStatus};
 use serde::Serialize;
 use std::path::Path;
@@ -25,6 +32,12 @@ pub struct ModelChoice {
     /// Published word error rate (LibriSpeech test-clean, Whisper paper; turbo: OpenAI's
     /// statement that it is close to large-v2), in percent.
     pub wer_pct: f64,
+    /// From the timing, when there was one: predicted key-up → text p95 (ms) for a 10 s
+    /// dictation, file real-time factor, and where the figures come from ("measured", or
+    /// "estimate from tiny.en-q8_0 × 1.9").
+    pub release_p95_ms: Option<f64>,
+    pub file_rtf: Option<f64>,
+    pub basis: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -39,35 +52,14 @@ pub struct FirstRunInfo {
     pub model_ready: bool,
     pub recommended: String,
     pub reason: String,
+    /// The recommendation comes from timing installed models on this machine (else from the
+    /// core count and GPU, unmeasured).
+    pub measured: bool,
+    /// What the timing did or why there was none (models timed, load average, skipped ones).
+    pub measure_note: String,
     pub models: Vec<ModelChoice>,
     pub models_dir: String,
     pub hotkey: String,
-}
-
-/// Relative whisper cost per size (tiny = 1): encoder + decoder work, whisper.cpp on a CPU.
-fn relative_cost(size: &str) -> f64 {
-    match size {
-        "tiny" => 1.0,
-        "base" => 1.9,
-        "small" => 5.5,
-        "medium" => 15.0,
-        _ => 12.0, // large-v3-turbo: large's encoder, 4 decoder layers
-    }
-}
-
-/// Published WER (LibriSpeech test-clean) by size and language set.
-fn published_wer(size: &str, english_only: bool) -> f64 {
-    match (size, english_only) {
-        ("tiny", true) => 5.6,
-        ("tiny", false) => 7.6,
-        ("base", true) => 4.2,
-        ("base", false) => 5.0,
-        ("small", true) => 3.1,
-        ("small", false) => 3.4,
-        ("medium", true) => 3.1,
-        ("medium", false) => 2.9,
-        _ => 2.7,
-    }
 }
 
 /// Seconds of whisper time for 10 s of speech: tiny.en-q8_0 took 221 ms for jfk.wav (11 s) on
@@ -78,7 +70,7 @@ fn estimate(model: &CatalogModel, cores: usize) -> f64 {
     0.2 * relative_cost(model.size) * quant * 8.0 / threads
 }
 
-/// The model to suggest, and why.
+/// The model to suggest without a timing (no model installed yet), and why.
 pub fn recommend(
     cores: usize,
     gpu_free: Option<u64>,
@@ -146,8 +138,63 @@ pub fn needed(state: &AppState) -> bool {
     !model_ready(state)
 }
 
+/// Times the installed models (the cheap ones: see `models::measure::measure_installed`) and
+/// recommends from the figures. `None` with the reason when nothing could be timed.
+fn measured_recommendation(
+    config: &dictum_engine::config::Config,
+) -> (Option<Recommendation>, String) {
+    let dirs = match dictum_engine::paths::model_dirs() {
+        Ok(d) => d,
+        Err(e) => return (None, format!("not measured: {e}")),
+    };
+    let targets = Targets {
+        commit_min_s: f64::from(config.dictation.commit_min_ms) / 1000.0,
+        ..Targets::default()
+    };
+    let outcome =
+        match models::measure::measure_installed(config, &dirs, &targets, 3, &[], &mut |name| {
+            tracing::info!("welcome: timing {name}")
+        }) {
+            Ok(o) => o,
+            Err(e) => return (None, format!("not measured: {e}")),
+        };
+    let english = config.stt.language == "en";
+    let rec =
+        models::recommend::recommend(&outcome.measurements, &outcome.installed, english, &targets);
+    let mut note = if outcome.measurements.is_empty() {
+        "not measured yet: no model is installed to time; download one (the smallest is quick) and measure".to_string()
+    } else {
+        format!(
+            "timed here on {}: {}",
+            outcome.measurements[0].device,
+            outcome
+                .measurements
+                .iter()
+                .map(|m| format!(
+                    "{} {:.0} ms per second of audio",
+                    m.model,
+                    m.long.ms_per_audio_s()
+                ))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    if let (Some(before), Some(after)) = (outcome.load_before, outcome.load_after) {
+        note.push_str(&format!(" (load average {before:.1} → {after:.1})"));
+    }
+    for (name, why) in &outcome.skipped {
+        note.push_str(&format!("; {name}: {why}"));
+    }
+    (rec, note)
+}
+
+/// Hardware, catalog and the recommendation. With `measure`, the installed models are timed
+/// first (seconds per model; the window asks without it first so it opens at once).
 #[tauri::command]
-pub async fn first_run_info(state: State<'_, AppState>) -> Res<FirstRunInfo> {
+pub async fn first_run_info(
+    state: State<'_, AppState>,
+    measure: Option<bool>,
+) -> Res<FirstRunInfo> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let cuda_build = dictum_engine::BUILD_FEATURES == "CUDA";
     let (gpu, gpu_free) = match NvmlProbe.probe() {
@@ -168,7 +215,21 @@ pub async fn first_run_info(state: State<'_, AppState>) -> Res<FirstRunInfo> {
     };
     let config = state.config();
     let english = config.stt.language == "en";
-    let (recommended, reason) = recommend(cores, gpu_free, cuda_build, english);
+    let (measured, measure_note) = if measure.unwrap_or(false) {
+        let c = config.clone();
+        tauri::async_runtime::spawn_blocking(move || measured_recommendation(&c))
+            .await
+            .map_err(|e| format!("the timing stopped: {e}"))?
+    } else {
+        (
+            None,
+            "not measured yet: the recommendation is from the core count".to_string(),
+        )
+    };
+    let (recommended, reason) = match &measured {
+        Some(rec) => (rec.model.clone(), rec.reason.clone()),
+        None => recommend(cores, gpu_free, cuda_build, english),
+    };
     let dir = state.models_dir()?;
     let statuses = models::catalog(&dir, &config.stt.model);
     let choices = statuses
@@ -180,13 +241,24 @@ pub async fn first_run_info(state: State<'_, AppState>) -> Res<FirstRunInfo> {
             if m.quant != Some("q8_0") && !s.installed && s.name != recommended {
                 return None;
             }
+            let row = measured
+                .as_ref()
+                .and_then(|r| r.rows.iter().find(|row| row.model == s.name));
             Some(ModelChoice {
+                release_p95_ms: row.map(|r| r.release_p95_ms),
+                file_rtf: row.map(|r| r.file_rtf),
+                basis: row.map(|r| match &r.basis {
+                    Basis::Measured => "measured".to_string(),
+                    Basis::Estimated { from, factor } => format!("estimate from {from} × {factor}"),
+                }),
                 languages: if m.english_only {
                     "English"
                 } else {
                     "99 languages"
                 },
-                est_sec_per_10s: estimate(m, cores),
+                // The timing's figure when there is one (a 10 s dictation's whisper time).
+                est_sec_per_10s: row
+                    .map_or_else(|| estimate(m, cores), |r| r.ms_per_audio_s / 100.0),
                 wer_pct: published_wer(m.size, m.english_only),
                 status: s,
             })
@@ -204,6 +276,8 @@ pub async fn first_run_info(state: State<'_, AppState>) -> Res<FirstRunInfo> {
         model_ready: model_ready(&state),
         recommended,
         reason,
+        measured: measured.is_some(),
+        measure_note,
         models: choices,
         models_dir: dir.display().to_string(),
         hotkey: config.dictation.hotkey.clone(),

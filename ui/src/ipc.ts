@@ -90,8 +90,9 @@ export const ipc = {
   /** Opens (or focuses) the window of a view: each view has its own window and permissions. */
   showView: (view: 'settings' | 'history' | 'stats') => invoke<void>('show_view', { view }),
 
-  /** First-run setup (the welcome window only): hardware, recommendation, catalog. */
-  firstRunInfo: () => invoke<FirstRunInfo>('first_run_info'),
+  /** First-run setup (the welcome window only): hardware, recommendation, catalog. With
+   * `measure`, the installed models are timed first (seconds): the recommendation is measured. */
+  firstRunInfo: (measure = false) => invoke<FirstRunInfo>('first_run_info', { measure }),
   /** Copies a ggml model file into the models folder and makes it the default; its name. */
   importModel: (path: string) => invoke<string>('import_model', { path }),
 

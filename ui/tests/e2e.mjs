@@ -601,6 +601,11 @@ await test('first-run window: recommend, download, hotkey, try box', async (page
   assert.equal(await page.title(), 'Welcome to Dictum');
   assert.match(await page.getByTestId('hardware').textContent(), /2 CPU cores/);
   assert.equal(await page.getByTestId('recommended').textContent(), 'tiny.en-q8_0');
+  // A model is installed: the window times it on its own and shows the numbers behind the choice.
+  await page.getByTestId('measure-note').filter({ hasText: 'Measured on this machine' }).waitFor();
+  assert.match(await page.getByTestId('measured-tiny.en-q8_0').textContent(), /190 ms · 0\.06× · measured/);
+  assert.match(await page.getByTestId('measured-base-q8_0').textContent(), /estimate from tiny\.en-q8_0/);
+  assert.ok((await mockState(page)).calls.filter((c) => c === 'first_run_info').length >= 2, 'measured once more');
   await page.getByTestId('import').isDisabled().then((d) => assert.ok(d, 'import enabled without a path'));
   await page.getByTestId('import-path').fill('relative.bin');
   await page.getByTestId('import').click();

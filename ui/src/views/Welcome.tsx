@@ -2,13 +2,13 @@
 // download it with progress or import a file, choose the hotkey, press it, speak, see the text.
 // Every step shows something sensible while the app answers or when it fails.
 
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ConfigView } from '../bindings/ConfigView';
 import type { DownloadProgress } from '../bindings/DownloadProgress';
 import type { DictationState } from '../bindings/DictationState';
 import { errorText, events, ipc } from '../ipc';
 import { formatBytes, progressPct } from '../lib/format';
-import { orderChoices, speedText, type FirstRunInfo } from '../lib/firstrun';
+import { measuredText, orderChoices, speedText, type FirstRunInfo } from '../lib/firstrun';
 import { HotkeyRecorder } from './Settings';
 
 export function Welcome() {
@@ -22,10 +22,27 @@ export function Welcome() {
   const [view, setView] = useState<ConfigView | null>(null);
   const [hotkeySeen, setHotkeySeen] = useState<DictationState | null>(null);
 
+  const [measuring, setMeasuring] = useState(false);
+  const autoMeasured = useRef(false);
+
+  // Times the installed models (seconds each) and recommends from the figures.
+  const measure = () => {
+    setMeasuring(true);
+    ipc.firstRunInfo(true).then((i) => {
+      setInfo(i);
+      if (i.measured) setPick(i.recommended);
+      ipc.log(`welcome: measured, recommended ${i.recommended}`).catch(() => undefined);
+    }, (e) => setMsg({ ok: false, text: `Timing failed: ${errorText(e)}` })).finally(() => setMeasuring(false));
+  };
   const load = () => ipc.firstRunInfo().then((i) => {
     setInfo(i);
     setPick((p) => p || i.recommended);
     ipc.log(`welcome: rendered ${i.models.length} models, recommended ${i.recommended}, ready ${i.model_ready}`).catch(() => undefined);
+    // A model is installed: time it once on its own, so the recommendation is measured.
+    if (!i.measured && !autoMeasured.current && i.models.some((m) => m.installed)) {
+      autoMeasured.current = true;
+      measure();
+    }
   }, (e) => setErr(errorText(e)));
   useEffect(() => {
     load();
@@ -47,6 +64,7 @@ export function Welcome() {
       if (out.status === 'completed') {
         await ipc.setDefaultModel(name);
         setMsg({ ok: true, text: `${name} is installed (checked: ${out.verified_by}) and is the default model.` });
+        autoMeasured.current = false; // time it (and the others) on this machine
       } else {
         setMsg({ ok: false, text: `Stopped: ${formatBytes(out.partial_bytes)} kept, Download resumes from there.` });
       }
@@ -82,8 +100,14 @@ export function Welcome() {
       <section class="card" data-testid="step-model">
         <h2>1. Speech model {info.model_ready && <span class="ok" data-testid="model-ready">✓ ready</span>}</h2>
         <p>Recommended: <b data-testid="recommended">{info.recommended}</b> — {info.reason}.</p>
+        <p class="muted" data-testid="measure-note">
+          {measuring ? 'Timing the installed models on this machine…' : `${info.measured ? 'Measured on this machine' : 'Not measured'}: ${info.measure_note ?? ''}`}
+          {' '}<button disabled={measuring || !!busy || !info.models.some((m) => m.installed)} onClick={measure} data-testid="measure">
+            {info.measured ? 'Measure again' : 'Measure'}
+          </button>
+        </p>
         <table class="models">
-          <thead><tr><th></th><th>Model</th><th>Languages</th><th>Download</th><th>Speed here (estimate)</th><th>Word errors*</th><th></th></tr></thead>
+          <thead><tr><th></th><th>Model</th><th>Languages</th><th>Download</th><th>Speed here (estimate)</th><th>Key-up → text p95 · files</th><th>Word errors*</th><th></th></tr></thead>
           <tbody>
             {models.map((m) => (
               <tr key={m.name} data-testid={`choice-${m.name}`}>
@@ -92,6 +116,7 @@ export function Welcome() {
                 <td>{m.languages}</td>
                 <td>{formatBytes(m.exact_bytes)}</td>
                 <td>{speedText(m.est_sec_per_10s)}</td>
+                <td data-testid={`measured-${m.name}`}>{measuredText(m)}</td>
                 <td>{m.wer_pct.toFixed(1)} %</td>
                 <td>{m.installed ? (m.is_default ? 'in use' : 'installed') : m.partial_bytes > 0 ? `${formatBytes(m.partial_bytes)} so far` : ''}</td>
               </tr>
