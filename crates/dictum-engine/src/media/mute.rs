@@ -57,42 +57,45 @@ impl Server {
     fn socket(&self) -> Result<PathBuf, String> {
         match self {
             Server::Socket(p) => Ok(p.clone()),
-            Server::FromEnv => {
-                let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-                if let Some(list) = env("PULSE_SERVER") {
-                    // A list of servers, tried in order; only local sockets can be used here.
-                    return list
-                        .split_whitespace()
-                        .find_map(|s| {
-                            let s = s.strip_prefix("unix:").unwrap_or(s);
-                            s.starts_with('/').then(|| PathBuf::from(s))
-                        })
-                        .ok_or_else(|| {
-                            format!(
-                                "the output cannot be muted: PULSE_SERVER ({list}) names no local socket; \
-                                 muting needs the local sound server, or turn [dictation] mute_output off"
-                            )
-                        });
-                }
-                let candidates = env("PULSE_RUNTIME_PATH")
-                    .map(|d| PathBuf::from(d).join("native"))
-                    .into_iter()
-                    .chain(env("XDG_RUNTIME_DIR").map(|d| PathBuf::from(d).join("pulse/native")));
-                let candidates: Vec<PathBuf> = candidates.collect();
-                candidates
-                    .iter()
-                    .find(|p| p.exists())
-                    .or(candidates.last())
-                    .cloned()
-                    .ok_or_else(|| {
-                        format!(
-                            "the output cannot be muted: no sound server found (XDG_RUNTIME_DIR is not set); {}",
-                            what_to_do()
-                        )
-                    })
-            }
+            Server::FromEnv => socket_from(|k| std::env::var(k).ok()),
         }
     }
+}
+
+/// The server's socket as libpulse finds it from the environment (`var` reads a variable).
+fn socket_from(var: impl Fn(&str) -> Option<String>) -> Result<PathBuf, String> {
+    let env = |k: &str| var(k).filter(|v| !v.is_empty());
+    if let Some(list) = env("PULSE_SERVER") {
+        // A list of servers, tried in order; only local sockets can be used here.
+        return list
+            .split_whitespace()
+            .find_map(|s| {
+                let s = s.strip_prefix("unix:").unwrap_or(s);
+                s.starts_with('/').then(|| PathBuf::from(s))
+            })
+            .ok_or_else(|| {
+                format!(
+                    "the output cannot be muted: PULSE_SERVER ({list}) names no local socket; \
+                     muting needs the local sound server, or turn [dictation] mute_output off"
+                )
+            });
+    }
+    let candidates: Vec<PathBuf> = env("PULSE_RUNTIME_PATH")
+        .map(|d| PathBuf::from(d).join("native"))
+        .into_iter()
+        .chain(env("XDG_RUNTIME_DIR").map(|d| PathBuf::from(d).join("pulse/native")))
+        .collect();
+    candidates
+        .iter()
+        .find(|p| p.exists())
+        .or(candidates.last())
+        .cloned()
+        .ok_or_else(|| {
+            format!(
+                "the output cannot be muted: no sound server found (XDG_RUNTIME_DIR is not set); {}",
+                what_to_do()
+            )
+        })
 }
 
 /// One connection to the server, requests answered in order.
@@ -269,7 +272,7 @@ impl Muted {
     }
 }
 
-/// Whether the sink `name` is muted (None: no such sink). For `dictum doctor` and tests.
+/// Whether the sink `name` is muted (None: no such sink).
 pub fn sink_muted(server: &Server, name: &str) -> Result<Option<bool>, String> {
     Conn::open(server)?.sink_muted(name)
 }

@@ -256,3 +256,42 @@ fn no_server_is_an_error_that_says_what_to_do() {
     assert!(Muted::load(&file).is_none());
     assert!(!file.exists(), "a damaged file is dropped");
 }
+
+#[test]
+fn the_server_is_found_as_libpulse_finds_it_and_a_remote_one_is_refused() {
+    let env = |vars: &'static [(&'static str, &'static str)]| {
+        move |k: &str| {
+            vars.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        }
+    };
+    assert_eq!(
+        socket_from(env(&[("PULSE_SERVER", "unix:/run/user/1000/pulse/native")])),
+        Ok(PathBuf::from("/run/user/1000/pulse/native"))
+    );
+    assert_eq!(
+        socket_from(env(&[("PULSE_SERVER", "tcp:studio:4713 /tmp/p/native")])),
+        Ok(PathBuf::from("/tmp/p/native")),
+        "the first local one of a list"
+    );
+    let e = socket_from(env(&[
+        ("PULSE_SERVER", "tcp:studio:4713"),
+        ("XDG_RUNTIME_DIR", "/run/user/1000"),
+    ]))
+    .expect_err("a remote server is refused, not connected to");
+    assert!(
+        e.contains("PULSE_SERVER") && e.contains("mute_output"),
+        "{e}"
+    );
+    assert_eq!(
+        socket_from(env(&[
+            ("PULSE_RUNTIME_PATH", "/nonexistent/dictum-a"),
+            ("XDG_RUNTIME_DIR", "/nonexistent/dictum-b"),
+        ])),
+        Ok(PathBuf::from("/nonexistent/dictum-b/pulse/native")),
+        "none exists: the usual place, whose error then names it"
+    );
+    let e = socket_from(env(&[])).expect_err("nothing set");
+    assert!(e.contains("pactl info"), "{e}");
+}
