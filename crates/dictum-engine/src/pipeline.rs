@@ -629,6 +629,7 @@ impl Engine {
             },
             initial_prompt: self.profile.vocabulary(&self.config).join(", "),
             translate: self.profile.task(&self.config) == SttTask::Translate,
+            adapt_threads: self.config.stt.adapt_threads,
         }
     }
 

@@ -51,6 +51,7 @@ fn transcriber() -> (mpsc::Sender<Job>, JoinHandle<Vec<Heard>>) {
             }),
             initial_prompt: String::new(),
             translate: false,
+            adapt_threads: true,
         };
         rx.iter()
             .map(|(label, clip, c)| {

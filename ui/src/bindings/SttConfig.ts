@@ -23,6 +23,11 @@ task: SttTask,
  */
 threads: number, 
 /**
+ * Take fewer threads than `threads` for a pass while other programs keep cores busy
+ * (whisper's threads spin at each step: one that waits for a busy core stalls the rest).
+ */
+adapt_threads: boolean, 
+/**
  * Encoder window: "auto" sizes it to the utterance, "full" always uses 30 s.
  */
 audio_ctx: AudioCtxMode, 

@@ -72,6 +72,9 @@ language = "en"
 task = "transcribe"
 # CPU threads for whisper (0-64); 0 = number of cores (at most 8).
 threads = 0
+# Fewer threads for a pass while other programs keep cores busy (a local LLM, a build):
+# whisper's threads wait for each other by spinning, so one on a busy core stalls them all.
+adapt_threads = true
 # Encoder window: "auto" sizes it to the utterance (much faster for short dictations),
 # "full" always encodes 30 s like stock whisper.
 audio_ctx = "auto"

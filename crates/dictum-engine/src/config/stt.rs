@@ -24,6 +24,9 @@ pub struct SttConfig {
     pub task: SttTask,
     /// CPU threads for whisper; 0 picks the number of cores (at most 8).
     pub threads: u32,
+    /// Take fewer threads than `threads` for a pass while other programs keep cores busy
+    /// (whisper's threads spin at each step: one that waits for a busy core stalls the rest).
+    pub adapt_threads: bool,
     /// Encoder window: "auto" sizes it to the utterance, "full" always uses 30 s.
     pub audio_ctx: AudioCtxMode,
     /// Extra frames (20 ms each) added to the auto-sized window.
@@ -249,6 +252,7 @@ impl Default for SttConfig {
             language: "en".into(),
             task: SttTask::Transcribe,
             threads: 0,
+            adapt_threads: true,
             audio_ctx: AudioCtxMode::Auto,
             audio_ctx_margin: 64,
             audio_ctx_min: 384,

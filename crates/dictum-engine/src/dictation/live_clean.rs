@@ -339,6 +339,7 @@ impl Session {
     }
 
     fn run(inner: &Inner, cleaner: &Cleaner, runtime: &tokio::runtime::Runtime) {
+        let local = crate::net::is_loopback_url(&cleaner.config().url);
         loop {
             let (work, before) = {
                 let mut s = inner.lock();
@@ -375,6 +376,9 @@ impl Session {
                 Work::Last(_) => "last",
             };
             let t0 = Instant::now();
+            // A server on this machine takes a core while it answers: whisper's passes take
+            // one thread fewer meanwhile (`stt/cpu_share.rs`), rather than stall on it.
+            let _core = local.then(crate::stt::cpu_share::LocalWork::start);
             let answer = super::catch(|| {
                 runtime.block_on(async {
                     let request = cleaner.clean_after(&raw, before_ref, false);

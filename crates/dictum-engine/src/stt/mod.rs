@@ -1,5 +1,6 @@
 //! Speech to text with whisper.cpp (through whisper-rs), or on a shared server (`remote.rs`).
 
+pub mod cpu_share;
 pub mod flac;
 mod model_file;
 mod nonspeech;

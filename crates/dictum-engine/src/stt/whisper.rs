@@ -32,6 +32,13 @@ pub struct SttOptions {
     /// Refused with an English-only model.
     #[serde(default)]
     pub translate: bool,
+    /// Take fewer than `threads` when other programs keep cores busy (`stt/cpu_share.rs`).
+    #[serde(default = "adapt_threads_default")]
+    pub adapt_threads: bool,
+}
+
+fn adapt_threads_default() -> bool {
+    true
 }
 
 /// How the encoder window is sized to an utterance, in encoder frames (20 ms each).
@@ -60,6 +67,9 @@ pub struct SttOutput {
     /// after it was not transcribed.
     #[serde(default)]
     pub end_ms: Option<u64>,
+    /// The CPU threads whisper took for the (last) decode (`stt/cpu_share.rs`).
+    #[serde(default)]
+    pub threads: u32,
 }
 
 /// Where the model runs: in this process, or in a worker process (the GPU; see
@@ -261,6 +271,8 @@ impl Transcriber {
     /// Loads the model into this process.
     pub fn load_in_process(model_path: &Path, gpu: bool) -> Result<Transcriber> {
         whisper_rs::install_logging_hooks();
+        // The load sampler's window is full by the first real pass.
+        super::cpu_share::start_sampling();
         let start = Instant::now();
         let info = check_model_file(model_path)?;
         let mut params = WhisperContextParameters::default();
@@ -434,7 +446,20 @@ fn decode_in(
 ) -> Result<SttOutput> {
     let start = Instant::now();
     let mut params = FullParams::new(SamplingStrategy::Greedy { best_of: 1 });
-    params.set_n_threads(opts.threads.max(1) as i32);
+    let threads = if opts.adapt_threads {
+        let (threads, others) = super::cpu_share::threads_for_pass(opts.threads);
+        if threads < opts.threads {
+            tracing::debug!(
+                threads,
+                others = format!("{others:.2}"),
+                "whisper takes fewer threads: other work keeps cores busy"
+            );
+        }
+        threads
+    } else {
+        opts.threads.max(1)
+    };
+    params.set_n_threads(threads as i32);
     let language = if opts.language == "auto" || opts.language.is_empty() {
         None
     } else {
@@ -516,6 +541,7 @@ fn decode_in(
         redone_full: false,
         end_ms,
         ms: ms_since(start),
+        threads,
     })
 }
 
