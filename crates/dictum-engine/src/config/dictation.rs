@@ -83,7 +83,8 @@ pub struct DictationConfig {
     /// since the last final point, so the release finds it under way (0 = only at
     /// `pause_ms`); speech that resumes stops it.
     pub speculate_after_ms: u32,
-    /// A chunk is final (not re-transcribed) once it holds at least this much audio.
+    /// A chunk is final (not re-transcribed) once it holds at least this much audio. 6 s:
+    /// shorter stretches lose words at their edges (docs/perf/live-wer-corpus.md).
     pub commit_min_ms: u32,
     /// Speech without a pause is cut at its quietest point after this long.
     pub chunk_max_ms: u32,
@@ -125,7 +126,7 @@ impl Default for DictationConfig {
             streaming: true,
             pause_ms: 250,
             speculate_after_ms: 48,
-            commit_min_ms: 3_000,
+            commit_min_ms: 6_000,
             chunk_max_ms: 15_000,
             queue_max: 8,
             idle_unload_min: 0.0,

@@ -217,9 +217,11 @@ pause_ms = 250
 speculate_after_ms = 48
 # What was said so far becomes final (never transcribed again) at a pause once it holds this
 # much audio (ms, 0 to chunk_max_ms); shorter stretches are re-transcribed whole at the next
-# pause. Small stretches keep the work left at the release small: a pass costs about in
-# proportion to its audio (whisper's window is sized to it), and the text before is its prompt.
-commit_min_ms = 3000
+# pause. Smaller stretches leave less work for the release (a pass costs about in proportion
+# to its audio, at least 7.7 s of it), but whisper hears less around their first and last
+# words and more of their text rests on the prompt: at 3000 the live words had 1.2 points
+# more errors than one pass over the same speech, at 6000 0.2 (docs/perf/live-wer-corpus.md).
+commit_min_ms = 6000
 # Speech without a pause is cut at its quietest point after this long (ms, 5000-28000;
 # whisper sees at most 30 s at once).
 chunk_max_ms = 15000
