@@ -57,7 +57,7 @@ struct RecommendArgs {
     /// Most whisper time per second of file audio.
     #[arg(long, default_value_t = 0.5)]
     file_rtf: f64,
-    /// Passes per clip (the median counts).
+    /// Passes per clip (the fastest counts: other programs only add time).
     #[arg(long, default_value_t = 3)]
     runs: usize,
     /// Time only these installed models (comma-separated catalog names).
@@ -267,7 +267,7 @@ fn recommend(a: RecommendArgs) -> anyhow::Result<ExitCode> {
     };
     let first = &rec.measurements[0];
     println!(
-        "measured on {} ({} threads), median of {} passes over built-in speech clips of {:.1} s and {:.1} s:",
+        "measured on {} ({} threads), fastest of {} passes over built-in speech clips of {:.1} s and {:.1} s:",
         first.device,
         first.threads,
         a.runs.max(1),
