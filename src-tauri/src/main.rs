@@ -12,6 +12,7 @@ mod controller;
 mod history_learn;
 mod history_retry;
 mod meter;
+mod no_focus;
 mod profiles;
 mod state;
 mod stt_server;

@@ -42,7 +42,8 @@ pub fn show(app: &AppHandle, view: &str) {
     }
 }
 
-/// Shows or hides the small always-on-top recording indicator.
+/// Shows or hides the small always-on-top recording indicator. It never takes the keyboard
+/// focus (`no_focus`): the words typed while it is shown go to the user's window.
 pub fn indicator(app: &AppHandle, visible: bool) {
     if let Some(win) = app.get_webview_window("indicator") {
         let _ = if visible { win.show() } else { win.hide() };
@@ -61,9 +62,30 @@ pub fn indicator(app: &AppHandle, visible: bool) {
         .skip_taskbar(true)
         .resizable(false)
         .focused(false)
+        // Never, not only at the first show (`focused(false)` alone gives the window the
+        // focus back after its first paint).
+        .focusable(false)
+        // Shown once `no_focus::prepare` has set the window up: a layer surface must be
+        // made one before it is mapped.
+        .visible(false)
         .build();
-    if let Err(e) = built {
-        tracing::warn!("cannot open the recording indicator: {e}");
+    let win = match built {
+        Ok(win) => win,
+        Err(e) => {
+            tracing::warn!("cannot open the recording indicator: {e}");
+            return;
+        }
+    };
+    let for_main = win.clone();
+    let ran = win.run_on_main_thread(move || {
+        match crate::no_focus::prepare(&for_main) {
+            Ok(how) => println!("dictum-tray: indicator: {how}"),
+            Err(e) => tracing::warn!("the recording indicator may take the focus: {e}"),
+        }
+        let _ = for_main.show();
+    });
+    if let Err(e) = ran {
+        tracing::warn!("cannot show the recording indicator: {e}");
     }
 }
 

@@ -37,6 +37,15 @@ export function Indicator() {
     if (state !== 'recording' && state !== 'listening') setWords(null);
   }, [state]);
   const [committed, speculative] = words ? tail(words.committed, words.speculative) : ['', ''];
+  // For the live tray test (its screenshot waits for words on screen): how many words this
+  // partial put on screen, never the words themselves (the app log is not for dictated text).
+  useEffect(() => {
+    if (!words || !(committed || speculative)) return;
+    const count = (t: string) => t.split(/\s+/).filter((w) => w && w !== '…').length;
+    ipc
+      .log(`indicator: partial ${words.seq} shown: ${count(committed)} committed words, ${count(speculative)} speculative`)
+      .catch(() => undefined);
+  }, [words]);
   return (
     <div class={`indicator ${state}`} data-testid="indicator" data-state={state}>
       <span class="dot" />

@@ -1,0 +1,519 @@
+//! The tray app's recording indicator (issue 29), end to end as a user would: the real
+//! `dictum-tray` on a real X display (Xvfb) managed by a real window manager (mutter in X11
+//! mode: without one, nothing ever moves the focus and the test could not fail), a private
+//! D-Bus session (the tray and single-instance plugins need one), a real sound server (a
+//! private PulseAudio whose virtual microphone `paplay` feeds) and a real xterm that has the
+//! focus.
+//!
+//! 1. `dictum-tray --show indicator` (a second launch, handed to the running app): the
+//!    indicator is mapped, is an X11 notification window that does not take input
+//!    (`WM_HINTS` input false), the focus stays on the xterm, and text typed with xdotool
+//!    reaches the xterm.
+//! 2. Two dictations with the hotkey held: the indicator is shown again at each press (the
+//!    first show was where Tauri's `focused(false)` alone held; after it the window accepted
+//!    the focus again), the focus stays on the xterm all the while, and the text the app
+//!    types at the release reaches the xterm.
+//! 3. During the second, a ~20 s clip of four sentences (`support/long_clip.rs`), once the
+//!    indicator says it shows words (its `ui: indicator: partial N shown: K committed words`
+//!    log line: counts, never the words), a screenshot of the indicator window is saved as a
+//!    test artifact (`indicator-mid-utterance.png` in `$DICTUM_TEST_ARTIFACTS`, default
+//!    `<target dir>/test-artifacts/tray-indicator`, printed) and must not be blank.
+//!
+//! The tray binary is the one `cargo test --workspace` / `cargo build --workspace` built
+//! beside this test (`<target>/<profile>/dictum-tray`). Skipped when it or the tools are
+//! missing and `DICTUM_REQUIRE_E2E` is unset (`scripts/test` sets it, installs the tools and
+//! builds the workspace first).
+
+#[path = "../../dictum-engine/tests/common/mod.rs"]
+mod common;
+
+#[path = "support/long_clip.rs"]
+mod long_clip;
+
+use common::x11::{Xterm, Xvfb};
+use dictum_engine::eval::WerCount;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const HOTKEY: &str = "ctrl+alt+space";
+const TARGET: &str = "Dictum target";
+const INDICATOR: &str = "Dictum recording";
+const TOOLS: &[&str] = &[
+    "Xvfb",
+    "xterm",
+    "xdotool",
+    "xprop",
+    "xwininfo",
+    "mutter",
+    "dbus-daemon",
+    "import",
+    "convert",
+    "sox",
+    "paplay",
+    "pulseaudio",
+];
+
+/// The tray app built beside this test binary.
+fn tray_binary() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let bin = exe.parent()?.parent()?.join("dictum-tray");
+    bin.is_file().then_some(bin)
+}
+
+fn artifacts() -> PathBuf {
+    let dir = match std::env::var_os("DICTUM_TEST_ARTIFACTS") {
+        Some(d) => PathBuf::from(d),
+        None => std::env::current_exe()
+            .ok()
+            .and_then(|e| Some(e.parent()?.parent()?.parent()?.to_path_buf()))
+            .unwrap_or_else(std::env::temp_dir)
+            .join("test-artifacts/tray-indicator"),
+    };
+    std::fs::create_dir_all(&dir).expect("artifacts folder");
+    dir
+}
+
+/// A process killed (SIGTERM, then SIGKILL after 6 s) on drop.
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = Command::new("kill").arg(self.0.id().to_string()).status();
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(6) {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A private D-Bus session bus; its address.
+fn session_bus() -> (Proc, String) {
+    let mut child = Command::new("dbus-daemon")
+        .args(["--session", "--nofork", "--print-address=1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start dbus-daemon");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("dbus-daemon stdout"))
+        .read_line(&mut line)
+        .expect("dbus-daemon address");
+    let address = line.trim().to_string();
+    assert!(!address.is_empty(), "dbus-daemon printed no address");
+    (Proc(child), address)
+}
+
+/// mutter as the X11 window manager of `x` (focus on new windows, as on a desktop).
+fn window_manager(x: &Xvfb, bus: &str, log: &Path) -> Proc {
+    let child = Command::new("mutter")
+        .args(["--x11", "--replace", "--sm-disable"])
+        .env("DISPLAY", &x.display)
+        .env("DBUS_SESSION_BUS_ADDRESS", bus)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(log).expect("mutter log"))
+        .spawn()
+        .expect("start mutter");
+    let wm = Proc(child);
+    let start = Instant::now();
+    loop {
+        let managed = Command::new("xprop")
+            .args(["-root", "_NET_SUPPORTING_WM_CHECK"])
+            .env("DISPLAY", &x.display)
+            .output()
+            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("window id"));
+        if managed {
+            return wm;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "mutter did not start managing {}: {}",
+            x.display,
+            std::fs::read_to_string(log).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The name of the window that has the keyboard focus.
+fn focused(x: &Xvfb) -> String {
+    let out = Command::new("xdotool")
+        .args(["getwindowfocus", "getwindowname"])
+        .env("DISPLAY", &x.display)
+        .output()
+        .expect("xdotool getwindowfocus");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// The mapped window named `name`, if any.
+fn visible_window(x: &Xvfb, name: &str) -> Option<String> {
+    let out = Command::new("xdotool")
+        .args(["search", "--onlyvisible", "--name", &format!("^{name}$")])
+        .env("DISPLAY", &x.display)
+        .output()
+        .ok()?;
+    let id = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()?
+        .trim()
+        .to_string();
+    (!id.is_empty()).then_some(id)
+}
+
+struct Tray {
+    bin: PathBuf,
+    env: Vec<(String, String)>,
+    log: PathBuf,
+    _app: Proc,
+}
+
+impl Tray {
+    fn start(bin: &Path, x: &Xvfb, bus: &str, dir: &Path) -> Tray {
+        let env: Vec<(String, String)> = [
+            ("DISPLAY", x.display.clone()),
+            ("DBUS_SESSION_BUS_ADDRESS", bus.to_string()),
+            ("DICTUM_DATA_DIR", dir.join("data").display().to_string()),
+            (
+                "DICTUM_CONFIG",
+                dir.join("config.toml").display().to_string(),
+            ),
+            ("XDG_CONFIG_HOME", dir.join("xdg").display().to_string()),
+            // WebKitGTK under Xvfb, as tests/tray_xvfb.sh runs it.
+            ("WEBKIT_DISABLE_DMABUF_RENDERER", "1".into()),
+            ("WEBKIT_DISABLE_COMPOSITING_MODE", "1".into()),
+            ("LIBGL_ALWAYS_SOFTWARE", "1".into()),
+            ("NO_AT_BRIDGE", "1".into()),
+            ("RUST_LOG", "warn".into()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        let log = dir.join("app.log");
+        // Its standard output and error, in order, in one file.
+        let file = std::fs::File::create(&log).expect("app log");
+        let child = Command::new(bin)
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .env_remove("WAYLAND_DISPLAY")
+            .env_remove("XDG_SESSION_TYPE")
+            .stdout(file.try_clone().expect("app log"))
+            .stderr(file)
+            .spawn()
+            .expect("start dictum-tray");
+        let tray = Tray {
+            bin: bin.to_path_buf(),
+            env,
+            log,
+            _app: Proc(child),
+        };
+        tray.wait_for(|l| l.contains("dictum-tray: dictation ready"), 90);
+        tray
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Waits up to `secs` for a log line matching `pred`; returns it.
+    fn wait_for(&self, pred: impl Fn(&str) -> bool, secs: u64) -> String {
+        let start = Instant::now();
+        loop {
+            if let Some(l) = self.log().lines().find(|l| pred(l)) {
+                return l.to_string();
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(secs),
+                "timed out; app log:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// A second launch with `args`, handed to the running app.
+    fn second(&self, args: &[&str]) {
+        let status = Command::new("timeout")
+            .arg("30")
+            .arg(&self.bin)
+            .args(args)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .env_remove("WAYLAND_DISPLAY")
+            .env_remove("XDG_SESSION_TYPE")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("second dictum-tray");
+        assert!(status.success(), "dictum-tray {args:?}: {status}");
+    }
+}
+
+/// Lines the xterm got (its `cat` writes each on Return).
+fn xterm_text(term: &Xterm) -> String {
+    std::fs::read_to_string(&term.file).unwrap_or_default()
+}
+
+fn wait_xterm_grows(term: &Xterm, before: usize, secs: u64) -> String {
+    let start = Instant::now();
+    loop {
+        let text = xterm_text(term);
+        if text.len() > before && text.ends_with('\n') {
+            return text[before..].trim_end().to_string();
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(secs),
+            "nothing reached the xterm in {secs} s (it has {text:?})"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// ImageMagick's view of a screenshot: (grey standard deviation, distinct colours).
+fn image_stats(png: &Path) -> (f64, u64) {
+    let out = Command::new("convert")
+        .arg(png)
+        .args([
+            "-colorspace",
+            "Gray",
+            "-format",
+            "%[fx:standard_deviation]",
+            "info:",
+        ])
+        .output()
+        .expect("convert");
+    let sd = String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(0.0);
+    let out = Command::new("convert")
+        .arg(png)
+        .args(["-format", "%k", "info:"])
+        .output()
+        .expect("convert");
+    let colours = String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(0);
+    (sd, colours)
+}
+
+/// Holds the hotkey while `clip` plays; meanwhile checks, every 100 ms, that the xterm keeps
+/// the focus, and calls `during`. Releases 500 ms after the clip.
+fn hold_over(x: &Xvfb, clip: &Path, mut during: impl FnMut()) -> Vec<String> {
+    x.xdotool(&["keydown", HOTKEY]);
+    std::thread::sleep(Duration::from_millis(100));
+    let mut player = Command::new("paplay")
+        .arg("--device=dictum_sink")
+        .arg(clip)
+        .spawn()
+        .expect("paplay");
+    let mut focus = Vec::new();
+    let mut ended: Option<Instant> = None;
+    while ended.is_none_or(|at| at.elapsed() < Duration::from_millis(500)) {
+        if ended.is_none() && player.try_wait().expect("paplay").is_some() {
+            ended = Some(Instant::now());
+        }
+        focus.push(focused(x));
+        during();
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    x.xdotool(&["keyup", HOTKEY]);
+    focus
+}
+
+#[test]
+fn the_indicator_never_takes_the_focus_and_shows_the_words_mid_utterance() {
+    let missing: Vec<&str> = TOOLS
+        .iter()
+        .copied()
+        .filter(|t| !common::x11::on_path(t))
+        .collect();
+    let bin = tray_binary();
+    if !missing.is_empty() || bin.is_none() {
+        assert!(
+            std::env::var_os("DICTUM_REQUIRE_E2E").is_none(),
+            "DICTUM_REQUIRE_E2E is set but {missing:?} are not installed (scripts/test installs them) or the tray app is not built beside this test (cargo build --workspace --release)"
+        );
+        eprintln!(
+            "SKIPPED: missing {missing:?}, tray app built: {}",
+            bin.is_some()
+        );
+        return;
+    }
+    let bin = bin.expect("checked above");
+    let out = artifacts();
+    eprintln!("tray app: {}\nartifacts: {}", bin.display(), out.display());
+    let clips = tempfile::tempdir().expect("tempdir");
+    let clip = long_clip::long_clip(clips.path());
+
+    let _pulse = common::pulse::Pulse::start();
+    let x = Xvfb::start();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_bus, bus) = session_bus();
+    let _wm = window_manager(&x, &bus, &dir.path().join("mutter.log"));
+    let term = Xterm::start(&x, TARGET);
+    let start = Instant::now();
+    while focused(&x) != TARGET {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the new xterm did not get the focus (focus: {:?})",
+            focused(&x)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let text = format!(
+        "[stt]\nmodel = \"{}\"\nthreads = 2\n\n[inject]\nnotify_on_failure = false\n",
+        common::tiny_model().display()
+    );
+    std::fs::write(dir.path().join("config.toml"), text).expect("write config");
+    let tray = Tray::start(&bin, &x, &bus, dir.path());
+    let keep_log = || {
+        let _ = std::fs::copy(&tray.log, out.join("app.log"));
+    };
+    assert_eq!(focused(&x), TARGET, "starting the tray app moved the focus");
+
+    // 1. Shown by `--show indicator`: mapped, a notification that takes no input, and the
+    //    focus and the typing stay with the xterm.
+    tray.second(&["--show", "indicator"]);
+    let how = tray.wait_for(|l| l.contains("dictum-tray: indicator:"), 30);
+    eprintln!("{how}");
+    assert!(
+        how.contains("X11 window that never takes the focus"),
+        "{how}"
+    );
+    let start = Instant::now();
+    let id = loop {
+        if let Some(id) = visible_window(&x, INDICATOR) {
+            break id;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the indicator was not mapped: {}",
+            tray.log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    std::thread::sleep(Duration::from_millis(1500)); // painted, and any focus change made
+    let props = Command::new("xprop")
+        .args(["-id", &id, "WM_HINTS", "_NET_WM_WINDOW_TYPE"])
+        .env("DISPLAY", &x.display)
+        .output()
+        .expect("xprop");
+    let props = String::from_utf8_lossy(&props.stdout).to_string();
+    eprintln!("indicator {id}: {props}");
+    assert!(
+        props.contains("Client accepts input or input focus: False"),
+        "the indicator accepts the focus: {props}"
+    );
+    assert!(
+        props.contains("_NET_WM_WINDOW_TYPE_NOTIFICATION"),
+        "{props}"
+    );
+    assert_eq!(focused(&x), TARGET, "showing the indicator moved the focus");
+    let before = xterm_text(&term).len();
+    x.xdotool(&["type", "--delay", "20", "typed beside the indicator"]);
+    x.xdotool(&["key", "Return"]);
+    let got = wait_xterm_grows(&term, before, 10);
+    assert_eq!(got, "typed beside the indicator");
+    assert_eq!(focused(&x), TARGET);
+
+    // 2. A first dictation: shown at the press (already up), hidden after the release.
+    let short = common::clip("jfk.wav");
+    let before = xterm_text(&term).len();
+    let focus = hold_over(&x, &short, || ());
+    assert!(
+        focus.iter().all(|f| f == TARGET),
+        "the focus moved during the first dictation: {focus:?}"
+    );
+    // The app types the words (no Return): wait for them, then end the line.
+    let start = Instant::now();
+    while tray.log().matches("dictation #").count() < 1 {
+        assert!(start.elapsed() < Duration::from_secs(60), "{}", tray.log());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    x.xdotool(&["key", "Return"]);
+    let first = wait_xterm_grows(&term, before, 10);
+    eprintln!("first dictation typed: {first:?}");
+    let w = WerCount::of(&common::pulse::reference("jfk.wav"), &first);
+    assert!(w.rate() <= 0.3, "{first:?} ({w:?})");
+    let start = Instant::now();
+    while visible_window(&x, INDICATOR).is_some() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the indicator stayed up after the dictation"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    // 3. The second dictation shows the indicator again (a new map); the words come up in it
+    //    while the key is held: screenshot.
+    let shot = out.join("indicator-mid-utterance.png");
+    let _ = std::fs::remove_file(&shot);
+    let before = xterm_text(&term).len();
+    let shown_before = tray.log().matches("ui: indicator: partial").count();
+    let mut words_line = String::new();
+    let focus = hold_over(&x, &clip, || {
+        if !words_line.is_empty() {
+            return;
+        }
+        let log = tray.log();
+        let Some(line) = log
+            .lines()
+            .filter(|l| l.contains("ui: indicator: partial"))
+            .skip(shown_before)
+            .find(|l| !l.contains(": 0 committed words"))
+        else {
+            return;
+        };
+        let Some(id) = visible_window(&x, INDICATOR) else {
+            return;
+        };
+        std::thread::sleep(Duration::from_millis(300)); // painted
+        let ok = Command::new("import")
+            .args(["-window", &id])
+            .arg(&shot)
+            .env("DISPLAY", &x.display)
+            .status()
+            .is_ok_and(|s| s.success());
+        if ok {
+            words_line = line.to_string();
+        }
+    });
+    keep_log();
+    assert!(
+        focus.iter().all(|f| f == TARGET),
+        "the focus moved while the indicator was shown again: {focus:?}"
+    );
+    assert!(
+        !words_line.is_empty(),
+        "the indicator never said it showed committed words while the key was held:\n{}",
+        tray.log()
+    );
+    let (sd, colours) = image_stats(&shot);
+    eprintln!(
+        "screenshot {} at \"{words_line}\": grey std dev {sd:.3}, {colours} colours",
+        shot.display()
+    );
+    assert!(
+        sd > 0.05 && colours > 30,
+        "the indicator screenshot looks blank: std dev {sd}, {colours} colours"
+    );
+    let start = Instant::now();
+    while tray.log().matches("dictation #").count() < 2 {
+        assert!(start.elapsed() < Duration::from_secs(60), "{}", tray.log());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    x.xdotool(&["key", "Return"]);
+    let second = wait_xterm_grows(&term, before, 10);
+    eprintln!("second dictation typed: {second:?}");
+    let w = WerCount::of(&long_clip::reference(), &second);
+    assert!(w.rate() <= 0.3, "{second:?} ({w:?})");
+    assert_eq!(focused(&x), TARGET);
+    keep_log();
+}
