@@ -42,6 +42,12 @@ fn bench_live_reads_a_clip_folder_and_writes_every_pass() {
     let dir = tempfile::tempdir().expect("tempdir");
     corpus(dir.path());
     let details = dir.path().join("passes.tsv");
+    // Stretches of 3 s, so jfk (11 s) is committed in several whatever the default is.
+    std::fs::write(
+        dir.path().join("config.toml"),
+        "[dictation]\ncommit_min_ms = 3000\n",
+    )
+    .expect("write config");
     let out = Command::new(env!("CARGO_BIN_EXE_dictum"))
         .args(["bench", "live", "--tail-ms", "200", "--clips"])
         .arg(dir.path())
