@@ -5,7 +5,12 @@
 //! - `[[replace]] from = "thursday" to = "Friday"`: "The meeting moved to Thursday morning." is
 //!   typed with "Friday"; the row's raw text keeps whisper's "Thursday".
 //! - `[[snippet]] phrase = "my address"` with a two-line text: "Send it to my address." types
-//!   the address on one line (a typed dictation gets no newline: no Return reaches the window).
+//!   the address on two lines into a window that is no terminal (an xterm of class "Editor",
+//!   whose `cat` writes each line it gets: Dictum pressed Return between them), and on one
+//!   line into a terminal (an xterm of class XTerm, in `[inject] terminal_classes`: no Return
+//!   reaches it). The row's text is one line either way.
+//! - `[[snippet]] phrase = "my template"` with 700 characters, said in a second and a half:
+//!   typed whole (the typing budget grows by what the snippet added).
 
 #[path = "../../dictum-engine/tests/common/mod.rs"]
 mod common;
@@ -30,7 +35,17 @@ to = "Friday"
 [[snippet]]
 phrase = "my address"
 text = "12 Main Street\nSpringfield"
+
+[[snippet]]
+phrase = "my template"
+text = "{TEMPLATE}"
 "#;
+
+/// 704 characters: far over the typing budget of a short dictation without the allowance
+/// (`[inject] max_chars_per_second`: 200 + 40 a second).
+fn template() -> String {
+    "All work and no play. ".repeat(32).trim_end().to_string()
+}
 
 #[test]
 fn live_dictation_gets_replacements_and_snippets() {
@@ -44,6 +59,7 @@ fn live_dictation_gets_replacements_and_snippets() {
         "The meeting moved to Thursday morning.",
     );
     let address = speak(clips.path(), "address", "Send it to my address.");
+    let long = speak(clips.path(), "template", "Use my template.");
 
     let _pulse = Pulse::start();
     let x = Xvfb::start();
@@ -52,7 +68,7 @@ fn live_dictation_gets_replacements_and_snippets() {
     write_initial_config(dir.path());
     let config = dir.path().join("config.toml");
     let mut text = std::fs::read_to_string(&config).expect("config");
-    text.push_str(RULES);
+    text.push_str(&RULES.replace("{TEMPLATE}", &template()));
     std::fs::write(&config, text).expect("config");
     let mut d = Daemon::start(dir.path(), &x);
 
@@ -72,13 +88,45 @@ fn live_dictation_gets_replacements_and_snippets() {
     let said = ev["text"].as_str().unwrap_or_default().to_string();
     assert!(said.contains("12 Main Street Springfield"), "{ev}");
     assert!(!said.contains('\n'), "{ev}");
+    assert!(ev["inject_error"].is_null(), "{ev}");
     eprintln!("typed: {typed:?}, then {said:?}");
-    // One line: the file gets it only at the Return the test presses.
+    // Two lines in a window that is no terminal: `cat` wrote the first at Dictum's Return,
+    // the second at the test's.
+    let two_lines = said.replacen(
+        "12 Main Street Springfield",
+        "12 Main Street\nSpringfield",
+        1,
+    );
     let file = term.line(&x);
-    assert_eq!(file, format!("{typed} \n{said} \n"), "{ev}");
+    assert_eq!(file, format!("{typed} \n{two_lines} \n"), "{ev}");
+
+    // A long snippet said in a short dictation is typed whole.
+    let ev = dictate(&x, &mut d, HOTKEY, &long, 300);
+    assert_eq!(ev["outcome"], "ok", "{ev}");
+    assert!(ev["inject_error"].is_null(), "{ev}");
+    let templated = ev["text"].as_str().unwrap_or_default().to_string();
+    assert!(templated.contains(&template()), "{ev}");
+    let file = term.line(&x);
+    assert!(
+        file.ends_with(&format!("\n{templated} \n")),
+        "the long snippet was not typed whole: {ev}\n{file}"
+    );
+
+    // One line in a terminal: no Return reaches it, its file gets the line only at the
+    // test's Return.
+    let shell = Xterm::start_as(&x, "Dictum snippets terminal", "XTerm", "80x10+0+420");
+    let ev = dictate(&x, &mut d, HOTKEY, &address, 300);
+    assert_eq!(ev["outcome"], "ok", "{ev}");
+    let terminal_id = ev["id"].as_i64().expect("row id");
+    let said = ev["text"].as_str().unwrap_or_default().to_string();
+    assert!(said.contains("12 Main Street Springfield"), "{ev}");
+    let file = shell.line(&x);
+    assert_eq!(file, format!("{said} \n"), "{ev}");
 
     let history =
         dictum_engine::store::History::open(&dir.path().join("history.sqlite3")).expect("history");
+    let row = history.get(terminal_id).expect("read row").expect("row");
+    assert_eq!(row.app_class.as_deref(), Some("XTerm"), "{row:?}");
     let row = history.get(meeting_id).expect("read row").expect("row");
     assert_eq!(row.text.as_deref(), Some(typed.as_str()));
     assert!(

@@ -14,6 +14,7 @@
 use crate::config::snippets::{
     normalize, word_spans, ReplaceConfig, SnippetConfig, MAX_TEXT_CHARS,
 };
+use crate::config::Config;
 
 /// The compiled rules (phrases split into words once).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -155,6 +156,87 @@ pub fn budget_allowance(raw: &str, text: &str) -> usize {
         .count()
         .saturating_sub(raw.chars().count())
         .min(MAX_TEXT_CHARS)
+}
+
+/// The most characters a typed dictation may have: `[inject] max_chars_per_second` on its
+/// audio ([`crate::config::InjectConfig::char_budget`]) plus what its snippets and
+/// replacements added to whisper's words ([`budget_allowance`]). What they added is found by
+/// applying the configured tables to whisper's `raw` text again, never by looking at the text
+/// to type: an LLM (or anything after the tables) that writes more gets no allowance, and a
+/// long snippet said in a short dictation is not cut.
+pub fn typing_budget(config: &Config, audio_ms: Option<i64>, raw: Option<&str>) -> usize {
+    let base = config.inject.char_budget(audio_ms);
+    match raw {
+        Some(raw) if !raw.is_empty() && !config.snippets.is_empty() => {
+            let rules = Rewriter::new(&config.snippets, &config.replacements);
+            base + budget_allowance(raw, &rules.apply(raw, false).text)
+        }
+        _ => base,
+    }
+}
+
+/// Where a typed dictation's `text` gets a line break (issue 30 item 2: a snippet's newlines
+/// arrive as line breaks where the window is no terminal). The configured tables are applied
+/// to whisper's `raw` text again to know which snippets were said, in order; for each one
+/// whose text has a newline, its one-line form (as typed: [`Rewriter::apply`] without
+/// newlines) is looked for in `text`, after the previous one, and the spaces that stand for
+/// its newlines are returned: byte offsets into `text`, ascending, an offset repeated once per
+/// newline (a blank line is two). The newlines come only from the config, never from the text:
+/// a newline whisper, a speech server or an LLM wrote is no break, and a snippet the LLM
+/// changed is found nowhere and stays on one line.
+pub fn line_breaks(config: &Config, raw: Option<&str>, text: &str) -> Vec<usize> {
+    let Some(raw) = raw.filter(|r| !r.is_empty()) else {
+        return Vec::new();
+    };
+    if !config.snippets.iter().any(|s| s.text.contains('\n')) {
+        return Vec::new();
+    }
+    let rules = Rewriter::new(&config.snippets, &config.replacements);
+    let mut ignored = Vec::new();
+    let replaced = rewrite(raw, &rules.replacements, false, &mut ignored);
+    let mut said = Vec::new();
+    let _ = rewrite(&replaced, &rules.snippets, true, &mut said);
+    let mut breaks = Vec::new();
+    let mut from = 0;
+    for words in said {
+        let Some(rule) = rules.snippets.iter().find(|r| r.words.join(" ") == words) else {
+            continue;
+        };
+        let (one, at) = one_line_with_breaks(rule.with.trim());
+        if at.is_empty() {
+            continue;
+        }
+        let Some(found) = text.get(from..).and_then(|rest| rest.find(&one)) else {
+            continue;
+        };
+        let start = from + found;
+        breaks.extend(at.iter().map(|a| start + a));
+        from = start + one.len();
+    }
+    breaks
+}
+
+/// [`one_line`] of `text`, and the byte offset in it of each space that stands for a run of
+/// whitespace holding newlines, once per newline of the run.
+fn one_line_with_breaks(text: &str) -> (String, Vec<usize>) {
+    let mut out = String::with_capacity(text.len());
+    let mut at = Vec::new();
+    let mut run = String::new();
+    let end_run = |out: &mut String, run: &mut String, at: &mut Vec<usize>| {
+        let newlines = run.matches('\n').count();
+        at.extend(std::iter::repeat_n(out.len(), newlines));
+        flush(out, run);
+    };
+    for c in text.chars() {
+        if c.is_whitespace() {
+            run.push(c);
+            continue;
+        }
+        end_run(&mut out, &mut run, &mut at);
+        out.push(c);
+    }
+    end_run(&mut out, &mut run, &mut at);
+    (out, at)
 }
 
 /// `text` on one line: each run of whitespace that holds a newline or a tab is one space.
@@ -322,6 +404,129 @@ mod tests {
         assert_eq!(
             budget_allowance("sig sig", &"x".repeat(9000)),
             MAX_TEXT_CHARS
+        );
+    }
+
+    fn config_with(snippets: &[(&str, &str)]) -> Config {
+        Config {
+            snippets: snippets
+                .iter()
+                .map(|(phrase, text)| SnippetConfig {
+                    phrase: (*phrase).into(),
+                    text: (*text).into(),
+                })
+                .collect(),
+            replacements: vec![ReplaceConfig {
+                from: "cooper netties".into(),
+                to: "Kubernetes".into(),
+            }],
+            ..Config::default()
+        }
+    }
+
+    #[test]
+    fn a_long_snippet_gets_its_allowance_llm_output_none() {
+        let long = "x".repeat(1500);
+        let config = config_with(&[("my template", &long)]);
+        let one_second = Some(1000);
+        let base = config.inject.char_budget(one_second);
+        assert!(
+            base < long.len(),
+            "the test needs a snippet over the budget"
+        );
+        // A long snippet said in one second: its text fits the budget.
+        let budget = typing_budget(&config, one_second, Some("My template."));
+        assert_eq!(budget, base + long.len() - "My template.".len());
+        let typed = Rewriter::new(&config.snippets, &config.replacements)
+            .apply("My template.", false)
+            .text;
+        assert!(typed.chars().count() <= budget);
+        // No snippet said: no allowance, however long the text to type (an LLM that wrote
+        // pages, or a speech server's answer) is: the budget never looks at it.
+        assert_eq!(
+            typing_budget(&config, one_second, Some("hello there")),
+            base
+        );
+        assert_eq!(typing_budget(&config, one_second, None), base);
+        assert_eq!(
+            typing_budget(&Config::default(), one_second, Some("My template.")),
+            base
+        );
+        // Said a hundred times (a speech server gone wild): at most one snippet's worth.
+        let many = "my template ".repeat(100);
+        assert_eq!(
+            typing_budget(&config, one_second, Some(&many)),
+            base + MAX_TEXT_CHARS
+        );
+    }
+
+    #[test]
+    fn line_breaks_come_from_the_snippets_said_only() {
+        let config = config_with(&[
+            ("my address", ADDRESS),
+            ("sig", "Best regards,\n\n\tAnn"),
+            ("kube config", "~/.kube/config"),
+        ]);
+        let typed = |raw: &str| {
+            Rewriter::new(&config.snippets, &config.replacements)
+                .apply(raw, false)
+                .text
+        };
+        // (whisper's text, the text to type, the lines it is typed as)
+        let lines = |raw: &str, text: &str| -> Vec<String> {
+            let breaks = line_breaks(&config, Some(raw), text);
+            let mut out = vec![String::new()];
+            for (i, c) in text.char_indices() {
+                let n = breaks.iter().filter(|&&b| b == i).count();
+                if n > 0 {
+                    assert_eq!(c, ' ', "a break on {c:?} in {text:?}");
+                    out.extend(std::iter::repeat_n(String::new(), n));
+                } else if let Some(last) = out.last_mut() {
+                    last.push(c);
+                }
+            }
+            out
+        };
+        let raw = "Send it to my address, please.";
+        assert_eq!(
+            lines(raw, &typed(raw)),
+            ["Send it to 12 Main Street", "Springfield, please."]
+        );
+        // A blank line is two breaks; the tab is a space.
+        assert_eq!(
+            lines("Thanks. Sig.", &typed("Thanks. Sig.")),
+            ["Thanks. Best regards,", "", "Ann."]
+        );
+        // Twice said, twice broken; a snippet without newlines breaks nothing.
+        let raw = "My address or my address, kube config.";
+        assert_eq!(
+            lines(raw, &typed(raw)),
+            [
+                "12 Main Street",
+                "Springfield or 12 Main Street",
+                "Springfield, ~/.kube/config."
+            ]
+        );
+        // Nothing said: no break, whatever the text holds (an LLM or a speech server that
+        // writes the address's words, or newlines, gets none).
+        for (raw, text) in [
+            ("send it home", "Send it to 12 Main Street Springfield."),
+            ("two lines", "line one\nline two"),
+            ("", "12 Main Street Springfield"),
+        ] {
+            assert!(line_breaks(&config, Some(raw), text).is_empty(), "{raw:?}");
+        }
+        assert!(line_breaks(&config, None, "12 Main Street Springfield").is_empty());
+        // The LLM changed the snippet's text: it is not found, and stays on one line.
+        assert!(line_breaks(&config, Some(raw), "Send it to 12 Main St. Springfield.").is_empty());
+        // Said once, written twice by the LLM: one snippet's breaks only.
+        assert_eq!(
+            line_breaks(
+                &config,
+                Some("my address"),
+                "12 Main Street Springfield and 12 Main Street Springfield"
+            ),
+            [14]
         );
     }
 

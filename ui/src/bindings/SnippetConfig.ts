@@ -9,7 +9,7 @@ export type SnippetConfig = {
  */
 phrase: string, 
 /**
- * What is typed instead. Newlines are kept in `dictum transcribe`'s text and become
- * spaces in a typed dictation (never an Enter in a terminal).
+ * What is typed instead. Newlines are kept in `dictum transcribe`'s text; a typed
+ * dictation gets them as line breaks outside terminals and as spaces in a terminal.
  */
 text: string, };

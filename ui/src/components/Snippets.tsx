@@ -45,7 +45,7 @@ export function Snippets({ snippets, replacements, setSnippets, setReplacements,
 
       <h3 style="font-size:14px;margin:16px 0 4px">Snippets</h3>
       <p class="muted" style="margin:2px 0">Say the phrase, alone or inside a sentence, and its text is typed instead.
-        Newlines in the text stay in transcribed files; in a typed dictation they become spaces (Dictum never presses Enter for you).</p>
+        Newlines in the text are typed as line breaks, except in a terminal, where they become spaces (Dictum never presses Enter in a terminal).</p>
       {snippets.map((s, i) => (
         <div class="row" key={`s${i}`} style="align-items:flex-start" data-testid={`snippet-${i}`}>
           <label>When I say</label>

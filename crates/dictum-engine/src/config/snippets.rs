@@ -20,8 +20,8 @@ pub const MAX_TEXT_CHARS: usize = 4000;
 pub struct SnippetConfig {
     /// What you say, e.g. "my address"; matched as whole words, in any case.
     pub phrase: String,
-    /// What is typed instead. Newlines are kept in `dictum transcribe`'s text and become
-    /// spaces in a typed dictation (never an Enter in a terminal).
+    /// What is typed instead. Newlines are kept in `dictum transcribe`'s text; a typed
+    /// dictation gets them as line breaks outside terminals and as spaces in a terminal.
     pub text: String,
 }
 

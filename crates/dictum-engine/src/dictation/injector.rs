@@ -31,6 +31,14 @@ pub trait Sink {
         self.deliver(text)
     }
 
+    /// [`Sink::deliver_until`] of a text with a snippet's line breaks: byte offsets of spaces
+    /// in `text` (`crate::snippets::line_breaks`, from the config, never from the text). A
+    /// sink may press Return there where the window is no terminal; by default the spaces.
+    fn deliver_lines(&mut self, text: &str, breaks: &[usize], stop: StopCheck) -> SinkReport {
+        let _ = breaks;
+        self.deliver_until(text, stop)
+    }
+
     /// Whether the window keys would go to now is a terminal; None when the sink cannot
     /// tell (`commands::trust` then goes by the window at the press).
     fn focus_is_terminal(&mut self) -> Option<bool> {
@@ -97,7 +105,11 @@ impl Sink for Injector {
     }
 
     fn deliver_until(&mut self, text: &str, stop: StopCheck) -> SinkReport {
-        let r = self.inject_until(text, Some(stop));
+        self.deliver_lines(text, &[], stop)
+    }
+
+    fn deliver_lines(&mut self, text: &str, breaks: &[usize], stop: StopCheck) -> SinkReport {
+        let r = self.inject_lines(text, breaks, Some(stop));
         let mut error = r.error;
         if let Some(w) = r.warning {
             tracing::warn!("{w}");
@@ -586,7 +598,8 @@ fn deliver(
         profile_allows: profile.commands == Some(true),
         with_text: !text.trim().is_empty(),
     };
-    let budget = config.inject.char_budget(entry.audio_ms);
+    // A long snippet is not cut by the budget; an LLM that writes more gets no allowance.
+    let budget = crate::snippets::typing_budget(config, entry.audio_ms, entry.raw_text.as_deref());
     let chars = text.chars().count();
     let typed_ahead = sent.as_ref().filter(|s| s.ok).map(|s| s.chars);
     if entry.id.is_some() && shared.cancelled(id) {
@@ -633,6 +646,12 @@ fn deliver(
             let cancellable = entry.id.is_some();
             Arc::new(move || cancellable && shared.cancelled(id)) as StopCheck
         };
+        // A snippet's newlines, where the window at the press was no terminal: line breaks.
+        let breaks = if situation.terminal {
+            Vec::new()
+        } else {
+            crate::snippets::line_breaks(config, entry.raw_text.as_deref(), &text)
+        };
         // First words typed ahead (`Part`): only the rest now. Words that did not reach
         // the window are delivered again with the rest (or left on the clipboard whole).
         let ahead = sent
@@ -653,8 +672,16 @@ fn deliver(
                 handed_over_ms: Some(0.0),
                 ..SinkReport::default()
             },
-            Some((_, rest)) => sink.deliver_until(rest, stop),
-            None => sink.deliver_until(&text, stop),
+            Some((_, rest)) => {
+                let at = text.len() - rest.len();
+                let breaks: Vec<usize> = breaks
+                    .iter()
+                    .filter(|&&b| b >= at)
+                    .map(|b| b - at)
+                    .collect();
+                sink.deliver_lines(rest, &breaks, stop)
+            }
+            None => sink.deliver_lines(&text, &breaks, stop),
         };
         let handed_over = delivery.handed_over_ms.unwrap_or_else(|| ms_since(t0));
         let (ahead_chars, ahead_ms) = ahead

@@ -40,6 +40,7 @@ pub mod focus;
 #[cfg(target_os = "linux")]
 pub mod focus_dbus;
 mod keywatch;
+mod lines;
 pub mod notify;
 mod paste;
 pub mod session;
