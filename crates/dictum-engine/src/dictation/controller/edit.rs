@@ -21,6 +21,8 @@ pub(super) struct EditSide {
     hotkey: Option<(Hotkeys, String)>,
     /// The utterance (sequence number) recording an instruction.
     recording: Option<u64>,
+    /// The hotkeys are paused (tray: "pause hotkey"): the edit key is let go too.
+    paused: bool,
     probe: edit::focus::Probe,
 }
 
@@ -31,6 +33,7 @@ impl EditSide {
             grab,
             hotkey: None,
             recording: None,
+            paused: false,
             probe: edit::focus::Probe::new(),
         }
     }
@@ -40,7 +43,7 @@ impl Controller {
     /// Grabs the edit hotkey when `[edit] enabled` (and the dictation hotkey is an X11 grab),
     /// lets go of it otherwise; at start and after each config change.
     pub(super) fn edit_sync(&mut self) {
-        let want = (self.edit.grab && self.config.edit.enabled)
+        let want = (self.edit.grab && self.config.edit.enabled && !self.edit.paused)
             .then(|| self.config.edit.hotkey.trim().to_string());
         if self.edit.hotkey.as_ref().map(|(_, spec)| spec) == want.as_ref() {
             return;
@@ -71,8 +74,21 @@ impl Controller {
         }
     }
 
+    /// Lets go of the edit key while the hotkeys are paused, and takes it again after.
+    pub(super) fn edit_pause(&mut self, paused: bool) {
+        self.edit.paused = paused;
+        self.edit_sync();
+    }
+
     /// The edit key went down: an edit starts when it can, else the user is told why.
     pub(super) fn edit_press(&mut self, at: Instant) {
+        // An edit cancelled with the cancel key while recorded: what its press took goes.
+        if let Some(old) = self.edit.recording {
+            if self.live.as_ref().is_none_or(|l| l.seq != old) {
+                self.edit.recording = None;
+                self.shared.take_edit(old);
+            }
+        }
         if self.live.is_some() || self.hands_free.is_some() {
             // The key's auto-repeat while an edit records, or a dictation under way.
             if self.edit.recording.is_none() {

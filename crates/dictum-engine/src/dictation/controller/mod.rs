@@ -245,6 +245,7 @@ impl Controller {
                                 HotkeySource::Portal { paused, .. } => *paused = p,
                                 HotkeySource::None => {}
                             }
+                            self.edit_pause(p);
                             None
                         }
                         Command::Reconfigure(config) => {
