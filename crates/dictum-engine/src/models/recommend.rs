@@ -3,7 +3,7 @@
 //!
 //! What the user waits for at the key-up of a push-to-talk dictation is not a whole pass over
 //! the dictation. While the key is held, the live path transcribes each stretch at the pause
-//! that ends it and makes stretches of at least `commit_min_ms` (3 s) final
+//! that ends it and makes stretches of at least `commit_min_ms` (6 s by default) final
 //! (docs/ARCHITECTURE.md, "Live dictation"); what is left at the release is the last stretch,
 //! at most about `commit_min_ms` + 1 s of speech, and its pass is often under way before the
 //! key goes up (a speculation starts at 48 ms of silence). So the model is:
@@ -17,9 +17,9 @@
 //!   longer ones spread whisper's fixed cost thinner, so this errs on the slow side).
 //!
 //! A pass's cost is taken as `fixed + per_second × seconds`, fitted through two measured
-//! passes (3.0 s of speech, and 10.5 s). Checked against the live benchmark on a 2-core
-//! EPYC (docs/PERFORMANCE.md, 10–11 s dictations, key released 100 ms after the last word):
-//! measured p95 213 ms (tiny.en-q8_0) and 227 ms (base-q8_0).
+//! passes (~2.4 s of speech, and ~10 s). For comparison, the live benchmark on a 2-core EPYC
+//! (docs/PERFORMANCE.md, 10–11 s dictations with 3 s commits, key released 100 ms after the
+//! last word) measured p95 213 ms (tiny.en-q8_0) and 227 ms (base-q8_0).
 //!
 //! A model that was not measured (not installed) is estimated from the nearest measured one,
 //! scaled by [`relative_cost`]; such rows say so, and the choice tells the user to measure
@@ -33,7 +33,7 @@ use serde::Serialize;
 pub struct Pass {
     /// Length of the audio transcribed.
     pub audio_ms: f64,
-    /// Wall time of the pass (median of the runs).
+    /// Wall time of the pass (the fastest of the runs).
     pub ms: f64,
 }
 
@@ -95,7 +95,9 @@ impl Default for Targets {
             release_p95_ms: 300.0,
             dictation_s: 10.0,
             file_rtf: 0.5,
-            commit_min_s: 3.0,
+            commit_min_s: f64::from(
+                crate::config::dictation::DictationConfig::default().commit_min_ms,
+            ) / 1000.0,
             overhead_ms: 15.0,
         }
     }
@@ -428,7 +430,8 @@ mod tests {
     fn a_slow_and_a_fast_machine_pick_different_models() {
         let t = Targets::default();
         let installed = names(&["tiny.en-q8_0"]);
-        // Slow: tiny's tail pass 100 + 4 × 25 = 200 ms → 215 ms p95; base (×1.9) 395 ms.
+        // Default 6 s commits: the tail is 7 s.
+        // Slow: tiny's tail pass 100 + 7 × 25 = 275 ms → 290 ms p95; base (×1.9) 537 ms.
         let slow = recommend(
             &[machine("tiny.en-q8_0", "cpu", 100.0, 25.0)],
             &installed,
@@ -439,7 +442,7 @@ mod tests {
         assert_eq!(slow.model, "tiny.en-q8_0", "{}", table(&slow));
         assert!(!slow.estimated);
         assert!(slow.reason.contains("base-q8_0"), "{}", slow.reason);
-        // Fast: 40 + 4 × 8 = 72 ms for tiny; base 152 ms fits, small (×5.5) 411 ms does not.
+        // Fast: 40 + 7 × 8 = 96 ms for tiny; base 197 ms fits, small (×5.5) 543 ms does not.
         let fast = recommend(
             &[machine("tiny.en-q8_0", "cpu", 40.0, 8.0)],
             &installed,
@@ -491,8 +494,8 @@ mod tests {
         );
         let base = rec.rows.iter().find(|r| r.model == "base-q8_0").unwrap();
         assert_eq!(base.basis, Basis::Measured);
-        // 200 + 30 × 4 + 15
-        assert!((base.release_p95_ms - 335.0).abs() < 1e-6, "{base:?}");
+        // 200 + 30 × 7 + 15
+        assert!((base.release_p95_ms - 425.0).abs() < 1e-6, "{base:?}");
         assert_eq!(base.verdict, Verdict::ReleaseTooSlow);
         let small = rec.rows.iter().find(|r| r.model == "small-q8_0").unwrap();
         assert!(
@@ -518,8 +521,12 @@ mod tests {
 
     #[test]
     fn the_tail_is_the_uncommitted_stretch_not_the_dictation() {
-        let t = Targets::default();
+        let t = Targets {
+            commit_min_s: 3.0,
+            ..Targets::default()
+        };
         assert_eq!(t.tail_s(), 4.0);
+        assert_eq!(Targets::default().tail_s(), 7.0, "6 s commits by default");
         let short = Targets {
             dictation_s: 2.0,
             ..Targets::default()
