@@ -328,7 +328,13 @@ impl Transcriber {
     }
 
     /// Transcribes one utterance. With a sized window, output that looks degenerate is
-    /// redone once with the full window (the slower but robust path).
+    /// redone once with the full window (the slower but robust path) — except in a pass that
+    /// can be stopped ([`Transcriber::set_abort`]: the live path's speculation), which fails
+    /// with [`GAVE_UP`] instead: a speculation is only a head start, the release transcribes
+    /// its stretch anew anyway, and the redo (~0.5 s with tiny on 2 cores, several times a
+    /// normal pass) would hold the worker just when the release comes. Measured: speculations
+    /// cut mid-sentence ("Ask what you can do for your") loop in the sized window, and their
+    /// redo made the release wait 50–70 ms more in 5 of 18 runs at a 200 ms tail.
     pub fn transcribe(&mut self, pcm: &[f32], opts: &SttOptions) -> Result<SttOutput> {
         let start = Instant::now();
         let first = self.decode(pcm, opts, opts.window)?;
@@ -340,6 +346,14 @@ impl Transcriber {
                 ms: ms_since(start),
                 ..first
             });
+        }
+        if self.abort.is_some() {
+            tracing::debug!(
+                "window {} gave degenerate output {:?}; a speculation is dropped, not redone",
+                first.audio_ctx,
+                first.text
+            );
+            return Err(Error::Transcribe(GAVE_UP.into()));
         }
         tracing::debug!(
             "window {} gave degenerate output {:?}; redoing with the full window",
@@ -432,9 +446,15 @@ unsafe extern "C" fn abort_requested(data: *mut c_void) -> bool {
     stop
 }
 
-/// True when `e` is a decode stopped through [`Transcriber::set_abort`].
+/// The message of a speculation whose sized window gave degenerate output: dropped, not
+/// redone with the full window ([`Transcriber::transcribe`]).
+pub const GAVE_UP: &str = "a speculation's sized window gave degenerate output; dropped";
+
+/// True when `e` is a decode stopped through [`Transcriber::set_abort`], or a speculation
+/// dropped instead of redone ([`GAVE_UP`]): either way the pass left nothing to use and
+/// nothing went wrong.
 pub fn is_aborted(e: &Error) -> bool {
-    matches!(e, Error::Transcribe(m) if m == ABORTED)
+    matches!(e, Error::Transcribe(m) if m == ABORTED || m == GAVE_UP)
 }
 
 fn decode_in(
