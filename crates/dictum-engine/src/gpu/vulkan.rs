@@ -132,7 +132,7 @@ unsafe fn list(entry: &ash::Entry) -> VulkanStatus {
     };
     let app = vk::ApplicationInfo::default()
         .application_name(c"dictum")
-        .api_version(api.min(vk::API_VERSION_1_1).max(vk::API_VERSION_1_0));
+        .api_version(api.clamp(vk::API_VERSION_1_0, vk::API_VERSION_1_1));
     let info = vk::InstanceCreateInfo::default().application_info(&app);
     let instance = match entry.create_instance(&info, None) {
         Ok(i) => i,
