@@ -1,14 +1,18 @@
 //! The words while you speak (issue 29): `dictum run --json` publishes `partial` events while
-//! the key is held, end to end as a user would: `dictum run` on a real X display (Xvfb) with
-//! a real sound server (a private PulseAudio whose virtual microphone is fed by `paplay`),
-//! the hotkey held with XTEST over a ~20 s clip of four sentences (jfk.wav, sns-0870.wav,
-//! sns-0880.wav and espeak-fox.wav with 0.4 s gaps, as `scripts/bench-live` joins them), and
-//! the words typed into a real xterm, read back from a file.
+//! the dictation is recorded, in each mode, end to end as a user would: `dictum run` on a
+//! real X display (Xvfb) with a real sound server (a private PulseAudio whose virtual
+//! microphone is fed by `paplay`), over a ~20 s clip of four sentences
+//! (`support/long_clip.rs`), the words typed into a real xterm, read back from a file.
 //!
-//! The partials come while the key is held, the first before half the clip has played; their
-//! numbers go 1, 2, 3…; each one's committed words are the start of the typed text (after
-//! `eval::normalize`: no snippets, replacements or LLM here); none comes after the
-//! dictation's event; and the typed text is the event's, as without partials.
+//! - Push-to-talk (the hotkey held with XTEST over the clip): the partials come while the key
+//!   is held, the first before half the clip has played; their numbers go 1, 2, 3…; each
+//!   one's committed words are the start of the typed text (after `eval::normalize`: no
+//!   snippets, replacements or LLM here); none comes after the dictation's event; and the
+//!   typed text is the event's, as without partials.
+//! - Toggle (one press starts, the next stops): the same, between the two presses.
+//! - Hands-free (one press starts listening; each pause ends a dictation): partials come while
+//!   the clip plays, the first before half of it, and each belongs to a dictation whose event
+//!   comes after it and whose text its committed words start.
 //!
 //! Skipped only when the tools are missing and `DICTUM_REQUIRE_E2E` is unset (`scripts/test`
 //! sets it and installs them).
@@ -22,77 +26,68 @@ mod events;
 #[path = "support/x11_daemon.rs"]
 mod x11_daemon;
 
+#[path = "support/long_clip.rs"]
+mod long_clip;
+
 use common::x11::{tools_present, Xterm, Xvfb};
 use dictum_engine::eval::{normalize, WerCount};
+use long_clip::{clip_ms, long_clip};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::io::Write;
+use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
-use x11_daemon::{dictate_collecting, typed_line, write_initial_config, Daemon, HOTKEY};
-
-const CLIPS: [&str; 4] = ["jfk.wav", "sns-0870.wav", "sns-0880.wav", "espeak-fox.wav"];
-
-fn sox(args: &[&std::ffi::OsStr]) {
-    let ok = Command::new("sox")
-        .args(args)
-        .status()
-        .expect("sox (apt-get install sox)")
-        .success();
-    assert!(ok, "sox {args:?} failed");
-}
-
-/// The four clips as one 16 kHz mono clip, 0.4 s of silence between them.
-fn long_clip(dir: &Path) -> PathBuf {
-    let gap = dir.join("gap.wav");
-    sox(&[
-        "-n".as_ref(),
-        "-r".as_ref(),
-        "16000".as_ref(),
-        "-c".as_ref(),
-        "1".as_ref(),
-        "-b".as_ref(),
-        "16".as_ref(),
-        gap.as_os_str(),
-        "trim".as_ref(),
-        "0".as_ref(),
-        "0.4".as_ref(),
-    ]);
-    let mut parts: Vec<PathBuf> = Vec::new();
-    for (i, name) in CLIPS.iter().enumerate() {
-        let part = dir.join(format!("part{i}.wav"));
-        sox(&[
-            common::clip(name).as_os_str(),
-            "-r".as_ref(),
-            "16000".as_ref(),
-            "-c".as_ref(),
-            "1".as_ref(),
-            "-b".as_ref(),
-            "16".as_ref(),
-            part.as_os_str(),
-        ]);
-        if i > 0 {
-            parts.push(gap.clone());
-        }
-        parts.push(part);
-    }
-    let out = dir.join("four-sentences.wav");
-    let mut args: Vec<&std::ffi::OsStr> = parts.iter().map(|p| p.as_os_str()).collect();
-    args.push(out.as_os_str());
-    sox(&args);
-    out
-}
-
-fn clip_ms(clip: &Path) -> u64 {
-    let d = dictum_engine::audio::read_wav(clip).expect("read the joined clip");
-    d.samples.len() as u64 / d.channels.max(1) as u64 * 1000 / d.sample_rate as u64
-}
+use std::time::{Duration, Instant};
+use x11_daemon::{
+    dictate_collecting, dictate_collecting_with, typed_line, write_initial_config, Daemon, HOTKEY,
+};
 
 fn text<'a>(ev: &'a Value, field: &str) -> &'a str {
     ev[field].as_str().unwrap_or_default()
 }
 
+/// A fresh config in `dir` with `[dictation] mode = mode`.
+fn config_with_mode(dir: &Path, mode: &str) {
+    write_initial_config(dir);
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(dir.join("config.toml"))
+        .expect("config");
+    write!(f, "\n[dictation]\nmode = \"{mode}\"\n").expect("write config");
+}
+
+/// The partials of the dictation `ev` (in the order they came) are numbered 1, 2, 3…, carry
+/// its id, and their committed words start its text and never go back.
+fn check_partials(mode: &str, partials: &[&Value], ev: &Value) {
+    let finale = normalize(text(ev, "text"));
+    let mut committed_words = 0;
+    for (i, p) in partials.iter().enumerate() {
+        assert_eq!(p["seq"], i as u64 + 1, "{mode}: {p}");
+        assert_eq!(p["id"], ev["id"], "{mode}: {p}");
+        let committed = normalize(text(p, "committed"));
+        assert!(
+            finale.starts_with(&committed),
+            "{mode}: committed words {committed:?} do not start the final {finale:?}"
+        );
+        assert!(
+            committed.len() >= committed_words,
+            "{mode}: committed words went back: {p}"
+        );
+        committed_words = committed.len();
+    }
+}
+
+/// Some partial in `timed` came before `half` (since the press).
+fn one_before(mode: &str, timed: &[(Duration, Value)], half: Duration) {
+    assert!(
+        timed
+            .iter()
+            .any(|(at, e)| e["event"] == "partial" && *at < half),
+        "{mode}: no partial before {half:?}: {timed:?}"
+    );
+}
+
 #[test]
-fn partial_words_come_while_the_key_is_held_and_lead_to_the_typed_text() {
+fn partial_words_come_while_recording_in_every_mode_and_lead_to_the_typed_text() {
     if !tools_present() {
         return;
     }
@@ -100,19 +95,22 @@ fn partial_words_come_while_the_key_is_held_and_lead_to_the_typed_text() {
     let clip = long_clip(clips.path());
     let length = clip_ms(&clip);
     assert!(length >= 15_000, "the joined clip is {length} ms");
+    // Playback starts 100 ms after the press.
+    let half = Duration::from_millis(100 + length / 2);
 
     let _pulse = common::pulse::Pulse::start();
     let x = Xvfb::start();
     let term = Xterm::start(&x, "Dictum target");
     let dir = tempfile::tempdir().expect("tempdir");
-    write_initial_config(dir.path());
-    let mut d = Daemon::start(dir.path(), &x);
     let mut seen = 0usize;
 
+    // Push-to-talk: the key held over the clip.
+    config_with_mode(dir.path(), "push_to_talk");
+    let mut d = Daemon::start(dir.path(), &x);
     let held = dictate_collecting(&x, &mut d, HOTKEY, &clip, 500);
     let ev = held.dictation().clone();
     let line = typed_line(&term, &x, &mut seen);
-    eprintln!("dictation: {ev}\ntyped: {line:?}");
+    eprintln!("push-to-talk dictation: {ev}\ntyped: {line:?}");
     for (at, p) in held
         .while_held
         .iter()
@@ -120,55 +118,119 @@ fn partial_words_come_while_the_key_is_held_and_lead_to_the_typed_text() {
     {
         eprintln!("held +{} ms: {p}", at.as_millis());
     }
-
     // Typed as before: the event's text, close to what was said.
     assert_eq!(ev["outcome"], "ok", "{ev}");
     assert_eq!(line.trim_end(), text(&ev, "text"), "{ev}");
-    let said: Vec<String> = CLIPS.iter().map(|c| common::pulse::reference(c)).collect();
-    let w = WerCount::of(&said.join(" "), &line);
+    let w = WerCount::of(&long_clip::reference(), &line);
     assert!(w.rate() <= 0.25, "{line:?} ({w:?})");
-
-    // Partials while the key is held, one before half the clip had played (playback starts
-    // 100 ms after the press).
-    let half = Duration::from_millis(100 + length / 2);
-    let held_partials: Vec<&(Duration, Value)> = held
-        .while_held
-        .iter()
-        .filter(|(_, e)| e["event"] == "partial")
-        .collect();
-    assert!(
-        held_partials.iter().any(|(at, _)| *at < half),
-        "no partial before {half:?}: {:?}",
-        held.while_held
-    );
-
-    // Numbered 1, 2, 3… for this dictation; each one's committed words start the typed text.
+    one_before("push-to-talk", &held.while_held, half);
     let partials = held.all("partial");
-    let finale = normalize(text(&ev, "text"));
-    let mut committed_words = 0;
-    for (i, p) in partials.iter().enumerate() {
-        assert_eq!(p["seq"], i as u64 + 1, "{p}");
-        assert_eq!(p["id"], ev["id"], "{p}");
-        let committed = normalize(text(p, "committed"));
-        assert!(
-            finale.starts_with(&committed),
-            "committed words {committed:?} do not start the final {finale:?}"
-        );
-        assert!(
-            committed.len() >= committed_words,
-            "committed words went back: {p}"
-        );
-        committed_words = committed.len();
-    }
+    check_partials("push-to-talk", &partials, &ev);
     assert!(
-        committed_words > 0,
+        partials
+            .iter()
+            .any(|p| !normalize(text(p, "committed")).is_empty()),
         "no words were committed while the key was held: {partials:?}"
     );
-
     // Nothing about this dictation after its event.
     let later = d.drain(Duration::from_millis(1500));
     assert!(
         !later.iter().any(|e| e["event"] == "partial"),
         "a partial after the dictation: {later:?}"
     );
+    drop(d);
+
+    // Toggle: one press starts, the next one (after the clip) stops.
+    config_with_mode(dir.path(), "toggle");
+    let mut d = Daemon::start(dir.path(), &x);
+    let tap = ["key", HOTKEY];
+    let held = dictate_collecting_with(&x, &mut d, &tap, &tap, &clip, 500);
+    let ev = held.dictation().clone();
+    let line = typed_line(&term, &x, &mut seen);
+    let partials = held.all("partial");
+    eprintln!(
+        "toggle dictation: {ev}\ntyped: {line:?}\n{} partials",
+        partials.len()
+    );
+    assert_eq!(ev["outcome"], "ok", "{ev}");
+    assert_eq!(line.trim_end(), text(&ev, "text"), "{ev}");
+    one_before("toggle", &held.while_held, half);
+    check_partials("toggle", &partials, &ev);
+    let later = d.drain(Duration::from_millis(1500));
+    assert!(
+        !later.iter().any(|e| e["event"] == "partial"),
+        "toggle: a partial after the dictation: {later:?}"
+    );
+    drop(d);
+
+    // Hands-free: one press starts listening; each pause of the speech ends a dictation.
+    config_with_mode(dir.path(), "hands-free");
+    let mut d = Daemon::start(dir.path(), &x);
+    x.xdotool(&["key", HOTKEY]);
+    let started = Instant::now();
+    std::thread::sleep(Duration::from_millis(100));
+    let mut player = Command::new("paplay")
+        .arg("--device=dictum_sink")
+        .arg(&clip)
+        .spawn()
+        .expect("paplay");
+    let mut timed: Vec<(Duration, Value)> = Vec::new();
+    let mut stopped_at: Option<Instant> = None;
+    while started.elapsed() < Duration::from_secs(120) {
+        if stopped_at.is_none() {
+            if let Some(status) = player.try_wait().expect("paplay") {
+                assert!(status.success(), "paplay: {status}");
+                std::thread::sleep(Duration::from_millis(1500));
+                x.xdotool(&["key", HOTKEY]); // stop listening
+                stopped_at = Some(Instant::now());
+            }
+        }
+        if let Ok(ev) = d.events.recv_timeout(Duration::from_millis(20)) {
+            let idle = ev["event"] == "state" && ev["state"] == "idle";
+            timed.push((started.elapsed(), ev));
+            if idle && stopped_at.is_some() {
+                break;
+            }
+        }
+    }
+    let dictations: Vec<&Value> = timed
+        .iter()
+        .map(|(_, e)| e)
+        .filter(|e| e["event"] == "dictation")
+        .collect();
+    eprintln!(
+        "hands-free: {} dictations, {} partials",
+        dictations.len(),
+        timed
+            .iter()
+            .filter(|(_, e)| e["event"] == "partial")
+            .count()
+    );
+    assert!(
+        !dictations.is_empty(),
+        "hands-free: no dictation: {timed:?}"
+    );
+    one_before("hands-free", &timed, half);
+    for (i, (_, p)) in timed.iter().enumerate() {
+        if p["event"] != "partial" {
+            continue;
+        }
+        // Its dictation's event comes after it.
+        let ev = timed[i..]
+            .iter()
+            .map(|(_, e)| e)
+            .find(|e| e["event"] == "dictation" && e["id"] == p["id"]);
+        assert!(
+            ev.is_some(),
+            "hands-free: no dictation event after the partial {p}: {timed:?}"
+        );
+    }
+    for ev in dictations {
+        let mine: Vec<&Value> = timed
+            .iter()
+            .map(|(_, e)| e)
+            .filter(|e| e["event"] == "partial" && e["id"] == ev["id"])
+            .collect();
+        check_partials("hands-free", &mine, ev);
+    }
 }

@@ -157,8 +157,21 @@ impl Held {
 /// [`dictate`], keeping every event: those that came while `keys` were held (timed from the
 /// press, as the test read them) and those up to the dictation event.
 pub fn dictate_collecting(x: &Xvfb, d: &mut Daemon, keys: &str, clip: &Path, tail_ms: u64) -> Held {
+    dictate_collecting_with(x, d, &["keydown", keys], &["keyup", keys], clip, tail_ms)
+}
+
+/// [`dictate_collecting`] with any xdotool start and stop, e.g. `["key", HOTKEY]` twice for
+/// toggle mode.
+pub fn dictate_collecting_with(
+    x: &Xvfb,
+    d: &mut Daemon,
+    down: &[&str],
+    up: &[&str],
+    clip: &Path,
+    tail_ms: u64,
+) -> Held {
     let pressed = Instant::now();
-    x.xdotool(&["keydown", keys]);
+    x.xdotool(down);
     std::thread::sleep(Duration::from_millis(100));
     let mut player = Command::new("paplay")
         .arg("--device=dictum_sink")
@@ -183,7 +196,7 @@ pub fn dictate_collecting(x: &Xvfb, d: &mut Daemon, keys: &str, clip: &Path, tai
     }
     // Already reaped by `try_wait` (the loop ends only after it): returns at once.
     let _ = player.wait();
-    x.xdotool(&["keyup", keys]);
+    x.xdotool(up);
     let after = d.until("dictation", Duration::from_secs(60));
     Held { while_held, after }
 }
