@@ -2,7 +2,8 @@
 //! loaded where the VRAM planner puts it (the GPU in a CUDA build with room, else the CPU),
 //! warmed up, and times real passes over two clips of real read speech compiled into the
 //! engine (`assets/speech-3s.wav`, `assets/speech-7s.wav`), trimmed by the VAD as every
-//! utterance is: ~2.4 s (a release's tail) and the two with 0.4 s between, ~10 s (a dictation). Nothing here needs the test assets or the network.
+//! utterance is: 3.0 s (a release's tail; the VAD keeps its padding) and the two with 0.4 s
+//! between, 10.4 s (a dictation). Nothing here needs the test assets or the network.
 //! (The same 1.1 s clip said again and again made whisper loop: it wrote the phrase more often
 //! than it was said, and the pass cost whatever the loop cost.)
 
@@ -51,7 +52,7 @@ fn trimmed(pcm: Vec<f32>) -> Vec<f32> {
     pcm[vad.keep].to_vec()
 }
 
-/// The built-in clips, trimmed by the VAD: ~2.4 s of speech, and ~10 s (the 3.0 s clip, 0.4 s
+/// The built-in clips, trimmed by the VAD: 3.0 s of speech, and 10.4 s (the 3.0 s clip, 0.4 s
 /// of silence, the 7.1 s clip).
 pub fn builtin_clips() -> Result<Clips> {
     let short = decode(SPEECH_3S)?;

@@ -17,7 +17,7 @@
 //!   longer ones spread whisper's fixed cost thinner, so this errs on the slow side).
 //!
 //! A pass's cost is taken as `fixed + per_second × seconds`, fitted through two measured
-//! passes (~2.4 s of speech, and ~10 s). For comparison, the live benchmark on a 2-core EPYC
+//! passes (3.0 s of speech, and 10.4 s). For comparison, the live benchmark on a 2-core EPYC
 //! (docs/PERFORMANCE.md, 10–11 s dictations with 3 s commits, key released 100 ms after the
 //! last word) measured p95 213 ms (tiny.en-q8_0) and 227 ms (base-q8_0).
 //!
