@@ -165,7 +165,7 @@ fn partial_words_come_while_recording_in_every_mode_and_lead_to_the_typed_text()
 
     // Hands-free: one press starts listening; each pause of the speech ends a dictation.
     config_with_mode(dir.path(), "hands-free");
-    let mut d = Daemon::start(dir.path(), &x);
+    let d = Daemon::start(dir.path(), &x);
     x.xdotool(&["key", HOTKEY]);
     let started = Instant::now();
     std::thread::sleep(Duration::from_millis(100));
@@ -193,6 +193,9 @@ fn partial_words_come_while_recording_in_every_mode_and_lead_to_the_typed_text()
             }
         }
     }
+    // Ended by then (or killed here, on the 120 s limit): reaped.
+    let _ = player.kill();
+    let _ = player.wait();
     let dictations: Vec<&Value> = timed
         .iter()
         .map(|(_, e)| e)

@@ -321,6 +321,8 @@ fn hold_over(x: &Xvfb, clip: &Path, mut during: impl FnMut()) -> Vec<String> {
         during();
         std::thread::sleep(Duration::from_millis(100));
     }
+    // Already reaped by `try_wait` (the loop ends only after it): returns at once.
+    let _ = player.wait();
     x.xdotool(&["keyup", HOTKEY]);
     focus
 }
