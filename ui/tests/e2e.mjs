@@ -465,9 +465,6 @@ await test('delete all history, with confirmation', async (page) => {
   assert.equal((await mockState(page)).deleted.length, 500);
 });
 
-await test('tabs ask the app for the view window', async (page) => {
-  await page.goto(`${base}#settings`);
-  await page.getByTestId('tab-stats').click();
 await test('history correction: proposals accepted or rejected one by one', async (page) => {
   await page.goto(`${base}?rows=500#history`);
   await page.getByTestId('count').filter({ hasText: '500 entries' }).waitFor();
@@ -533,6 +530,9 @@ await test('history correction: proposals accepted or rejected one by one', asyn
   assert.equal(await page.getByTestId('correct-open').count(), 0);
 });
 
+await test('tabs ask the app for the view window', async (page) => {
+  await page.goto(`${base}#settings`);
+  await page.getByTestId('tab-stats').click();
   await eventually(async () => assert.ok((await mockState(page)).calls.includes('show_view')));
   await page.waitForFunction(() => location.hash === '#stats');
 });

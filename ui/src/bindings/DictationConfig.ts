@@ -48,7 +48,8 @@ pause_ms: number,
  */
 speculate_after_ms: number, 
 /**
- * A chunk is final (not re-transcribed) once it holds at least this much audio.
+ * A chunk is final (not re-transcribed) once it holds at least this much audio. 6 s:
+ * shorter stretches lose words at their edges (docs/perf/live-wer-corpus.md).
  */
 commit_min_ms: number, 
 /**

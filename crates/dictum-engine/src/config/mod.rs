@@ -305,6 +305,7 @@ disabled = []
 # Your own commands, pressing keys (chords separated by spaces), e.g.
 # custom = [{ phrase = "save the file", keys = "ctrl+s" }]
 custom = []
+
 [edit]
 # Edit mode: select text, hold the edit hotkey, say what to do with it ("make this more
 # formal", "turn this into a bullet list"), let go: the selection and your words go to the
