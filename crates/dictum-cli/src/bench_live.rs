@@ -214,6 +214,10 @@ pub struct Options<'a> {
 }
 
 pub fn run(config: Config, clips: &[LiveClip], opts: &Options) -> anyhow::Result<String> {
+    // The same threads for every pass, whatever else runs: whisper's words can depend on
+    // the thread count, and this bench must give the same figures every time.
+    let mut config = config;
+    config.stt.adapt_threads = false;
     let tails = opts.tails;
     let mut engine = Engine::new(config.clone(), vec![]);
     engine.ensure_model()?;
