@@ -297,7 +297,8 @@ impl Controller {
             // or found empty (its flight lands), or listening stops; passes run off this thread.
             let busy = self.live.is_some() || self.hands_free.is_some() || !self.flights.is_empty();
             self.media.set(self.config.dictation.pause_media && busy);
-            self.media.set_mute(self.config.dictation.mute_output && busy);
+            self.media
+                .set_mute(self.config.dictation.mute_output && busy);
             let grace_over = self
                 .shutdown_at
                 .is_some_and(|at| at.elapsed() >= SHUTDOWN_GRACE);
