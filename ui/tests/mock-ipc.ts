@@ -22,7 +22,7 @@ import type { StatsRequest } from '../src/bindings/StatsRequest';
 import type { TrayStatus } from '../src/bindings/TrayStatus';
 
 const DEFAULT_CONFIG: Config = {
-  stt: { model: 'tiny.en-q8_0', language: 'en', task: 'transcribe', threads: 0, audio_ctx: 'auto', audio_ctx_margin: 64, audio_ctx_min: 768, use_gpu: true, vocabulary: [], max_file_s: 14400,
+  stt: { model: 'tiny.en-q8_0', language: 'en', task: 'transcribe', threads: 0, adapt_threads: true, audio_ctx: 'auto', audio_ctx_margin: 64, audio_ctx_min: 768, use_gpu: true, vocabulary: [], max_file_s: 14400,
     backend: 'local', url: 'http://127.0.0.1:8080', remote_model: 'whisper-1', api_key_env: '', timeout_ms: 8000, allow_insecure: false, fallback: true, retry_after_ms: 15000, upload: 'auto' },
   vad: { threshold: 0.5, min_speech_ms: 200, pad_ms: 250 },
   history: { keep_audio: false, retention_days: 0 },
