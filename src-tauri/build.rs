@@ -34,6 +34,7 @@ const COMMANDS: &[&str] = &[
     "ui_log",
     "first_run_info",
     "import_model",
+    "measure_models",
     "focused_window_in",
     "stt_server_check",
     "stt_key_set",

@@ -14,6 +14,7 @@ mod history_retry;
 mod meter;
 mod no_focus;
 mod profiles;
+mod remeasure;
 mod state;
 mod stt_server;
 mod supervisor;
@@ -116,6 +117,7 @@ fn main() {
             commands::ui_log,
             welcome::first_run_info,
             welcome::import_model,
+            remeasure::measure_models,
         ])
         .setup(move |app| {
             if let Err(e) = tray::create(app.handle()) {

@@ -139,9 +139,12 @@ pub fn needed(state: &AppState) -> bool {
 }
 
 /// Times the installed models (the cheap ones: see `models::measure::measure_installed`) and
-/// recommends from the figures. `None` with the reason when nothing could be timed.
-fn measured_recommendation(
+/// recommends from the figures. `None` with the reason when nothing could be timed. `on_model`
+/// hears each model's name before it is timed. Also the settings panel's "Measure again"
+/// (`remeasure.rs`).
+pub(crate) fn measured_recommendation(
     config: &dictum_engine::config::Config,
+    on_model: &mut dyn FnMut(&str),
 ) -> (Option<Recommendation>, String) {
     let dirs = match dictum_engine::paths::model_dirs() {
         Ok(d) => d,
@@ -152,9 +155,7 @@ fn measured_recommendation(
         ..Targets::default()
     };
     let outcome =
-        match models::measure::measure_installed(config, &dirs, &targets, 3, &[], &mut |name| {
-            tracing::info!("welcome: timing {name}")
-        }) {
+        match models::measure::measure_installed(config, &dirs, &targets, 3, &[], on_model) {
             Ok(o) => o,
             Err(e) => return (None, format!("not measured: {e}")),
         };
@@ -217,9 +218,17 @@ pub async fn first_run_info(
     let english = config.stt.language == "en";
     let (measured, measure_note) = if measure.unwrap_or(false) {
         let c = config.clone();
-        tauri::async_runtime::spawn_blocking(move || measured_recommendation(&c))
-            .await
-            .map_err(|e| format!("the timing stopped: {e}"))?
+        // One timing at a time, this window's or the settings panel's (`remeasure.rs`).
+        tauri::async_runtime::spawn_blocking(move || {
+            match crate::remeasure::Busy::claim(&crate::remeasure::MEASURING) {
+                Ok(_busy) => measured_recommendation(&c, &mut |name| {
+                    tracing::info!("welcome: timing {name}")
+                }),
+                Err(why) => (None, format!("not measured: {why}")),
+            }
+        })
+        .await
+        .map_err(|e| format!("the timing stopped: {e}"))?
     } else {
         (
             None,

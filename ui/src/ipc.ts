@@ -29,6 +29,7 @@ import type { StatsRequest } from './bindings/StatsRequest';
 import type { TrayStatus } from './bindings/TrayStatus';
 import type { Written } from './bindings/Written';
 import type { FirstRunInfo } from './lib/firstrun';
+import type { Remeasured } from './lib/measure';
 
 /** A settings form without `api_key_env`: where an API key comes from is never the page's to say. */
 export function withoutKeySource<T extends { api_key_env: string }>(form: T): Omit<T, 'api_key_env'> {
@@ -47,6 +48,9 @@ export const ipc = {
   cancelDownload: (name: string) => invoke<void>('cancel_download', { name }),
   deleteModel: (name: string) => invoke<boolean>('delete_model', { name }),
   setDefaultModel: (name: string) => invoke<ConfigView>('set_default_model', { name }),
+  /** Times the installed models here (seconds each) and recommends one, with the numbers behind
+   * it; refused while a dictation is under way or another timing runs. */
+  measureModels: () => invoke<Remeasured>('measure_models'),
 
   listMics: () => invoke<string[]>('list_mics'),
   startLevelMeter: (device: string) => invoke<void>('start_level_meter', { device }),
@@ -115,6 +119,9 @@ export interface LivePartial {
 export const events = {
   downloadProgress: (cb: (p: DownloadProgress) => void): Promise<UnlistenFn> =>
     listen<DownloadProgress>('download-progress', (e) => cb(e.payload)),
+  /** `measure-progress`: the model Measure again is timing now. */
+  measureProgress: (cb: (p: { model: string }) => void): Promise<UnlistenFn> =>
+    listen<{ model: string }>('measure-progress', (e) => cb(e.payload)),
   micLevel: (cb: (l: MicLevel) => void): Promise<UnlistenFn> => listen<MicLevel>('mic-level', (e) => cb(e.payload)),
   trayStatus: (cb: (s: TrayStatus) => void): Promise<UnlistenFn> =>
     listen<TrayStatus>('tray-status', (e) => cb(e.payload)),

@@ -51,7 +51,10 @@ const browser = await chromium.launch({
 });
 
 const results = [];
+// E2E_ONLY=regex runs only the tests whose name matches (all by default).
+const only = process.env.E2E_ONLY ? new RegExp(process.env.E2E_ONLY) : null;
 async function test(name, fn) {
+  if (only && !only.test(name)) return;
   const context = await browser.newContext({ viewport: { width: 1200, height: 820 }, deviceScaleFactor: 1 });
   await context.addInitScript({ path: mockJs });
   const page = await context.newPage();
@@ -338,6 +341,49 @@ await test('model download progress, cancel and resume', async (page) => {
   await page.getByTestId('delete-tiny.en-q8_0').click();
   await page.getByTestId('model-tiny.en-q8_0').getByText('not installed').waitFor();
   await page.getByTestId('card-models').screenshot({ path: path.join(out, 'settings-models.png') });
+});
+
+await test('settings: measure again, the numbers, switch to the recommended model', async (page) => {
+  // tiny.en-q8_0 (the default) and base.en installed: both are timed, base.en fits and is more accurate.
+  await page.goto(`${base}?installed=base.en#settings`);
+  const button = page.getByTestId('measure-again');
+  await button.scrollIntoViewIfNeeded();
+  await button.click();
+  await page.getByTestId('measure-status').filter({ hasText: 'measuring… timing' }).waitFor();
+  assert.ok(await button.isDisabled(), 'Measure again clickable while measuring');
+  await page.getByTestId('measure-table').waitFor();
+  assert.ok(await button.isEnabled(), 'Measure again still disabled after the result');
+  // Each timed model with its passes, key-up → text p95 and file RTF; the estimate is not a row.
+  const tiny = await page.getByTestId('measure-row-tiny.en-q8_0').textContent();
+  assert.match(tiny, /120 ms.*330 ms.*190 ms.*0\.03× real time.*fits/);
+  assert.match(tiny, /in use/);
+  assert.match(await page.getByTestId('measure-row-base.en').textContent(), /200 ms.*560 ms.*280 ms.*0\.06× real time/);
+  assert.equal(await page.getByTestId('measure-row-small.en-q8_0').count(), 0, 'an estimate that was not chosen is listed');
+  assert.equal(await page.getByTestId('measure-recommended').textContent(), 'base.en');
+  assert.match(await page.getByTestId('measure-reason').textContent(), /small\.en-q8_0 would take 780 ms/);
+  assert.match(await page.getByTestId('measure-note').textContent(), /tiny\.en-q8_0 32 ms per second of audio/);
+  await page.getByTestId('card-models').screenshot({ path: path.join(out, 'settings-measure-again.png') });
+  // Switch: the config is saved with the new model, and the list shows it as the default.
+  const savedBefore = (await mockState(page)).saved.length;
+  await page.getByTestId('measure-switch').click();
+  await page.getByTestId('measure-in-use').waitFor();
+  const state = await mockState(page);
+  assert.equal(state.saved.length, savedBefore + 1, 'switching did not save the config');
+  assert.equal(state.saved.at(-1).stt.model, 'base.en');
+  assert.equal(state.saved.at(-1).stt.language, 'en', 'the rest of the saved config changed');
+  await page.getByTestId('model-base.en').getByText('default').waitFor();
+  assert.equal(await page.getByTestId('measure-switch').count(), 0);
+});
+
+await test('settings: measure again refused while dictating says what to do', async (page) => {
+  await page.goto(`${base}?measure=dictating#settings`);
+  await page.getByTestId('measure-again').click();
+  const err = page.getByTestId('measure-error');
+  await err.waitFor();
+  assert.match(await err.textContent(), /^Not measured: a dictation is under way: measure again once its text is typed/);
+  assert.equal(await page.getByTestId('measure-table').count(), 0);
+  assert.ok(await page.getByTestId('measure-again').isEnabled(), 'the button stays disabled after an error');
+  assert.ok(!(await mockState(page)).calls.includes('save_config'));
 });
 
 await test('history search, filter, detail, export, delete', async (page) => {

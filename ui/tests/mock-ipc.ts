@@ -13,7 +13,10 @@ import type { Entry } from '../src/bindings/Entry';
 import type { EntrySummary } from '../src/bindings/EntrySummary';
 import type { ExportSelection } from '../src/bindings/ExportSelection';
 import type { HistoryFilter } from '../src/bindings/HistoryFilter';
+import type { Measurement } from '../src/bindings/Measurement';
 import type { ModelStatus } from '../src/bindings/ModelStatus';
+import type { RecommendRow } from '../src/bindings/RecommendRow';
+import type { Remeasured } from '../src/lib/measure';
 import type { PageRequest } from '../src/bindings/PageRequest';
 import type { Proposal } from '../src/bindings/Proposal';
 import type { Stats } from '../src/bindings/Stats';
@@ -101,7 +104,52 @@ const models: ModelStatus[] = [
   model('medium.en-q5_0', 539225533, '76733e26ad8fe1c7a5bf7531a9d41917b2adc0f20f2e4f5531688a8c6cd88eb0', 'bb3b5281bddd61605d6fc76bc5b92d8f20284c3b'),
   model('large-v3-turbo-q5_0', 574041195, '394221709cd5ad1f40c46e6031ca61bce88931e6e088c188294c6d5a55ffa7e2', 'e050f7970618a659205450ad97eb95a18d69c9ee'),
 ];
+// ?installed=base.en,small.en-q8_0: more models already on disk.
+for (const name of (params.get('installed') ?? '').split(',').filter(Boolean)) {
+  const m = models.find((x) => x.name === name);
+  if (m) m.installed = true;
+}
 const cancels = new Map<string, boolean>();
+
+/** measure_models, as src-tauri/src/remeasure.rs answers on a 2-core machine: each installed
+ * model timed (fixed figures by size), small.en-q8_0 estimated from the largest one timed when
+ * it is not installed, the most accurate that fits recommended. ?measure=dictating: the refusal
+ * while a dictation is under way. */
+async function remeasured(): Promise<Remeasured> {
+  if (params.get('measure') === 'dictating')
+    throw 'a dictation is under way: measure again once its text is typed (the timing would slow it down and its numbers would be too high)';
+  const timed = models.filter((m) => m.installed);
+  if (!timed.length) throw 'not measured yet: no model is installed to time; download one (the smallest is quick) and measure';
+  const fig: Record<string, { tail: number; long: number; p95: number; rtf: number; wer: [number, number] }> = {
+    tiny: { tail: 120, long: 330, p95: 190, rtf: 0.033, wer: [5.6, 7.6] },
+    base: { tail: 200, long: 560, p95: 280, rtf: 0.056, wer: [4.2, 5.0] },
+    small: { tail: 560, long: 1600, p95: 780, rtf: 0.16, wer: [3.1, 3.4] },
+  };
+  const f = (m: ModelStatus) => fig[m.size] ?? { tail: 1500, long: 4300, p95: 2100, rtf: 0.43, wer: [2.9, 2.9] as [number, number] };
+  const measurements: Measurement[] = [];
+  for (const m of timed) {
+    await emit('measure-progress', { model: m.name });
+    await sleep(150);
+    measurements.push({ model: m.name, device: 'cpu', threads: 2, tail: { audio_ms: 2990, ms: f(m).tail }, long: { audio_ms: 10390, ms: f(m).long } });
+  }
+  const row = (m: ModelStatus, basis: RecommendRow['basis']): RecommendRow => ({
+    model: m.name, installed: m.installed, basis, ms_per_audio_s: f(m).long / 10.39, release_p95_ms: f(m).p95, file_rtf: f(m).rtf,
+    wer_pct: f(m).wer[m.english_only ? 0 : 1], accuracy_rank: 0, verdict: f(m).p95 <= 300 ? 'fits' : 'release_too_slow',
+  });
+  const rows = timed.map((m) => row(m, { kind: 'measured' }));
+  const small = models.find((m) => m.name === 'small.en-q8_0');
+  if (small && !small.installed) rows.push(row(small, { kind: 'estimated', from: timed[timed.length - 1].name, factor: 2.89 }));
+  rows.sort((x, y) => x.wer_pct - y.wer_pct).forEach((r, i) => (r.accuracy_rank = i + 1));
+  const pick = rows.find((r) => r.verdict === 'fits') ?? rows[rows.length - 1];
+  const better = rows[rows.indexOf(pick) - 1];
+  return {
+    model: pick.model, installed: pick.installed, estimated: false, device: 'cpu',
+    reason: `the most accurate model that keeps key-up → text p95 at ${pick.release_p95_ms} ms (≤ 300 ms for a 10 s dictation) and files at ${pick.file_rtf.toFixed(2)}× real time (≤ 0.50×)${better ? `; the more accurate ${better.model} would take ${better.release_p95_ms} ms at the release and ${better.file_rtf.toFixed(2)}× on files` : ''}`,
+    targets: { release_p95_ms: 300, dictation_s: 10, file_rtf: 0.5, commit_min_s: 10, overhead_ms: 15 },
+    rows, measurements, current: config.stt.model, seconds: 0.15 * timed.length,
+    note: `timed here on cpu: ${measurements.map((m) => `${m.model} ${Math.round(m.long.ms / 10.39)} ms per second of audio`).join(', ')} (load average 0.3 → 0.9)`,
+  };
+}
 
 // ---- history ----
 const APPS = ['firefox', 'code', 'kitty', 'slack', 'thunderbird', 'obsidian'];
@@ -331,6 +379,7 @@ mockIPC(async (cmd, args) => {
     }
     case 'cancel_download': cancels.set(a.name as string, true); return null;
     case 'delete_model': { const m = models.find((x) => x.name === a.name); if (m) { m.installed = false; m.partial_bytes = 0; } return true; }
+    case 'measure_models': return remeasured();
     case 'set_default_model': config = { ...config, stt: { ...config.stt, model: a.name as string } }; return view();
     case 'list_mics': return ['alsa_input.usb-Blue_Yeti-00.analog-stereo', 'alsa_input.pci-0000_00_1f.3.analog-stereo'];
     case 'start_level_meter': {

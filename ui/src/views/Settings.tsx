@@ -3,6 +3,7 @@
 // act immediately.
 
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { MeasureAgain } from '../components/MeasureAgain';
 import { Profiles } from '../components/Profiles';
 import { Snippets } from '../components/Snippets';
 import { SpeechServer } from '../components/SpeechServer';
@@ -184,7 +185,10 @@ export function Settings() {
             onChange={(e) => up('models', { base_url: (e.target as HTMLInputElement).value })} />
         </div>
         <p class="muted">The models' public home by default; a mirror URL or a local folder (/path or file:///path) works too. Save to use a new address. Files go to {view.models_dir}.</p>
-        <Models onDefault={(v) => { setView(v); setCfg({ ...cfg, stt: { ...cfg.stt, model: v.config.stt.model } }); }} />
+        {/* Switching to a measured recommendation saves only the model, over the saved settings
+            (unsaved edits in the form stay unsaved). */}
+        <Models onDefault={(v) => { setView(v); setCfg({ ...cfg, stt: { ...cfg.stt, model: v.config.stt.model } }); }}
+          saveModel={(model) => ipc.saveConfig({ ...view.config, stt: { ...view.config.stt, model } })} />
       </section>
 
       <section class="card" data-testid="card-llm">
@@ -308,7 +312,7 @@ function Microphone({ device, onChange }: { device: string; onChange: (d: string
   );
 }
 
-function Models({ onDefault }: { onDefault: (v: ConfigView) => void }) {
+function Models({ onDefault, saveModel }: { onDefault: (v: ConfigView) => void; saveModel: (model: string) => Promise<ConfigView> }) {
   const [models, setModels] = useState<ModelStatus[]>([]);
   const [progress, setProgress] = useState<Record<string, DownloadProgress>>({});
   const [errors, setErrors] = useState<Record<string, string>>({});
@@ -373,6 +377,7 @@ function Models({ onDefault }: { onDefault: (v: ConfigView) => void }) {
         </tbody>
       </table>
       <p><a href="javascript:void 0" onClick={() => setShowAll(!showAll)} data-testid="show-all-models">{showAll ? 'Show fewer' : `Show all ${models.length} models`}</a></p>
+      <MeasureAgain onSwitch={async (model) => { onDefault(await saveModel(model)); refresh(); }} />
     </>
   );
 }

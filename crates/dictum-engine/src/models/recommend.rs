@@ -27,9 +27,11 @@
 
 use super::catalog::{CatalogModel, CATALOG};
 use serde::Serialize;
+use ts_rs::TS;
 
 /// One timed whisper pass.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, TS)]
+#[ts(export, rename = "TimedPass")]
 pub struct Pass {
     /// Length of the audio transcribed.
     pub audio_ms: f64,
@@ -45,7 +47,8 @@ impl Pass {
 }
 
 /// What one installed model cost on this machine.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[ts(export)]
 pub struct Measurement {
     /// Catalog name (`tiny.en-q8_0`).
     pub model: String,
@@ -74,7 +77,8 @@ impl Measurement {
 }
 
 /// What the choice must meet.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[ts(export, rename = "RecommendTargets")]
 pub struct Targets {
     /// Key-up → text, 95th percentile (default 300 ms).
     pub release_p95_ms: f64,
@@ -149,7 +153,8 @@ pub fn published_wer(size: &str, english_only: bool) -> f64 {
 }
 
 /// Where a row's numbers come from.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[ts(export, rename = "RecommendBasis")]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Basis {
     /// Timed on this machine.
@@ -158,8 +163,9 @@ pub enum Basis {
     Estimated { from: String, factor: f64 },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(export, rename = "RecommendVerdict")]
 pub enum Verdict {
     Fits,
     ReleaseTooSlow,
@@ -179,7 +185,8 @@ impl Verdict {
 }
 
 /// One candidate with the numbers behind its verdict.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[ts(export, rename = "RecommendRow")]
 pub struct Row {
     pub model: String,
     pub installed: bool,
@@ -192,11 +199,15 @@ pub struct Row {
     pub file_rtf: f64,
     pub wer_pct: f64,
     /// 1 = the most accurate candidate.
+    #[ts(type = "number")]
     pub accuracy_rank: usize,
     pub verdict: Verdict,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// The recommended model with the table behind the choice (`dictum models recommend`, the
+/// setup window, the settings panel's "Measure again").
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[ts(export)]
 pub struct Recommendation {
     /// The recommended catalog model.
     pub model: String,
