@@ -22,6 +22,9 @@ use tauri::WebviewWindow;
 /// How the indicator window was set up (logged as `dictum-tray: indicator: <how>`).
 pub const X11: &str = "X11 window that never takes the focus (notification, input hint off)";
 pub const LAYER_SHELL: &str = "Wayland layer-shell overlay, keyboard interactivity none";
+/// Logged (`dictum-tray: indicator: <this>`) when the first map of the layer surface did not
+/// paint and the window was mapped again ([`repaint_if_frozen`]).
+pub const REMAPPED: &str = "layer surface mapped again: its first map painted nothing";
 pub const WAYLAND_TOPLEVEL: &str =
     "Wayland toplevel that does not accept the focus (no layer-shell here: the compositor decides)";
 
@@ -50,13 +53,52 @@ pub fn prepare(win: &WebviewWindow) -> Result<&'static str, String> {
         return Ok(WAYLAND_TOPLEVEL); // too late for a layer surface: never expected
     }
     match layer_shell::make_overlay(gtk_win.upcast_ref()) {
-        Ok(true) => Ok(LAYER_SHELL),
+        Ok(true) => {
+            repaint_if_frozen(gtk_win.upcast_ref());
+            Ok(LAYER_SHELL)
+        }
         Ok(false) => Ok(WAYLAND_TOPLEVEL),
         Err(e) => {
             println!("dictum-tray: indicator: {e}");
             Ok(WAYLAND_TOPLEVEL)
         }
     }
+}
+
+/// Works around a first map that never paints: on sway 1.7 with GTK 3.24 and gtk-layer-shell
+/// 0.8, the Tauri window made a layer surface is mapped and configured (420x110) but its frame
+/// clock never ticks, so GTK attaches no buffer and the indicator stays invisible until it is
+/// mapped again (found by `crates/dictum-cli/tests/tray_indicator_wayland.rs`; a plain GTK
+/// window with a WebKit view does paint there, so it is something of the Tauri window's
+/// set-up). Once the window is shown, if it is still mapped and has not painted a single frame
+/// after ~0.5 s, it is hidden and shown again, once; every later map paints. Where the first
+/// map paints, nothing happens.
+#[cfg(target_os = "linux")]
+fn repaint_if_frozen(win: &gtk::Window) {
+    use gtk::prelude::*;
+    let win = win.clone();
+    let (mut ticks, mut mapped_ticks) = (0u32, 0u32);
+    gtk::glib::timeout_add_local(std::time::Duration::from_millis(100), move || {
+        ticks += 1;
+        let painted = win
+            .frame_clock()
+            .is_some_and(|clock| clock.frame_counter() > 0);
+        if painted || ticks > 40 {
+            return gtk::glib::ControlFlow::Break;
+        }
+        // Not shown yet (the show request is queued behind this set-up) or hidden again.
+        if !win.is_mapped() {
+            return gtk::glib::ControlFlow::Continue;
+        }
+        mapped_ticks += 1;
+        if mapped_ticks >= 5 {
+            println!("dictum-tray: indicator: {REMAPPED}");
+            win.hide();
+            win.show_all();
+            return gtk::glib::ControlFlow::Break;
+        }
+        gtk::glib::ControlFlow::Continue
+    });
 }
 
 #[cfg(not(target_os = "linux"))]
