@@ -78,10 +78,12 @@ ensure_e2e_deps() {
 # owner, wl-paste), xhost (lets the tests' XTest into the test user's XWayland), the gsettings
 # schema for GNOME's custom shortcuts (`dictum shortcut install` on GNOME, tested with
 # gsettings' keyfile backend), and runuser/useradd (sway refuses root: the session runs as an
-# unprivileged test user).
+# unprivileged test user). The tray indicator's Wayland test (tray_indicator_wayland.rs) also
+# needs grim (screenshots of the layer surface) and libgtk-layer-shell0 (the tray app loads it
+# at run time to make the indicator a layer-shell overlay).
 ensure_wayland_deps() {
     apt_ensure sway foot wtype wl-clipboard xwayland xterm x11-xserver-utils libglib2.0-bin \
-        gnome-settings-daemon-common util-linux passwd
+        gnome-settings-daemon-common util-linux passwd grim libgtk-layer-shell0
     export DICTUM_REQUIRE_E2E=1
 }
 

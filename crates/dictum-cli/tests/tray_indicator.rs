@@ -29,13 +29,15 @@ mod common;
 
 #[path = "support/long_clip.rs"]
 mod long_clip;
+#[path = "support/tray_app.rs"]
+mod tray_app;
 
 use common::x11::{Xterm, Xvfb};
 use dictum_engine::eval::WerCount;
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use tray_app::{image_stats, session_bus, tray_binary, Proc, Tray};
 
 const HOTKEY: &str = "ctrl+alt+space";
 const TARGET: &str = "Dictum target";
@@ -54,61 +56,6 @@ const TOOLS: &[&str] = &[
     "paplay",
     "pulseaudio",
 ];
-
-/// The tray app built beside this test binary.
-fn tray_binary() -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    let bin = exe.parent()?.parent()?.join("dictum-tray");
-    bin.is_file().then_some(bin)
-}
-
-fn artifacts() -> PathBuf {
-    let dir = match std::env::var_os("DICTUM_TEST_ARTIFACTS") {
-        Some(d) => PathBuf::from(d),
-        None => std::env::current_exe()
-            .ok()
-            .and_then(|e| Some(e.parent()?.parent()?.parent()?.to_path_buf()))
-            .unwrap_or_else(std::env::temp_dir)
-            .join("test-artifacts/tray-indicator"),
-    };
-    std::fs::create_dir_all(&dir).expect("artifacts folder");
-    dir
-}
-
-/// A process killed (SIGTERM, then SIGKILL after 6 s) on drop.
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = Command::new("kill").arg(self.0.id().to_string()).status();
-        let start = Instant::now();
-        while start.elapsed() < Duration::from_secs(6) {
-            if let Ok(Some(_)) = self.0.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// A private D-Bus session bus; its address.
-fn session_bus() -> (Proc, String) {
-    let mut child = Command::new("dbus-daemon")
-        .args(["--session", "--nofork", "--print-address=1"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start dbus-daemon");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("dbus-daemon stdout"))
-        .read_line(&mut line)
-        .expect("dbus-daemon address");
-    let address = line.trim().to_string();
-    assert!(!address.is_empty(), "dbus-daemon printed no address");
-    (Proc(child), address)
-}
 
 /// mutter as the X11 window manager of `x` (focus on new windows, as on a desktop).
 fn window_manager(x: &Xvfb, bus: &str, log: &Path) -> Proc {
@@ -166,90 +113,41 @@ fn visible_window(x: &Xvfb, name: &str) -> Option<String> {
     (!id.is_empty()).then_some(id)
 }
 
-struct Tray {
-    bin: PathBuf,
-    env: Vec<(String, String)>,
-    log: PathBuf,
-    _app: Proc,
-}
-
-impl Tray {
-    fn start(bin: &Path, x: &Xvfb, bus: &str, dir: &Path) -> Tray {
-        let env: Vec<(String, String)> = [
-            ("DISPLAY", x.display.clone()),
-            ("DBUS_SESSION_BUS_ADDRESS", bus.to_string()),
-            ("DICTUM_DATA_DIR", dir.join("data").display().to_string()),
-            (
-                "DICTUM_CONFIG",
-                dir.join("config.toml").display().to_string(),
-            ),
-            ("XDG_CONFIG_HOME", dir.join("xdg").display().to_string()),
-            // WebKitGTK under Xvfb, as tests/tray_xvfb.sh runs it.
-            ("WEBKIT_DISABLE_DMABUF_RENDERER", "1".into()),
-            ("WEBKIT_DISABLE_COMPOSITING_MODE", "1".into()),
-            ("LIBGL_ALWAYS_SOFTWARE", "1".into()),
-            ("NO_AT_BRIDGE", "1".into()),
-            ("RUST_LOG", "warn".into()),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect();
-        let log = dir.join("app.log");
-        // Its standard output and error, in order, in one file.
-        let file = std::fs::File::create(&log).expect("app log");
-        let child = Command::new(bin)
-            .envs(env.iter().map(|(k, v)| (k, v)))
+/// The tray app on `x`, with a private data folder and config in `dir`.
+fn start_tray<'a>(bin: &'a Path, x: &Xvfb, bus: &str, dir: &Path) -> Tray<'a> {
+    let mut env: Vec<(String, String)> = vec![
+        ("DISPLAY".into(), x.display.clone()),
+        ("DBUS_SESSION_BUS_ADDRESS".into(), bus.to_string()),
+        (
+            "DICTUM_DATA_DIR".into(),
+            dir.join("data").display().to_string(),
+        ),
+        (
+            "DICTUM_CONFIG".into(),
+            dir.join("config.toml").display().to_string(),
+        ),
+        (
+            "XDG_CONFIG_HOME".into(),
+            dir.join("xdg").display().to_string(),
+        ),
+    ];
+    env.extend(
+        tray_app::WEBKIT_ENV
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string())),
+    );
+    let command = move |program: &Path| {
+        let mut c = Command::new(program);
+        c.envs(env.iter().map(|(k, v)| (k, v)))
             .env_remove("WAYLAND_DISPLAY")
-            .env_remove("XDG_SESSION_TYPE")
-            .stdout(file.try_clone().expect("app log"))
-            .stderr(file)
-            .spawn()
-            .expect("start dictum-tray");
-        let tray = Tray {
-            bin: bin.to_path_buf(),
-            env,
-            log,
-            _app: Proc(child),
-        };
-        tray.wait_for(|l| l.contains("dictum-tray: dictation ready"), 90);
-        tray
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    /// Waits up to `secs` for a log line matching `pred`; returns it.
-    fn wait_for(&self, pred: impl Fn(&str) -> bool, secs: u64) -> String {
-        let start = Instant::now();
-        loop {
-            if let Some(l) = self.log().lines().find(|l| pred(l)) {
-                return l.to_string();
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(secs),
-                "timed out; app log:\n{}",
-                self.log()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    /// A second launch with `args`, handed to the running app.
-    fn second(&self, args: &[&str]) {
-        let status = Command::new("timeout")
-            .arg("30")
-            .arg(&self.bin)
-            .args(args)
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .env_remove("WAYLAND_DISPLAY")
-            .env_remove("XDG_SESSION_TYPE")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .expect("second dictum-tray");
-        assert!(status.success(), "dictum-tray {args:?}: {status}");
-    }
+            .env_remove("XDG_SESSION_TYPE");
+        c
+    };
+    Tray::start(command(bin), dir.join("app.log"), move |args| {
+        let mut c = command(Path::new("timeout"));
+        c.arg("30").arg(bin).args(args);
+        c
+    })
 }
 
 /// Lines the xterm got (its `cat` writes each on Return).
@@ -270,35 +168,6 @@ fn wait_xterm_grows(term: &Xterm, before: usize, secs: u64) -> String {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-}
-
-/// ImageMagick's view of a screenshot: (grey standard deviation, distinct colours).
-fn image_stats(png: &Path) -> (f64, u64) {
-    let out = Command::new("convert")
-        .arg(png)
-        .args([
-            "-colorspace",
-            "Gray",
-            "-format",
-            "%[fx:standard_deviation]",
-            "info:",
-        ])
-        .output()
-        .expect("convert");
-    let sd = String::from_utf8_lossy(&out.stdout)
-        .trim()
-        .parse()
-        .unwrap_or(0.0);
-    let out = Command::new("convert")
-        .arg(png)
-        .args(["-format", "%k", "info:"])
-        .output()
-        .expect("convert");
-    let colours = String::from_utf8_lossy(&out.stdout)
-        .trim()
-        .parse()
-        .unwrap_or(0);
-    (sd, colours)
 }
 
 /// Holds the hotkey while `clip` plays; meanwhile checks, every 100 ms, that the xterm keeps
@@ -347,7 +216,7 @@ fn the_indicator_never_takes_the_focus_and_shows_the_words_mid_utterance() {
         return;
     }
     let bin = bin.expect("checked above");
-    let out = artifacts();
+    let out = tray_app::artifacts("tray-indicator");
     eprintln!("tray app: {}\nartifacts: {}", bin.display(), out.display());
     let clips = tempfile::tempdir().expect("tempdir");
     let clip = long_clip::long_clip(clips.path());
@@ -355,7 +224,9 @@ fn the_indicator_never_takes_the_focus_and_shows_the_words_mid_utterance() {
     let _pulse = common::pulse::Pulse::start();
     let x = Xvfb::start();
     let dir = tempfile::tempdir().expect("tempdir");
-    let (_bus, bus) = session_bus();
+    let mut dbus = Command::new("dbus-daemon");
+    dbus.args(tray_app::DBUS_ARGS);
+    let (_bus, bus) = session_bus(dbus);
     let _wm = window_manager(&x, &bus, &dir.path().join("mutter.log"));
     let term = Xterm::start(&x, TARGET);
     let start = Instant::now();
@@ -372,7 +243,7 @@ fn the_indicator_never_takes_the_focus_and_shows_the_words_mid_utterance() {
         common::tiny_model().display()
     );
     std::fs::write(dir.path().join("config.toml"), text).expect("write config");
-    let tray = Tray::start(&bin, &x, &bus, dir.path());
+    let tray = start_tray(&bin, &x, &bus, dir.path());
     let keep_log = || {
         let _ = std::fs::copy(&tray.log, out.join("app.log"));
     };

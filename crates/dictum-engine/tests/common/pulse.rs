@@ -61,6 +61,30 @@ impl Pulse {
         pulse
     }
 
+    /// Lets other users of this machine reach the daemon (anonymous auth on its socket): the
+    /// folders on the socket's way are opened for traversal and the socket for writing. For a
+    /// desktop session run as another user (`sway_session.rs` as root).
+    pub fn share(&self) {
+        use std::os::unix::fs::PermissionsExt;
+        let server = std::env::var("PULSE_SERVER").expect("PULSE_SERVER");
+        let socket = PathBuf::from(server.trim_start_matches("unix:"));
+        let mut dir = socket.parent().map(Path::to_path_buf);
+        while let Some(d) = dir {
+            let mode = std::fs::metadata(&d)
+                .expect("pulse dir")
+                .permissions()
+                .mode();
+            std::fs::set_permissions(&d, std::fs::Permissions::from_mode(mode | 0o711))
+                .expect("chmod pulse dir");
+            if d == self.dir {
+                break;
+            }
+            dir = d.parent().map(Path::to_path_buf);
+        }
+        std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o777))
+            .expect("chmod pulse socket");
+    }
+
     pub fn pactl(&self, args: &[&str]) -> String {
         let out = Command::new("pactl").args(args).output().expect("pactl");
         assert!(
