@@ -2,7 +2,6 @@
 //! the fix. Exit 0 when nothing is broken (warnings allowed).
 
 use dictum_engine::config::Config;
-use dictum_engine::gpu::planner::{self, PlanSettings, Tier};
 use dictum_engine::gpu::{GpuProbe, GpuStatus, NvmlProbe};
 use dictum_engine::inject::session::{hotkey_path, HotkeyPath, SessionKind};
 use dictum_engine::inject::Injector;
@@ -78,7 +77,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         "build",
         Status::Info,
         format!(
-            "dictum {} ({} build, CUDA {})",
+            "dictum {} ({} build, CUDA {}, Vulkan {})",
             env!("CARGO_PKG_VERSION"),
             if cfg!(debug_assertions) {
                 "debug"
@@ -86,6 +85,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 "release"
             },
             if cfg!(feature = "cuda") {
+                "compiled in"
+            } else {
+                "not compiled in"
+            },
+            if cfg!(feature = "vulkan") {
                 "compiled in"
             } else {
                 "not compiled in"
@@ -296,15 +300,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
     // GPU and plan.
     let status = NvmlProbe.probe();
-    let tiers = vec![Tier {
-        name: config.stt.model.clone(),
-        file_bytes: model_bytes.unwrap_or(0),
-    }];
-    let settings = PlanSettings {
-        use_gpu: config.stt.use_gpu,
-        ..PlanSettings::default()
-    };
-    let plan = planner::plan(&settings, &status, llm_resident_bytes, &tiers);
+    // Where speech will run, as the engine plans it (NVML in a CUDA build, the Vulkan devices
+    // in a Vulkan build, the CPU otherwise).
+    let plan = dictum_engine::gpu::speech_plan::plan(
+        config.stt.use_gpu,
+        &config.stt.model,
+        model_bytes.unwrap_or(0),
+        llm_resident_bytes,
+    );
     match &status {
         GpuStatus::NoGpu { reason } => checks.push(check("gpu", Status::Info, reason.clone(), None)),
         GpuStatus::Gpus { gpus } => {

@@ -26,6 +26,8 @@ use std::process::ExitCode;
 /// `dictum --version`: the version from Cargo and the speech backend this build has.
 const VERSION: &str = if cfg!(feature = "cuda") {
     concat!(env!("CARGO_PKG_VERSION"), " (CUDA)")
+} else if cfg!(feature = "vulkan") {
+    concat!(env!("CARGO_PKG_VERSION"), " (Vulkan)")
 } else {
     concat!(env!("CARGO_PKG_VERSION"), " (CPU)")
 };

@@ -38,9 +38,11 @@ pub mod vad;
 
 pub use error::{Error, Result};
 
-/// The build's speech backend, for `--version` and the about box: "CPU" or "CUDA".
+/// The build's speech backend, for `--version` and the about box: "CPU", "CUDA" or "Vulkan".
 pub const BUILD_FEATURES: &str = if cfg!(feature = "cuda") {
     "CUDA"
+} else if cfg!(feature = "vulkan") {
+    "Vulkan"
 } else {
     "CPU"
 };

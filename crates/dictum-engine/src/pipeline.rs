@@ -6,8 +6,8 @@
 
 use crate::audio::{self, Pcm16k};
 use crate::config::{AudioCtxMode, Config, SttBackend, SttTask};
-use crate::gpu::planner::{self, Plan, PlanSettings, Tier};
-use crate::gpu::{GpuProbe, GpuStatus, NvmlProbe};
+use crate::gpu::planner::Plan;
+use crate::gpu::speech_plan;
 use crate::llm::{Cleaner, LlmReport, WarmUp};
 use crate::profile::Profile;
 use crate::snippets::Rewriter;
@@ -724,40 +724,15 @@ impl Engine {
         Some(plan)
     }
 
-    /// Where the model at `path` should run now (NVML is asked only in a CUDA build with
-    /// `stt.use_gpu` on).
+    /// Where the model at `path` should run now (`gpu::speech_plan`: NVML in a CUDA build,
+    /// the Vulkan loader in a Vulkan build, asked only with `stt.use_gpu` on).
     pub fn plan_for(&self, path: &Path) -> Plan {
-        let settings = PlanSettings {
-            use_gpu: self.config.stt.use_gpu,
-            ..PlanSettings::default()
-        };
-        let status = if settings.cuda_built && settings.use_gpu {
-            NvmlProbe.probe()
-        } else {
-            GpuStatus::NoGpu {
-                reason: "not asked".into(),
-            }
-        };
-        let tiers = [Tier {
-            name: self.config.stt.model.clone(),
-            file_bytes: std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
-        }];
-        let plan = planner::plan(&settings, &status, self.llm_resident_bytes, &tiers);
-        // Testing the GPU fallback on a real GPU: skip the plan's verdict and load on the GPU.
-        if settings.cuda_built
-            && settings.use_gpu
-            && std::env::var("DICTUM_GPU_PLAN").is_ok_and(|v| v == "force")
-        {
-            return Plan {
-                device: "cuda:0".into(),
-                reason: format!(
-                    "forced by DICTUM_GPU_PLAN=force (the plan said: {} on {})",
-                    plan.reason, plan.device
-                ),
-                ..plan
-            };
-        }
-        plan
+        speech_plan::plan(
+            self.config.stt.use_gpu,
+            &self.config.stt.model,
+            std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
+            self.llm_resident_bytes,
+        )
     }
 
     pub fn transcriber(&self) -> Option<&Transcriber> {

@@ -40,7 +40,7 @@ audio_ctx_margin: number,
  */
 audio_ctx_min: number, 
 /**
- * Use the GPU when the binary was built with CUDA.
+ * Use the GPU when the binary was built with CUDA or Vulkan.
  */
 use_gpu: boolean, 
 /**

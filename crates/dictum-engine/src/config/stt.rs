@@ -33,7 +33,7 @@ pub struct SttConfig {
     pub audio_ctx_margin: u32,
     /// Smallest auto-sized window, in frames (20 ms each).
     pub audio_ctx_min: u32,
-    /// Use the GPU when the binary was built with CUDA.
+    /// Use the GPU when the binary was built with CUDA or Vulkan.
     pub use_gpu: bool,
     /// Words and names whisper should spell your way (fed to it as the initial prompt).
     pub vocabulary: Vec<String>,

@@ -5,6 +5,7 @@
 pub mod monitor;
 mod nvml;
 pub mod planner;
+pub mod speech_plan;
 pub mod vulkan;
 pub mod vulkan_planner;
 

@@ -38,7 +38,7 @@ impl Default for PlanSettings {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Plan {
-    /// "cpu" or "cuda:N".
+    /// "cpu", "cuda:N" or "vulkan:N".
     pub device: String,
     /// The model tier to load.
     pub model: String,
@@ -49,7 +49,7 @@ pub struct Plan {
 
 impl Plan {
     pub fn on_gpu(&self) -> bool {
-        self.device.starts_with("cuda")
+        self.device.starts_with("cuda") || self.device.starts_with("vulkan")
     }
 }
 

@@ -26,9 +26,9 @@ pub struct VulkanPlanSettings {
     pub vulkan_built: bool,
 }
 
-/// Whether this build has whisper.cpp's Vulkan backend: not yet (no `vulkan` feature; issue 31
-/// item 1). The plan still says which device it would take.
-pub const VULKAN_BUILT: bool = false;
+/// Whether this build has whisper.cpp's Vulkan backend (the `vulkan` feature). Without it the
+/// plan still says which device the dictum-vulkan build would take.
+pub const VULKAN_BUILT: bool = cfg!(feature = "vulkan");
 
 impl VulkanPlanSettings {
     /// `stt.use_gpu` from the config, `DICTUM_GPU_PLAN=force` from the environment.

@@ -1,5 +1,6 @@
 //! Timing installed models on this machine for the model choice (`recommend.rs`): each model is
-//! loaded where the VRAM planner puts it (the GPU in a CUDA build with room, else the CPU),
+//! loaded where the speech plan puts it (`gpu::speech_plan`: the GPU in a CUDA or Vulkan build
+//! with room, else the CPU),
 //! warmed up, and times real passes over two clips of real read speech compiled into the
 //! engine (`assets/speech-3s.wav`, `assets/speech-7s.wav`), trimmed by the VAD as every
 //! utterance is: 3.0 s (a release's tail; the VAD keeps its padding) and the two with 0.4 s
@@ -9,8 +10,7 @@
 
 use super::recommend::{Measurement, Pass};
 use crate::config::{AudioCtxMode, Config};
-use crate::gpu::planner::{self, PlanSettings, Tier};
-use crate::gpu::{GpuProbe, GpuStatus, NvmlProbe};
+use crate::gpu::speech_plan;
 use crate::stt::{SttOptions, Transcriber, Window};
 use crate::{Error, Result, SAMPLE_RATE};
 use std::path::Path;
@@ -86,19 +86,13 @@ pub fn stt_options(config: &Config) -> SttOptions {
 
 /// Whether the planner puts the model at `path` on the GPU (as `Engine::plan_for` decides).
 fn plan_gpu(config: &Config, path: &Path) -> bool {
-    let settings = PlanSettings {
-        use_gpu: config.stt.use_gpu,
-        ..PlanSettings::default()
-    };
-    if !(settings.cuda_built && settings.use_gpu) {
-        return false;
-    }
-    let status: GpuStatus = NvmlProbe.probe();
-    let tiers = [Tier {
-        name: config.stt.model.clone(),
-        file_bytes: std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
-    }];
-    planner::plan(&settings, &status, 0, &tiers).on_gpu()
+    speech_plan::plan(
+        config.stt.use_gpu,
+        &config.stt.model,
+        std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
+        0,
+    )
+    .on_gpu()
 }
 
 /// The fastest run: other programs on the machine only ever add time to a pass, so the

@@ -28,7 +28,7 @@ pub struct ResilientTranscriber {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Delivered {
     pub output: SttOutput,
-    /// Device that produced the text ("cpu", "cuda").
+    /// Device that produced the text ("cpu", "cuda", "vulkan").
     pub device: String,
     /// Set when the GPU failed and the CPU redid the utterance.
     pub fallback: Option<String>,
@@ -103,7 +103,7 @@ impl ResilientTranscriber {
     /// Replaces a stalled worker with a fresh one (same model, same device); speech stays on
     /// the CPU when that fails.
     fn respawn_primary(&mut self) {
-        let gpu = self.primary.device == "cuda";
+        let gpu = crate::gpu::speech_plan::BACKEND == Some(self.primary.device.as_str());
         match Transcriber::load(&self.primary.model_path, gpu) {
             Ok(mut fresh) => {
                 fresh.device = self.primary.device.clone();

@@ -3,6 +3,7 @@
 
 use super::model_file::{check_model_file, ModelInfo};
 use super::worker_process::{self, WorkerProcess};
+use crate::gpu::speech_plan;
 use crate::timing::{ms_since, timed};
 use crate::{Error, Result, SAMPLE_RATE};
 use serde::{Deserialize, Serialize};
@@ -241,11 +242,28 @@ pub fn looks_degenerate(text: &str, samples: usize) -> bool {
     degenerate(text, samples).is_some()
 }
 
+/// The GPU devices (discrete or integrated) ggml's backends offer in this process: what
+/// whisper.cpp picks from with `use_gpu`.
+fn gpu_devices() -> usize {
+    use whisper_rs::whisper_rs_sys as sys;
+    // SAFETY: ggml's device registry calls: no arguments but indices below the count it gave;
+    // the registry initialises itself on the first call and lives for the process.
+    unsafe {
+        (0..sys::ggml_backend_dev_count())
+            .filter(|&i| {
+                let t = sys::ggml_backend_dev_type(sys::ggml_backend_dev_get(i));
+                t == sys::ggml_backend_dev_type_GGML_BACKEND_DEVICE_TYPE_GPU
+                    || t == sys::ggml_backend_dev_type_GGML_BACKEND_DEVICE_TYPE_IGPU
+            })
+            .count()
+    }
+}
+
 impl Transcriber {
-    /// Checks the file, then loads it. `use_gpu` matters only in a `cuda` build; on the GPU
-    /// the model runs in a worker process, so a CUDA failure cannot end this one.
+    /// Checks the file, then loads it. `use_gpu` matters only in a `cuda` or `vulkan` build;
+    /// on the GPU the model runs in a worker process, so a GPU failure cannot end this one.
     pub fn load(model_path: &Path, use_gpu: bool) -> Result<Transcriber> {
-        let gpu = cfg!(feature = "cuda") && use_gpu;
+        let gpu = speech_plan::BACKEND.is_some() && use_gpu;
         if !worker_process::wanted(gpu) {
             return Transcriber::load_in_process(model_path, gpu);
         }
@@ -257,10 +275,9 @@ impl Transcriber {
             model_path: model_path.to_path_buf(),
             model_name: file_name(model_path),
             info,
-            device: if gpu {
-                "cuda".into()
-            } else {
-                "cpu-worker".into()
+            device: match speech_plan::BACKEND {
+                Some(backend) if gpu => backend.into(),
+                _ => "cpu-worker".into(),
             },
             load_ms: ms_since(start),
             warmup_ms: None,
@@ -275,6 +292,18 @@ impl Transcriber {
         super::cpu_share::start_sampling();
         let start = Instant::now();
         let info = check_model_file(model_path)?;
+        // whisper.cpp quietly runs on the CPU when the backend offers no GPU device (no driver,
+        // a bad GGML_VK_VISIBLE_DEVICES): then this is a failed GPU load, so the caller falls
+        // back on purpose and the device says "cpu", not a GPU the text never saw.
+        if gpu && gpu_devices() == 0 {
+            return Err(Error::ModelLoad {
+                path: model_path.to_path_buf(),
+                reason: format!(
+                    "whisper.cpp's {} backend found no usable GPU device (see `dictum doctor`)",
+                    speech_plan::BACKEND.unwrap_or("GPU")
+                ),
+            });
+        }
         let mut params = WhisperContextParameters::default();
         params.use_gpu(gpu);
         let path_str = model_path.to_str().ok_or_else(|| Error::ModelLoad {
@@ -295,7 +324,10 @@ impl Transcriber {
             model_path: model_path.to_path_buf(),
             model_name: file_name(model_path),
             info,
-            device: if gpu { "cuda".into() } else { "cpu".into() },
+            device: match speech_plan::BACKEND {
+                Some(backend) if gpu => backend.into(),
+                _ => "cpu".into(),
+            },
             load_ms: ms_since(start),
             warmup_ms: None,
             abort: None,

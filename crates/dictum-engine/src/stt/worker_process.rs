@@ -28,6 +28,8 @@ use std::process::{Child, Command, ExitCode, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+/// whisper.cpp's (ggml-vulkan's) list of Vulkan device indices to use.
+const VK_DEVICES_ENV: &str = "GGML_VK_VISIBLE_DEVICES";
 /// Set in the child: what to load (JSON [`WorkerSpec`]).
 const WORKER_ENV: &str = "DICTUM_STT_WORKER";
 /// Test seam: run the CPU model in a worker too (the GPU path, testable without a GPU).
@@ -123,7 +125,15 @@ impl WorkerProcess {
             .unwrap_or_else(|| exe.clone());
         #[cfg(not(any(debug_assertions, feature = "test-hooks")))]
         let program = exe.clone();
-        let mut child = Command::new(program)
+        let mut command = Command::new(program);
+        // The Vulkan device the plan chose (whisper.cpp's default skips integrated and
+        // CPU-type devices); a GGML_VK_VISIBLE_DEVICES the user set wins.
+        if let Some(index) = crate::gpu::speech_plan::vulkan_device()
+            .filter(|_| gpu && std::env::var_os(VK_DEVICES_ENV).is_none())
+        {
+            command.env(VK_DEVICES_ENV, index.to_string());
+        }
+        let mut child = command
             .env(WORKER_ENV, spec)
             .env(SELF_ENV, &exe)
             .stdin(Stdio::piped())
@@ -340,6 +350,8 @@ fn serve(spec: &str) -> Result<()> {
     }
     let mut t = match Transcriber::load_in_process(&spec.model, spec.gpu) {
         Ok(t) => t,
+        // The parent wraps the reason in its own "could not load model" error.
+        Err(Error::ModelLoad { reason, .. }) => return send(&Message::Err(reason)),
         Err(e) => return send(&Message::Err(e.to_string())),
     };
     send(&Message::Ready)?;
