@@ -52,6 +52,33 @@ ensure_vulkan_deps() {
     apt_ensure libvulkan1 mesa-vulkan-drivers
 }
 
+# What building whisper.cpp's Vulkan backend needs (scripts/build-vulkan): the loader's
+# development files, glslc for the compute shaders, and Vulkan headers that know
+# VK_EXT_layer_settings (ggml-vulkan uses it). Debian 12's headers (1.3.239) do not: then Debian 13's
+# libvulkan-dev (headers only, pinned by SHA-256) is unpacked into the cache, never installed.
+# Prints the folder to put first on the include path, or nothing when the system's will do.
+vulkan_headers_version=1.4.309.0-1
+vulkan_headers_sha256=8d329d465e16168afff58b1bd0dd6db46aac2cc3f56054a481b25a04e90b345a
+ensure_vulkan_build_deps() {
+    ensure_build_deps >&2
+    apt_ensure libvulkan-dev glslc mesa-vulkan-drivers >&2
+    if grep -q 'LayerSettingEXT' /usr/include/vulkan/vulkan_structs.hpp 2>/dev/null; then
+        return 0
+    fi
+    local dir="${XDG_CACHE_HOME:-$HOME/.cache}/dictum/vulkan-headers-$vulkan_headers_version"
+    if [ ! -f "$dir/usr/include/vulkan/vulkan.hpp" ]; then
+        local deb="$dir.deb"
+        log "Vulkan headers without VK_EXT_layer_settings: fetching Debian 13's libvulkan-dev $vulkan_headers_version (headers only) into $dir"
+        mkdir -p "$(dirname "$dir")"
+        curl -fsSL --retry 3 -o "$deb" \
+            "http://deb.debian.org/debian/pool/main/v/vulkan-loader/libvulkan-dev_${vulkan_headers_version}_amd64.deb"
+        echo "$vulkan_headers_sha256  $deb" | sha256sum -c --quiet - ||
+            { echo "the downloaded libvulkan-dev does not match its SHA-256; delete $deb and retry" >&2; return 1; }
+        rm -rf "$dir.tmp" && dpkg-deb -x "$deb" "$dir.tmp" && rm -rf "$dir" && mv "$dir.tmp" "$dir"
+    fi
+    echo "$dir/usr/include"
+}
+
 # What the end-to-end injection tests drive: a private X server (Xvfb), a terminal to type
 # into (xterm), xdotool (pointer, held keys, Return), xclip (another clipboard owner) and
 # notify-send (the failure notification; harmless without a notification daemon); espeak-ng
