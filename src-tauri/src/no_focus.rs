@@ -12,10 +12,12 @@
 //!   the keyboard). libgtk-layer-shell is loaded at run time (`libgtk-layer-shell.so.0`,
 //!   Debian/Ubuntu package libgtk-layer-shell0): without it, or on a compositor without the
 //!   protocol, the fallback below is used and the app log says so.
-//! - Wayland without layer-shell (GNOME's mutter): an ordinary toplevel that does not accept
-//!   the focus; mutter decides where it goes and may activate it when it first appears. The
-//!   log says so (`dictum-tray: indicator: …`); where mutter activates it, run the tray app
-//!   under XWayland (`GDK_BACKEND=x11 dictum-tray`), where the X11 rules above hold.
+//! - Wayland without layer-shell (GNOME's mutter): the window could only be an ordinary
+//!   toplevel, and GTK 3 cannot ask a Wayland compositor not to focus it: mutter 43 gives it the
+//!   keyboard when it appears (`crates/dictum-cli/tests/tray_indicator_wayland.rs`), so the
+//!   typed words would go into it. It is never shown there (`windows::indicator`) and the log
+//!   says so ([`WAYLAND_TOPLEVEL`], then [`NOT_SHOWN`]); under XWayland
+//!   (`GDK_BACKEND=x11 dictum-tray`) the X11 rules above hold and it is shown.
 
 use tauri::WebviewWindow;
 
@@ -27,6 +29,9 @@ pub const LAYER_SHELL: &str = "Wayland layer-shell overlay, keyboard interactivi
 pub const REMAPPED: &str = "layer surface mapped again: its first map painted nothing";
 pub const WAYLAND_TOPLEVEL: &str =
     "Wayland toplevel that does not accept the focus (no layer-shell here: the compositor decides)";
+/// Logged after [`WAYLAND_TOPLEVEL`]: such a window is never shown (`windows::indicator`):
+/// mutter gives an ordinary toplevel the keyboard when it appears, whatever GTK 3 asks.
+pub const NOT_SHOWN: &str = "not shown: without layer-shell the compositor would give it the keyboard and the typed words would go into it; run the tray app under XWayland (GDK_BACKEND=x11 dictum-tray) to have it";
 
 /// Sets up `win` (built hidden, not yet realized) before its first show. Runs on the GTK
 /// main thread. Returns how the window was set up.

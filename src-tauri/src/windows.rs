@@ -1,7 +1,15 @@
 //! The UI's windows: one per view (settings, history, stats) plus the recording indicator,
 //! created on first use and re-shown after that.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use tauri::{AppHandle, Manager, WebviewUrl, WebviewWindowBuilder};
+
+/// Set when the indicator could only be an ordinary Wayland window (no layer shell: GNOME's
+/// mutter). mutter gives such a window the keyboard when it appears, whatever it asks for
+/// (`crates/dictum-cli/tests/tray_indicator_wayland.rs` shows keys stop reaching the focused
+/// text box on mutter 43), and the words Dictum types would then go into the indicator: it is
+/// never shown there, and the app log says so and how to have it (XWayland).
+static SUPPRESSED: AtomicBool = AtomicBool::new(false);
 
 const VIEWS: &[(&str, &str, f64, f64)] = &[
     ("settings", "Dictum — Settings", 920.0, 760.0),
@@ -45,6 +53,9 @@ pub fn show(app: &AppHandle, view: &str) {
 /// Shows or hides the small always-on-top recording indicator. It never takes the keyboard
 /// focus (`no_focus`): the words typed while it is shown go to the user's window.
 pub fn indicator(app: &AppHandle, visible: bool) {
+    if SUPPRESSED.load(Ordering::Relaxed) {
+        return;
+    }
     if let Some(win) = app.get_webview_window("indicator") {
         let _ = if visible { win.show() } else { win.hide() };
         return;
@@ -79,6 +90,12 @@ pub fn indicator(app: &AppHandle, visible: bool) {
     let for_main = win.clone();
     let ran = win.run_on_main_thread(move || {
         match crate::no_focus::prepare(&for_main) {
+            Ok(how) if how == crate::no_focus::WAYLAND_TOPLEVEL => {
+                println!("dictum-tray: indicator: {how}");
+                println!("dictum-tray: indicator: {}", crate::no_focus::NOT_SHOWN);
+                SUPPRESSED.store(true, Ordering::Relaxed);
+                return; // built hidden: stays so
+            }
             Ok(how) => println!("dictum-tray: indicator: {how}"),
             Err(e) => tracing::warn!("the recording indicator may take the focus: {e}"),
         }
