@@ -127,10 +127,12 @@ ensure_portal_deps() {
 # The GNOME portal test (crates/dictum-engine/tests/portal_gnome.rs): headless mutter 43
 # (GNOME's compositor), xdg-desktop-portal + -gnome, a GTK 3 window as the native Wayland
 # target; python3-gi's Gio also drives tests/mutter_keys.py (the "user" answering GNOME's
-# consent dialog); wl-clipboard for paste mode (mutter has no data-control clipboard).
+# consent dialog); wl-clipboard for paste mode (mutter has no data-control clipboard);
+# xwayland and x11-utils (xdpyinfo, xwininfo, xprop) for the tray indicator's GNOME with
+# XWayland case.
 ensure_gnome_deps() {
     apt_ensure dbus mutter xdg-desktop-portal xdg-desktop-portal-gnome python3-gi gir1.2-gtk-3.0 \
-        wl-clipboard
+        wl-clipboard xwayland x11-utils
     export DICTUM_REQUIRE_E2E=1
 }
 

@@ -21,6 +21,7 @@ mod supervisor;
 mod tray;
 mod welcome;
 mod windows;
+mod xwayland;
 
 use state::AppState;
 use tauri::{Manager, RunEvent};
@@ -42,6 +43,9 @@ fn main() {
     dictum_engine::stt::worker_process::exit_if_worker();
     // History, audio, exports and config are private: folders 0700, files 0600.
     dictum_engine::paths::set_private_umask();
+    // GNOME on Wayland: GTK as an XWayland client, so the indicator can be shown. First, while
+    // this process has one thread (`xwayland::apply`'s SAFETY note).
+    xwayland::apply();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()

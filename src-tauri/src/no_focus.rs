@@ -16,8 +16,11 @@
 //!   toplevel, and GTK 3 cannot ask a Wayland compositor not to focus it: mutter 43 gives it the
 //!   keyboard when it appears (`crates/dictum-cli/tests/tray_indicator_wayland.rs`), so the
 //!   typed words would go into it. It is never shown there (`windows::indicator`) and the log
-//!   says so ([`WAYLAND_TOPLEVEL`], then [`NOT_SHOWN`]); under XWayland
-//!   (`GDK_BACKEND=x11 dictum-tray`) the X11 rules above hold and it is shown.
+//!   says so ([`WAYLAND_TOPLEVEL`], then [`NOT_SHOWN`]). So on GNOME the app runs as an
+//!   XWayland client by itself when XWayland is there and the user has not set `GDK_BACKEND`
+//!   (`xwayland.rs`, from `main`): the X11 rules above hold and the indicator is shown. This
+//!   case remains for `GDK_BACKEND=wayland`, GNOME without XWayland (no `DISPLAY`), and
+//!   compositors without the protocol or without libgtk-layer-shell.
 
 use tauri::WebviewWindow;
 

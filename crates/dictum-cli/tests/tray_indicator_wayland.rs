@@ -52,6 +52,12 @@ const REGION: (u32, u32, u32, u32) = (430, 626, 420, 110);
 /// `dictum-tray: indicator: ` + `no_focus::WAYLAND_TOPLEVEL`.
 const WAYLAND_TOPLEVEL: &str =
     "Wayland toplevel that does not accept the focus (no layer-shell here: the compositor decides)";
+/// `dictum-tray: indicator: ` + `no_focus::X11`.
+const X11: &str = "X11 window that never takes the focus (notification, input hint off)";
+/// The start of `xwayland::USING` and of `xwayland::NO_XWAYLAND` (src-tauri/src/xwayland.rs).
+const USING_XWAYLAND: &str =
+    "dictum-tray: GNOME on Wayland: the tray app's windows run under XWayland (GDK_BACKEND=x11)";
+const NO_XWAYLAND: &str = "dictum-tray: GNOME on Wayland without XWayland (DISPLAY is not set)";
 const TOOLS: &[&str] = &["grim", "dbus-daemon", "pulseaudio", "paplay", "convert"];
 /// One test at a time: each starts its own PulseAudio, whose address goes into this process's
 /// environment.
@@ -414,21 +420,14 @@ fn the_indicator_is_a_layer_surface_that_never_takes_the_keyboard_on_sway() {
     eprintln!("done in {:.1} s", began.elapsed().as_secs_f64());
 }
 
-/// GNOME's mutter has no layer shell: the indicator could only be an ordinary toplevel
-/// (`no_focus::WAYLAND_TOPLEVEL`), which mutter 43 gives the keyboard when it appears (keys
-/// stopped reaching the focused text box when it was shown), so the app never shows it there
-/// (`no_focus::NOT_SHOWN`). On a headless mutter 43 (`tests/common/gnome.rs`) with its GTK text
-/// box focused: the app log says both, and keys pressed through mutter's RemoteDesktop API
-/// (`tests/mutter_keys.py`, as a keyboard would) still reach the text box after
-/// `--show indicator`.
-#[test]
-fn on_gnome_the_indicator_is_a_toplevel_that_leaves_the_keys_to_the_focused_window() {
-    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let Some(t) = gnome::tools() else {
-        return;
-    };
-    if !common::tools_ready(TOOLS, " (scripts/test installs them: ensure_gnome_deps)") {
-        return;
+/// The GNOME cases' parts, or None (skip) when one is missing.
+fn gnome_parts() -> Option<(portal_desktop::Tools, PathBuf)> {
+    let t = gnome::tools()?;
+    if !common::tools_ready(
+        &["dbus-daemon", "pulseaudio", "xdpyinfo", "xwininfo", "xprop"],
+        " (scripts/test installs them: ensure_gnome_deps)",
+    ) {
+        return None;
     }
     let Some(bin) = tray_binary() else {
         assert!(
@@ -436,13 +435,20 @@ fn on_gnome_the_indicator_is_a_toplevel_that_leaves_the_keys_to_the_focused_wind
             "DICTUM_REQUIRE_E2E is set but the tray app is not built beside this test (cargo build --workspace --release --bins)"
         );
         eprintln!("SKIPPED: dictum-tray is not built beside this test");
-        return;
+        return None;
     };
-    let began = Instant::now();
-    let _pulse = common::pulse::Pulse::start();
-    let g = gnome::Gnome::start(&t);
-    let dir = tempfile::tempdir().expect("tempdir");
-    let config = dir.path().join("config.toml");
+    Some((t, bin))
+}
+
+/// The real tray app in the GNOME session `g` (its environment: the session's, `extra`, no
+/// `GDK_BACKEND`: the app decides), with the tiny model; waits until its dictation is ready.
+fn gnome_tray<'a>(
+    g: &gnome::Gnome,
+    bin: &'a Path,
+    dir: &Path,
+    extra: Vec<(&'static str, std::ffi::OsString)>,
+) -> Tray<'a> {
+    let config = dir.join("config.toml");
     std::fs::write(
         &config,
         format!(
@@ -454,17 +460,14 @@ fn on_gnome_the_indicator_is_a_toplevel_that_leaves_the_keys_to_the_focused_wind
     let mut env: Vec<(String, std::ffi::OsString)> = g
         .session_env()
         .into_iter()
+        .chain(extra)
         .map(|(k, v)| (k.to_string(), v))
         .collect();
     for (k, v) in [
         ("PATH", std::env::var("PATH").unwrap_or_default()),
-        ("HOME", dir.path().display().to_string()),
-        ("GDK_BACKEND", "wayland".into()),
+        ("HOME", dir.display().to_string()),
         ("DICTUM_CONFIG", config.display().to_string()),
-        (
-            "DICTUM_DATA_DIR",
-            dir.path().join("data").display().to_string(),
-        ),
+        ("DICTUM_DATA_DIR", dir.join("data").display().to_string()),
         (
             "PULSE_SERVER",
             std::env::var("PULSE_SERVER").expect("PULSE_SERVER"),
@@ -475,16 +478,40 @@ fn on_gnome_the_indicator_is_a_toplevel_that_leaves_the_keys_to_the_focused_wind
     for &(k, v) in tray_app::WEBKIT_ENV {
         env.push((k.to_string(), v.into()));
     }
-    let command = |program: &Path| {
+    let command = move |program: &Path| {
         let mut c = Command::new(program);
         c.env_clear().envs(env.iter().map(|(k, v)| (k, v)));
         c
     };
-    let tray = Tray::start(command(&bin), dir.path().join("app.log"), |args| {
+    let app = command(bin);
+    Tray::start(app, dir.join("app.log"), move |args| {
         let mut c = command(Path::new("timeout"));
-        c.arg("30").arg(&bin).args(args);
+        c.arg("30").arg(bin).args(args);
         c
-    });
+    })
+}
+
+/// GNOME's mutter has no layer shell: the indicator could only be an ordinary toplevel
+/// (`no_focus::WAYLAND_TOPLEVEL`), which mutter 43 gives the keyboard when it appears (keys
+/// stopped reaching the focused text box when it was shown), so the app never shows it there
+/// (`no_focus::NOT_SHOWN`). On a headless mutter 43 without XWayland (`tests/common/gnome.rs`,
+/// no `DISPLAY`) with its GTK text box focused: the app log says it stays native Wayland for
+/// want of XWayland (`xwayland::NO_XWAYLAND`) and both indicator lines, and keys pressed through
+/// mutter's RemoteDesktop API (`tests/mutter_keys.py`, as a keyboard would) still reach the text
+/// box after `--show indicator`.
+#[test]
+fn on_gnome_the_indicator_is_a_toplevel_that_leaves_the_keys_to_the_focused_window() {
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let Some((t, bin)) = gnome_parts() else {
+        return;
+    };
+    let began = Instant::now();
+    let _pulse = common::pulse::Pulse::start();
+    let g = gnome::Gnome::start(&t);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tray = gnome_tray(&g, &bin, dir.path(), Vec::new());
+    let no_x = tray.wait_for(|l| l.starts_with(NO_XWAYLAND), 5);
+    eprintln!("{no_x}");
     g.keys(&["a", "b"]);
     let (got, _) = g.wait_typed("ab");
     assert_eq!(
@@ -507,6 +534,102 @@ fn on_gnome_the_indicator_is_a_toplevel_that_leaves_the_keys_to_the_focused_wind
         got,
         "abtyped",
         "the keys pressed with the indicator shown did not reach the focused text box; app log:\n{}",
+        tray.log()
+    );
+    eprintln!("done in {:.1} s", began.elapsed().as_secs_f64());
+}
+
+/// GNOME with XWayland, as a GNOME session has it: the tray app, started without
+/// `GDK_BACKEND`, runs its windows as XWayland clients (`src-tauri/src/xwayland.rs`) and says
+/// so, and `--show indicator` makes the X11 window that never takes the focus
+/// (`no_focus::X11`: xprop shows the input hint off and the notification type), which mutter,
+/// as X11 window manager, maps (xwininfo: viewable) without giving it the keyboard: keys pressed
+/// through mutter's RemoteDesktop API while it is up still reach the focused native Wayland GTK
+/// text box.
+#[test]
+fn on_gnome_with_xwayland_the_indicator_is_an_x11_window_shown_without_the_keyboard() {
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let Some((t, bin)) = gnome_parts() else {
+        return;
+    };
+    let began = Instant::now();
+    let _pulse = common::pulse::Pulse::start();
+    let g = gnome::Gnome::start_xwayland(&t);
+    let x11 = g.x11_env().expect("mutter's XWayland");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tray = gnome_tray(&g, &bin, dir.path(), x11.clone());
+    let using = tray.wait_for(|l| l.starts_with(USING_XWAYLAND), 5);
+    eprintln!("{using}");
+    g.keys(&["a", "b"]);
+    let (got, _) = g.wait_typed("ab");
+    assert_eq!(
+        got,
+        "ab",
+        "the text box does not get the keys; logs:\n{}",
+        g.logs()
+    );
+
+    tray.second(&["--show", "indicator"]);
+    let how = tray.wait_for(|l| l.contains("dictum-tray: indicator:"), 30);
+    eprintln!("{how}");
+    assert!(how.ends_with(X11), "{how}\n{}", tray.log());
+    // Shown: mapped and viewable on XWayland's screen.
+    let t0 = Instant::now();
+    let state = loop {
+        let out = Command::new("xwininfo")
+            .args(["-name", "Dictum recording"])
+            .envs(x11.iter().cloned())
+            .output()
+            .expect("run xwininfo");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        if text.contains("Map State: IsViewable") || t0.elapsed() > Duration::from_secs(15) {
+            break text;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(
+        state.contains("Map State: IsViewable"),
+        "the indicator is not shown on XWayland: {state}\napp log:\n{}",
+        tray.log()
+    );
+    eprintln!(
+        "indicator viewable {:.1} s after --show",
+        t0.elapsed().as_secs_f64()
+    );
+    std::thread::sleep(Duration::from_millis(1500)); // any activation mutter would make
+                                                     // What keeps it from the keyboard (an ordinary X11 window mapped here did not get the keys
+                                                     // either, mutter's focus-stealing prevention, so the keys alone cannot tell).
+    let props = Command::new("xprop")
+        .args([
+            "-name",
+            "Dictum recording",
+            "WM_HINTS",
+            "_NET_WM_WINDOW_TYPE",
+        ])
+        .envs(x11.iter().cloned())
+        .output()
+        .expect("run xprop");
+    let props = String::from_utf8_lossy(&props.stdout).into_owned();
+    eprintln!("indicator: {props}");
+    assert!(
+        props.contains("Client accepts input or input focus: False"),
+        "the indicator accepts the focus: {props}"
+    );
+    assert!(
+        props.contains("_NET_WM_WINDOW_TYPE_NOTIFICATION"),
+        "{props}"
+    );
+    g.keys(&["t", "y", "p", "e", "d"]);
+    let (got, _) = g.wait_typed("abtyped");
+    assert_eq!(
+        got,
+        "abtyped",
+        "the keys pressed with the indicator shown did not reach the focused text box; app log:\n{}",
+        tray.log()
+    );
+    assert!(
+        !tray.log().contains("indicator: not shown"),
+        "{}",
         tray.log()
     );
     eprintln!("done in {:.1} s", began.elapsed().as_secs_f64());

@@ -25,7 +25,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 pub const SOCKET: &str = "wayland-dictum-gnome";
-pub const APT: &str = "sudo apt install mutter xdg-desktop-portal xdg-desktop-portal-gnome python3-gi gir1.2-gtk-3.0 dbus wl-clipboard";
+pub const APT: &str = "sudo apt install mutter xdg-desktop-portal xdg-desktop-portal-gnome python3-gi gir1.2-gtk-3.0 dbus wl-clipboard xwayland x11-utils";
 /// What xdg-desktop-portal-gnome logs each time it shows a dialog without a parent window.
 const DIALOG_SHOWN: &str = "Failed to associate portal window with parent window";
 
@@ -57,6 +57,19 @@ impl std::ops::Deref for Gnome {
 
 impl Gnome {
     pub fn start(t: &Tools) -> Gnome {
+        Gnome::start_with(t, false)
+    }
+
+    /// As [`Gnome::start`], with mutter's XWayland (as a GNOME session has it): mutter 43
+    /// starts Xwayland itself at start-up (not with `--no-x11`); [`Gnome::x11_env`] is how
+    /// an X11 client reaches it. The session's own processes still get no `DISPLAY`.
+    pub fn start_xwayland(t: &Tools) -> Gnome {
+        let g = Gnome::start_with(t, true);
+        g.wait("mutter's XWayland", || g.x11_env().is_some());
+        g
+    }
+
+    fn start_with(t: &Tools, xwayland: bool) -> Gnome {
         let mut desktop = Desktop::start_bus(Spec {
             socket: SOCKET,
             vars: vec![
@@ -69,15 +82,11 @@ impl Gnome {
         });
 
         let mut c = desktop.command(&t.compositor, "mutter.log");
-        c.args([
-            "--headless",
-            "--wayland",
-            "--no-x11",
-            "--virtual-monitor",
-            "1280x720",
-            "--wayland-display",
-            SOCKET,
-        ]);
+        c.args(["--headless", "--wayland"]);
+        if !xwayland {
+            c.arg("--no-x11");
+        }
+        c.args(["--virtual-monitor", "1280x720", "--wayland-display", SOCKET]);
         desktop.spawn("mutter", c);
         desktop.wait_socket("mutter's Wayland socket");
         desktop.wait("org.gnome.Mutter.RemoteDesktop on the bus", || {
@@ -144,6 +153,33 @@ impl Gnome {
             "mutter_keys.py failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+    }
+
+    /// `DISPLAY` and `XAUTHORITY` of mutter's XWayland ([`Gnome::start_xwayland`]), once its
+    /// X server accepts clients: the display mutter logs ("Using public X11 display :N") and
+    /// the cookie file it writes in the runtime folder (`.mutter-Xwaylandauth.*`).
+    pub fn x11_env(&self) -> Option<Vec<(&'static str, OsString)>> {
+        let log = self.log_text("mutter.log");
+        let display = log
+            .split("Using public X11 display ")
+            .nth(1)?
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .next()?
+            .to_string();
+        let auth = std::fs::read_dir(self.dir.path().join("rt"))
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with(".mutter-Xwaylandauth."))
+            })?;
+        let env = vec![("DISPLAY", display.into()), ("XAUTHORITY", auth.into())];
+        let up = Command::new("xdpyinfo")
+            .envs(env.iter().cloned())
+            .output()
+            .is_ok_and(|o| o.status.success());
+        up.then_some(env)
     }
 
     /// The session's environment for a client: Wayland only (no DISPLAY), GNOME, the bus.
