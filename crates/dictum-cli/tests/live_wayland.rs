@@ -65,30 +65,6 @@ fn start_daemon(s: &Session, exe: &Path) -> Daemon {
     d
 }
 
-/// The private PulseAudio runs as this process's user; the session's user reaches it
-/// through its socket (anonymous auth), so the folders on the way are opened for traversal.
-fn share_pulse() {
-    use std::os::unix::fs::PermissionsExt;
-    let server = std::env::var("PULSE_SERVER").expect("PULSE_SERVER");
-    let socket = PathBuf::from(server.trim_start_matches("unix:"));
-    let top = PathBuf::from(std::env::var("DICTUM_PULSE_DIR").expect("DICTUM_PULSE_DIR"));
-    let mut dir = socket.parent().map(Path::to_path_buf);
-    while let Some(d) = dir {
-        let mode = std::fs::metadata(&d)
-            .expect("pulse dir")
-            .permissions()
-            .mode();
-        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(mode | 0o711))
-            .expect("chmod pulse dir");
-        if d == top {
-            break;
-        }
-        dir = d.parent().map(Path::to_path_buf);
-    }
-    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o777))
-        .expect("chmod pulse socket");
-}
-
 /// The dictum binary and the model where the session's user can use them (the build
 /// directory may be in root's home: then they are copied into the session folder).
 fn prepare(s: &Session) -> (PathBuf, PathBuf) {
@@ -352,8 +328,9 @@ fn dictation_reaches_native_and_xwayland_windows_on_sway() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1);
-    let _pulse = Pulse::start();
-    share_pulse();
+    let pulse = Pulse::start();
+    // The session runs as another user: it reaches the private PulseAudio through its socket.
+    pulse.share();
     let s = Session::start("");
     let (exe, model) = prepare(&s);
     write_config(&s, &model, "");
