@@ -44,17 +44,24 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 use x11_daemon::{typed_line, write_initial_config, Daemon, HOTKEY};
 
-/// The sentences, in the order played, and the word error rate each may have (tiny model;
-/// espeak's synthetic voice gives it "round-fark" for "brown fox" and varies from run to run
-/// on a loaded machine). Over the five: [`TOTAL_WER`].
+/// The sentences, in the order played, and the word error rate each may have (tiny model).
+/// Over the five: [`TOTAL_WER`]. Each text must also be nearer its own sentence than any
+/// other (what catches a sentence typed as another's row, whatever whisper made of it).
+///
+/// espeak's synthetic fox clip sits at the edge of what tiny hears, and where it starts in
+/// whisper's window changes the words: `dictum transcribe` of the file behind 0–600 ms of
+/// silence (20 ms steps) gave 4 to 8 errors in 20 ("round-fuck stump, silver malaisy dog …
+/// team of Friday"), and one CI run of this test 9 ("fine and steam-life ride day"). Its
+/// bound is therefore 0.5: it fails when more than half the words are wrong or missing.
 const SENTENCES: [(&str, f64); 5] = [
     ("sns-0880.wav", 0.4),
     ("goforward.wav", 0.35),
-    ("espeak-fox.wav", 0.4),
+    ("espeak-fox.wav", 0.5),
     ("cards-002.wav", 0.5),
     ("sns-0870.wav", 0.3),
 ];
-const TOTAL_WER: f64 = 0.25;
+/// With the fox clip at its worst (9 errors) and the others as usual, the five are at ~0.22.
+const TOTAL_WER: f64 = 0.3;
 /// Listening stops after this long without speech (longer than the noise stretch).
 const IDLE_S: u64 = 15;
 
@@ -336,6 +343,13 @@ fn hands_free_types_each_sentence_as_its_own_dictation_and_nothing_for_room_nois
         let w = WerCount::of(&reference(name), &text);
         total = total.plus(w);
         assert!(w.rate() <= bound, "{name}: {text:?} ({w:?})");
+        for (other, _) in SENTENCES.iter().filter(|(o, _)| *o != name) {
+            let ow = WerCount::of(&reference(other), &text);
+            assert!(
+                w.rate() < ow.rate(),
+                "{name}'s row is nearer {other}: {text:?} ({w:?} against {ow:?})"
+            );
+        }
         texts.push(text);
     }
     eprintln!("WER over the five: {:.3}", total.rate());
