@@ -110,6 +110,7 @@ await test('settings round-trip', async (page) => {
   await page.getByTestId('sound-cues').check();
   assert.ok(await page.getByTestId('sound-volume').isEnabled(), 'volume disabled with cues on');
   await page.getByTestId('mute-output').check();
+  await page.getByTestId('live-words').uncheck();
   // Hotkey recorder: a thumb mouse button (the page's button 4, X11's 9) gives mouse:9.
   await page.getByTestId('record-hotkey').click();
   await page.getByTestId('record-hotkey').filter({ hasText: 'Press the key' }).waitFor();
@@ -139,6 +140,7 @@ await test('settings round-trip', async (page) => {
   assert.equal(saved.dictation.mute_output, true);
   assert.equal(saved.dictation.pause_media, false, 'muting leaves pausing as it was');
   assert.equal(saved.dictation.sound_volume, 0.3);
+  assert.equal(saved.dictation.live_words, false);
   // Untouched values survive the round trip unchanged.
   assert.equal(saved.llm.top_p, 0.9);
   assert.equal(saved.vad.threshold, 0.5);

@@ -38,7 +38,7 @@ const DEFAULT_CONFIG: Config = {
     hotkey: 'ctrl+alt+space', mode: 'push_to_talk', cancel_key: 'escape', input_device: '', preroll_ms: 300,
     post_roll_ms: 300, type_before_post_roll_ms: 100, max_utterance_s: 300, streaming: true, pause_ms: 250, speculate_after_ms: 48, commit_min_ms: 10000,
     chunk_max_ms: 15000, queue_max: 8, idle_unload_min: 0, hands_free_pause_ms: 700, hands_free_idle_s: 30,
-    pause_media: false, mute_output: false, sound_cues: false, sound_volume: 0.3,
+    live_words: true, pause_media: false, mute_output: false, sound_cues: false, sound_volume: 0.3,
   },
   inject: {
     method: 'type', backend: 'auto', terminal_classes: ['XTerm', 'kitty', 'Alacritty', 'foot'], paste_restore_delay_ms: 250,

@@ -13,6 +13,8 @@
 //! - Hands-free (one press starts listening; each pause ends a dictation): partials come while
 //!   the clip plays, the first before half of it, and each belongs to a dictation whose event
 //!   comes after it and whose text its committed words start.
+//! - `[dictation] live_words = false`: push-to-talk over jfk.wav (11 s, with pauses that give
+//!   partials when it is on) sends no partial at all, and the words are typed as usual.
 //!
 //! Skipped only when the tools are missing and `DICTUM_REQUIRE_E2E` is unset (`scripts/test`
 //! sets it and installs them).
@@ -45,14 +47,14 @@ fn text<'a>(ev: &'a Value, field: &str) -> &'a str {
     ev[field].as_str().unwrap_or_default()
 }
 
-/// A fresh config in `dir` with `[dictation] mode = mode`.
-fn config_with_mode(dir: &Path, mode: &str) {
+/// A fresh config in `dir` with `[dictation] mode = mode` and the `extra` lines below it.
+fn config_with_mode(dir: &Path, mode: &str, extra: &str) {
     write_initial_config(dir);
     let mut f = std::fs::OpenOptions::new()
         .append(true)
         .open(dir.join("config.toml"))
         .expect("config");
-    write!(f, "\n[dictation]\nmode = \"{mode}\"\n").expect("write config");
+    write!(f, "\n[dictation]\nmode = \"{mode}\"\n{extra}").expect("write config");
 }
 
 /// The partials of the dictation `ev` (in the order they came) are numbered 1, 2, 3…, carry
@@ -105,7 +107,7 @@ fn partial_words_come_while_recording_in_every_mode_and_lead_to_the_typed_text()
     let mut seen = 0usize;
 
     // Push-to-talk: the key held over the clip.
-    config_with_mode(dir.path(), "push_to_talk");
+    config_with_mode(dir.path(), "push_to_talk", "");
     let mut d = Daemon::start(dir.path(), &x);
     let held = dictate_collecting(&x, &mut d, HOTKEY, &clip, 500);
     let ev = held.dictation().clone();
@@ -141,7 +143,7 @@ fn partial_words_come_while_recording_in_every_mode_and_lead_to_the_typed_text()
     drop(d);
 
     // Toggle: one press starts, the next one (after the clip) stops.
-    config_with_mode(dir.path(), "toggle");
+    config_with_mode(dir.path(), "toggle", "");
     let mut d = Daemon::start(dir.path(), &x);
     let tap = ["key", HOTKEY];
     let held = dictate_collecting_with(&x, &mut d, &tap, &tap, &clip, 500);
@@ -164,7 +166,7 @@ fn partial_words_come_while_recording_in_every_mode_and_lead_to_the_typed_text()
     drop(d);
 
     // Hands-free: one press starts listening; each pause of the speech ends a dictation.
-    config_with_mode(dir.path(), "hands-free");
+    config_with_mode(dir.path(), "hands-free", "");
     let d = Daemon::start(dir.path(), &x);
     x.xdotool(&["key", HOTKEY]);
     let started = Instant::now();
@@ -236,4 +238,24 @@ fn partial_words_come_while_recording_in_every_mode_and_lead_to_the_typed_text()
             .collect();
         check_partials("hands-free", &mine, ev);
     }
+    let _ = typed_line(&term, &x, &mut seen); // what hands-free typed, not checked here
+    drop(d);
+
+    // Live words off: no partial, the words typed as usual.
+    config_with_mode(dir.path(), "push_to_talk", "live_words = false\n");
+    let mut d = Daemon::start(dir.path(), &x);
+    let held = dictate_collecting(&x, &mut d, HOTKEY, &common::clip("jfk.wav"), 300);
+    let ev = held.dictation().clone();
+    let line = typed_line(&term, &x, &mut seen);
+    eprintln!("live words off: {ev}\ntyped: {line:?}");
+    assert_eq!(ev["outcome"], "ok", "{ev}");
+    assert_eq!(line.trim_end(), text(&ev, "text"), "{ev}");
+    let w = WerCount::of(&common::pulse::reference("jfk.wav"), &line);
+    assert!(w.rate() <= 0.25, "{line:?} ({w:?})");
+    let later = d.drain(Duration::from_millis(500));
+    assert!(
+        held.all("partial").is_empty() && !later.iter().any(|e| e["event"] == "partial"),
+        "live_words = false, yet partials: {:?}",
+        held.all("partial")
+    );
 }

@@ -76,6 +76,12 @@ hands_free_pause_ms: number,
  */
 hands_free_idle_s: number, 
 /**
+ * Show the words while you speak: the text transcribed so far goes to the recording
+ * indicator and `dictum run --json`'s `partial` events. Off, nothing is sent; the same
+ * whisper passes run either way (they are what makes the release fast).
+ */
+live_words: boolean, 
+/**
  * Pause the media players that are playing (MPRIS) while recording, and play them again
  * once the text is typed; only those Dictum paused are resumed.
  */

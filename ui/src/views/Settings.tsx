@@ -114,6 +114,11 @@ export function Settings() {
             onChange={(e) => up('inject', { terminal_classes: (e.target as HTMLInputElement).value.split(',').map((s) => s.trim()).filter(Boolean) })} />
         </div>
         <div class="row">
+          <label>Words while you speak</label>
+          <label><input type="checkbox" checked={cfg.dictation.live_words} data-testid="live-words"
+            onChange={(e) => up('dictation', { live_words: (e.target as HTMLInputElement).checked })} /> The recording indicator shows what was heard so far (the typed text is always the final one)</label>
+        </div>
+        <div class="row">
           <label>Music and videos</label>
           <label><input type="checkbox" checked={cfg.dictation.pause_media} data-testid="pause-media"
             onChange={(e) => up('dictation', { pause_media: (e.target as HTMLInputElement).checked })} /> Paused while you dictate, playing again once the text is typed (MPRIS players)</label>

@@ -99,6 +99,10 @@ pub struct DictationConfig {
     pub hands_free_pause_ms: u32,
     /// Hands-free stops by itself after this many seconds without speech (0 = never).
     pub hands_free_idle_s: u32,
+    /// Show the words while you speak: the text transcribed so far goes to the recording
+    /// indicator and `dictum run --json`'s `partial` events. Off, nothing is sent; the same
+    /// whisper passes run either way (they are what makes the release fast).
+    pub live_words: bool,
     /// Pause the media players that are playing (MPRIS) while recording, and play them again
     /// once the text is typed; only those Dictum paused are resumed.
     pub pause_media: bool,
@@ -132,6 +136,7 @@ impl Default for DictationConfig {
             idle_unload_min: 0.0,
             hands_free_pause_ms: 700,
             hands_free_idle_s: 30,
+            live_words: true,
             pause_media: false,
             mute_output: false,
             sound_cues: false,

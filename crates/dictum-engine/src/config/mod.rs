@@ -236,6 +236,10 @@ idle_unload_min = 0.0
 hands_free_pause_ms = 700
 # Hands-free stops by itself after this many seconds without speech (0-86400; 0 = never).
 hands_free_idle_s = 30
+# Show the words while you speak: the recording indicator shows the text transcribed so far
+# (and `dictum run --json` prints `partial` events). Off, the indicator only says that it is
+# listening. Whisper does the same work either way.
+live_words = true
 # Pause the media players that are playing (music, videos: any MPRIS player on the session
 # bus) while you dictate, and play them again once the text is typed. Only the players Dictum
 # paused are resumed, and only if they are still paused; if Dictum is killed meanwhile, they

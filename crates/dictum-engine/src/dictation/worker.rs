@@ -417,16 +417,18 @@ impl Worker {
                         // no whisper work. Jobs run in order and a stale speculation returned
                         // above, so what is sent here is never older than what was sent
                         // before it.
-                        let speculative = p
-                            .speculation
-                            .as_ref()
-                            .map(|(_, _, s)| s.text.clone())
-                            .unwrap_or_default();
-                        let _ = self.to_controller.send(Input::Partial {
-                            seq: utt,
-                            committed: p.words.text(),
-                            speculative,
-                        });
+                        if self.engine.config.dictation.live_words {
+                            let speculative = p
+                                .speculation
+                                .as_ref()
+                                .map(|(_, _, s)| s.text.clone())
+                                .unwrap_or_default();
+                            let _ = self.to_controller.send(Input::Partial {
+                                seq: utt,
+                                committed: p.words.text(),
+                                speculative,
+                            });
+                        }
                     }
                     // The release will redo this stretch as part of the tail (a committed
                     // chunk that failed is not recorded, so the tail starts before it).
