@@ -508,9 +508,35 @@ fn bench_release_latency() {
     let keys = XTestKeys::connect();
     let mut seen = 0usize;
     let mut rows = vec![
-        "method\tclip\ttail_ms\trun\taudio_ms\tkeyup_to_first_char_ms\trelease_to_text_ms\trelease_to_typed_ms\ttail_stt_ms\ttail_pass_start_ms\tstale_aborted\tstale_completed\tchunks\tchars\tref_words\tword_errors\tllm\tkeyup_to_done_ms\ttyped_ahead_chars\ttext"
+        "method\tclip\ttail_ms\trun\taudio_ms\tkeyup_to_first_char_ms\trelease_to_text_ms\trelease_to_typed_ms\ttail_stt_ms\ttail_pass_start_ms\tstale_aborted\tstale_completed\tchunks\tchars\tref_words\tword_errors\tllm\tkeyup_to_done_ms\ttyped_ahead_chars\tdaemon_cpu_ms\ttext"
             .to_string(),
     ];
+    // The daemon's CPU time per dictation (whisper runs in it on the CPU build), read from
+    // outside in /proc: all the work a dictation costs, whatever the daemon reports.
+    let tick_ms = Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .trim()
+                .parse::<f64>()
+                .ok()
+        })
+        .map_or(10.0, |hz| 1000.0 / hz);
+    let pid = d.child.id();
+    let cpu_ms = || -> f64 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+        let f: Vec<f64> = after
+            .split_whitespace()
+            .map(|v| v.parse().unwrap_or(f64::NAN))
+            .collect();
+        // utime and stime: fields 14 and 15 of proc(5), the 12th and 13th after the name.
+        f.get(11)
+            .zip(f.get(12))
+            .map_or(f64::NAN, |(u, s)| (u + s) * tick_ms)
+    };
     let mut first_config = true;
     for method in &methods {
         if method != "type" || !first_config || !extra.is_empty() || model.is_some() {
@@ -523,6 +549,7 @@ fn bench_release_latency() {
         for (label, path) in &clips {
             for &tail_ms in &tails {
                 for run in 0..n {
+                    let cpu_before = cpu_ms();
                     x.xdotool(&["keydown", HOTKEY]);
                     std::thread::sleep(Duration::from_millis(100));
                     let status = Command::new("paplay")
@@ -550,6 +577,7 @@ fn bench_release_latency() {
                     let ev = d.next("dictation", Duration::from_secs(60));
                     // Outside too: until the dictation's event, sent once all of it is typed.
                     let done = t0.elapsed().as_secs_f64() * 1000.0;
+                    let cpu = cpu_ms() - cpu_before;
                     let line = typed_line(&term, &x, &mut seen);
                     let text = ev["text"].as_str().unwrap_or_default();
                     assert_eq!(line.trim_end(), text, "{ev}");
@@ -559,7 +587,7 @@ fn bench_release_latency() {
                         .get(label)
                         .map(|words| dictum_engine::eval::WerCount::of(words, text));
                     let row = format!(
-                        "{method}\t{label}\t{tail_ms}\t{run}\t{}\t{first_char:.1}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{done:.1}\t{}\t{}",
+                        "{method}\t{label}\t{tail_ms}\t{run}\t{}\t{first_char:.1}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{done:.1}\t{}\t{cpu:.0}\t{}",
                         ev["audio_ms"],
                         ev["release_to_text_ms"].as_f64().unwrap_or(f64::NAN),
                         ev["release_to_typed_ms"].as_f64().unwrap_or(f64::NAN),
