@@ -37,7 +37,7 @@ use dictum_engine::eval::WerCount;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use tray_app::{image_stats, session_bus, tray_binary, Proc, Tray};
+use tray_app::{image_stats, session_bus, tray_binary, x11_indicator_takes_no_focus, Proc, Tray};
 
 const HOTKEY: &str = "ctrl+alt+space";
 const TARGET: &str = "Dictum target";
@@ -271,21 +271,7 @@ fn the_indicator_never_takes_the_focus_and_shows_the_words_mid_utterance() {
         std::thread::sleep(Duration::from_millis(50));
     };
     std::thread::sleep(Duration::from_millis(1500)); // painted, and any focus change made
-    let props = Command::new("xprop")
-        .args(["-id", &id, "WM_HINTS", "_NET_WM_WINDOW_TYPE"])
-        .env("DISPLAY", &x.display)
-        .output()
-        .expect("xprop");
-    let props = String::from_utf8_lossy(&props.stdout).to_string();
-    eprintln!("indicator {id}: {props}");
-    assert!(
-        props.contains("Client accepts input or input focus: False"),
-        "the indicator accepts the focus: {props}"
-    );
-    assert!(
-        props.contains("_NET_WM_WINDOW_TYPE_NOTIFICATION"),
-        "{props}"
-    );
+    x11_indicator_takes_no_focus(&["-id", &id], &[("DISPLAY", x.display.clone().into())]);
     assert_eq!(focused(&x), TARGET, "showing the indicator moved the focus");
     let before = xterm_text(&term).len();
     x.xdotool(&["type", "--delay", "20", "typed beside the indicator"]);

@@ -41,7 +41,7 @@ use std::process::Command;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use sway_session::{Session, Terminal};
-use tray_app::{image_stats, session_bus, tray_binary, Tray};
+use tray_app::{image_stats, session_bus, tray_binary, x11_indicator_takes_no_focus, Tray};
 
 const TARGET: &str = "Dictum target";
 /// `dictum-tray: indicator: ` + `no_focus::LAYER_SHELL` (src-tauri/src/no_focus.rs).
@@ -316,9 +316,7 @@ fn the_indicator_is_a_layer_surface_that_never_takes_the_keyboard_on_sway() {
 
     // 1. Shown by `--show indicator`: a layer-shell overlay, on screen, no window of sway's,
     //    and the focus and the typing stay with foot.
-    tray.second(&["--show", "indicator"]);
-    let how = tray.wait_for(|l| l.contains("dictum-tray: indicator:"), 30);
-    eprintln!("{how}");
+    let how = show_indicator(&tray);
     assert!(how.ends_with(LAYER_SHELL), "{how}");
     let c = wait_region(
         &s,
@@ -514,13 +512,27 @@ fn on_gnome_the_indicator_is_a_toplevel_that_leaves_the_keys_to_the_focused_wind
     eprintln!("{no_x}");
     text_box_gets_keys(&g);
 
-    tray.second(&["--show", "indicator"]);
-    let how = tray.wait_for(|l| l.contains("dictum-tray: indicator:"), 30);
-    eprintln!("{how}");
+    let how = show_indicator(&tray);
     assert!(how.ends_with(WAYLAND_TOPLEVEL), "{how}");
     let why = tray.wait_for(|l| l.contains("dictum-tray: indicator: not shown"), 10);
     eprintln!("{why}");
     std::thread::sleep(Duration::from_millis(1500)); // were it mapped: any activation made
+    keys_still_reach_the_text_box(&g, &tray);
+    eprintln!("done in {:.1} s", began.elapsed().as_secs_f64());
+}
+
+/// `--show indicator` handed to the running app, and its log line saying which kind of window
+/// it made (`dictum-tray: indicator: …`).
+fn show_indicator(tray: &Tray) -> String {
+    tray.second(&["--show", "indicator"]);
+    let how = tray.wait_for(|l| l.contains("dictum-tray: indicator:"), 30);
+    eprintln!("{how}");
+    how
+}
+
+/// With the indicator up: keys pressed through mutter's RemoteDesktop API still reach the
+/// focused text box (after the "ab" of [`text_box_gets_keys`]).
+fn keys_still_reach_the_text_box(g: &gnome::Gnome, tray: &Tray) {
     g.keys(&["t", "y", "p", "e", "d"]);
     let (got, _) = g.wait_typed("abtyped");
     assert_eq!(
@@ -529,7 +541,6 @@ fn on_gnome_the_indicator_is_a_toplevel_that_leaves_the_keys_to_the_focused_wind
         "the keys pressed with the indicator shown did not reach the focused text box; app log:\n{}",
         tray.log()
     );
-    eprintln!("done in {:.1} s", began.elapsed().as_secs_f64());
 }
 
 /// Before the indicator: keys pressed through mutter's RemoteDesktop API reach the focused
@@ -568,9 +579,7 @@ fn on_gnome_with_xwayland_the_indicator_is_an_x11_window_shown_without_the_keybo
     eprintln!("{using}");
     text_box_gets_keys(&g);
 
-    tray.second(&["--show", "indicator"]);
-    let how = tray.wait_for(|l| l.contains("dictum-tray: indicator:"), 30);
-    eprintln!("{how}");
+    let how = show_indicator(&tray);
     assert!(how.ends_with(X11), "{how}\n{}", tray.log());
     // Shown: mapped and viewable on XWayland's screen.
     let t0 = Instant::now();
@@ -595,37 +604,12 @@ fn on_gnome_with_xwayland_the_indicator_is_an_x11_window_shown_without_the_keybo
         "indicator viewable {:.1} s after --show",
         t0.elapsed().as_secs_f64()
     );
-    std::thread::sleep(Duration::from_millis(1500)); // any activation mutter would make
-                                                     // What keeps it from the keyboard (an ordinary X11 window mapped here did not get the keys
-                                                     // either, mutter's focus-stealing prevention, so the keys alone cannot tell).
-    let props = Command::new("xprop")
-        .args([
-            "-name",
-            "Dictum recording",
-            "WM_HINTS",
-            "_NET_WM_WINDOW_TYPE",
-        ])
-        .envs(x11.iter().cloned())
-        .output()
-        .expect("run xprop");
-    let props = String::from_utf8_lossy(&props.stdout).into_owned();
-    eprintln!("indicator: {props}");
-    assert!(
-        props.contains("Client accepts input or input focus: False"),
-        "the indicator accepts the focus: {props}"
-    );
-    assert!(
-        props.contains("_NET_WM_WINDOW_TYPE_NOTIFICATION"),
-        "{props}"
-    );
-    g.keys(&["t", "y", "p", "e", "d"]);
-    let (got, _) = g.wait_typed("abtyped");
-    assert_eq!(
-        got,
-        "abtyped",
-        "the keys pressed with the indicator shown did not reach the focused text box; app log:\n{}",
-        tray.log()
-    );
+    // Any activation mutter would make.
+    std::thread::sleep(Duration::from_millis(1500));
+    // What keeps it from the keyboard (an ordinary X11 window mapped here did not get the keys
+    // either, mutter's focus-stealing prevention, so the keys alone cannot tell).
+    x11_indicator_takes_no_focus(&["-name", "Dictum recording"], &x11);
+    keys_still_reach_the_text_box(&g, &tray);
     assert!(
         !tray.log().contains("indicator: not shown"),
         "{}",

@@ -190,3 +190,25 @@ pub fn image_stats(png: &Path) -> (f64, u64) {
         .unwrap_or(0);
     (sd, colours)
 }
+
+/// The indicator's X11 window (`window`: xprop's selector, e.g. `["-id", id]` or
+/// `["-name", "Dictum recording"]`, on the display `env` names) refuses the focus: its WM_HINTS
+/// say it accepts no input and it is a notification window (`no_focus::X11`).
+pub fn x11_indicator_takes_no_focus(window: &[&str], env: &[(&str, std::ffi::OsString)]) {
+    let out = Command::new("xprop")
+        .args(window)
+        .args(["WM_HINTS", "_NET_WM_WINDOW_TYPE"])
+        .envs(env.iter().cloned())
+        .output()
+        .expect("run xprop");
+    let props = String::from_utf8_lossy(&out.stdout).into_owned();
+    eprintln!("indicator {window:?}: {props}");
+    assert!(
+        props.contains("Client accepts input or input focus: False"),
+        "the indicator accepts the focus: {props}"
+    );
+    assert!(
+        props.contains("_NET_WM_WINDOW_TYPE_NOTIFICATION"),
+        "{props}"
+    );
+}
