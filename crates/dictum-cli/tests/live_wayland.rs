@@ -76,7 +76,7 @@ fn prepare(s: &Session) -> (PathBuf, PathBuf) {
     if !executable {
         let to = s.dir.path().join("bin/dictum");
         std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir bin");
-        std::fs::copy(&exe, &to).expect("copy dictum");
+        common::copy_executable(&exe, &to);
         s.give(&to);
         exe = to;
     }

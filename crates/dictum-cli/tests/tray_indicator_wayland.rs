@@ -73,7 +73,7 @@ fn reachable(s: &Session, src: &Path) -> PathBuf {
     std::fs::create_dir_all(&dir).expect("mkdir bin");
     let to = dir.join(src.file_name().expect("file name"));
     if std::fs::hard_link(src, &to).is_err() {
-        std::fs::copy(src, &to).expect("copy into the session folder");
+        common::copy_executable(src, &to);
     }
     assert!(
         s.can_read(&to),

@@ -21,6 +21,8 @@
 //! Numbers: `cargo test -p dictum-engine --test portal_kde -- --nocapture`.
 #![cfg(target_os = "linux")]
 
+#[path = "common/mod.rs"]
+mod common;
 #[path = "common/kde.rs"]
 mod kde;
 #[path = "common/portal_desktop.rs"]

@@ -64,7 +64,7 @@ impl Kde {
 
         // A copy of kwin_wayland without the file capabilities this container cannot grant.
         let kwin = desktop.dir.path().join("kwin_wayland");
-        std::fs::copy(&t.compositor, &kwin).expect("copy kwin_wayland");
+        crate::common::copy_executable(&t.compositor, &kwin);
         let mut c = desktop.command(&kwin, "kwin.log");
         c.args([
             "--virtual",

@@ -61,3 +61,24 @@ pub fn tools_ready(tools: &[&str], hint: &str) -> bool {
     eprintln!("SKIPPED: {missing:?} not installed");
     false
 }
+
+/// Copies the program `src` to `to` so that it can be started at once.
+///
+/// `std::fs::copy` would hold `to` open for writing in this process, and a child that another
+/// test thread forks in that moment inherits the descriptor until it execs: starting `to` then
+/// fails with "Text file busy" (ETXTBSY; seen in CI with KWin's copy). `cp` writes it in a
+/// process of its own, so no descriptor for writing is ever open here.
+pub fn copy_executable(src: &std::path::Path, to: &std::path::Path) {
+    let status = std::process::Command::new("cp")
+        .arg("--")
+        .arg(src)
+        .arg(to)
+        .status()
+        .unwrap_or_else(|e| panic!("run cp: {e}"));
+    assert!(
+        status.success(),
+        "cp {} {}: {status}",
+        src.display(),
+        to.display()
+    );
+}
