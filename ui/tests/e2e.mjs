@@ -221,6 +221,44 @@ await test('voice commands: built-ins, punctuation, a custom command', async (pa
   await page.getByTestId('card-commands').screenshot({ path: path.join(out, 'settings-commands.png') });
 });
 
+await test('edit by voice: on, its own key, a clash refused, saved', async (page) => {
+  await page.goto(`${base}#settings`);
+  await page.getByTestId('settings').waitFor();
+  const card = page.getByTestId('card-edit');
+  assert.equal(await card.getByTestId('edit-hotkey').textContent(), 'ctrl+alt+e');
+  assert.equal(await card.getByTestId('edit-needs-llm').count(), 0, 'no LLM warning while edits are off');
+  await card.getByTestId('edit-enabled').check();
+  await card.getByTestId('edit-needs-llm').waitFor();
+  await page.getByTestId('llm-enabled').check();
+  await eventually(async () => assert.equal(await card.getByTestId('edit-needs-llm').count(), 0));
+  // The dictation key recorded as the edit key: Settings says so, and the engine refuses it.
+  await card.getByTestId('record-edit-hotkey').click();
+  await card.getByTestId('record-edit-hotkey').filter({ hasText: 'Press the key' }).waitFor();
+  await page.keyboard.press('Control+Alt+Space');
+  await card.getByTestId('edit-hotkey').filter({ hasText: 'Ctrl+Alt+Space' }).waitFor({ timeout: 5000 });
+  assert.equal(await page.getByTestId('hotkey').textContent(), 'ctrl+alt+space', 'the dictation hotkey is unchanged');
+  await card.getByTestId('edit-hotkey-clash').waitFor();
+  const before = (await mockState(page)).saved.length;
+  await page.getByTestId('save').click();
+  await card.getByTestId('edit-engine-error').filter({ hasText: 'edit.hotkey' }).waitFor();
+  assert.equal((await mockState(page)).saved.length, before, 'a clash is not saved');
+  await card.getByTestId('record-edit-hotkey').click();
+  await card.getByTestId('record-edit-hotkey').filter({ hasText: 'Press the key' }).waitFor();
+  await page.keyboard.press('Control+Alt+KeyR');
+  await card.getByTestId('edit-hotkey').filter({ hasText: 'Ctrl+Alt+R' }).waitFor({ timeout: 5000 });
+  assert.equal(await card.getByTestId('edit-hotkey-clash').count(), 0);
+  await card.getByTestId('edit-newlines').uncheck();
+  await card.getByTestId('edit-timeout').fill('45');
+  await card.getByTestId('edit-max-selection').fill('2000');
+  await card.getByTestId('edit-prompt').fill('Answer with the rewritten text only.');
+  await page.getByTestId('save').click();
+  await page.getByTestId('save-status').filter({ hasText: 'Saved' }).waitFor();
+  const saved = (await mockState(page)).saved.at(-1);
+  assert.deepEqual(saved.edit, { enabled: true, hotkey: 'Ctrl+Alt+R', prompt: 'Answer with the rewritten text only.', timeout_ms: 45000, max_selection_chars: 2000, keep_on_clipboard: true, type_newlines: false });
+  assert.equal(saved.dictation.hotkey, 'ctrl+alt+space');
+  await card.screenshot({ path: path.join(out, 'settings-edit.png') });
+});
+
 await test('snippets and replacements: add, edit, remove, save, engine refusal', async (page) => {
   await page.goto(`${base}#settings`);
   await page.getByTestId('card-snippets').waitFor();

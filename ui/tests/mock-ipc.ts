@@ -18,6 +18,7 @@ import type { ModelStatus } from '../src/bindings/ModelStatus';
 import type { RecommendRow } from '../src/bindings/RecommendRow';
 import type { Remeasured } from '../src/lib/measure';
 import type { PageRequest } from '../src/bindings/PageRequest';
+import { sameHotkey } from '../src/lib/hotkey';
 import type { Proposal } from '../src/bindings/Proposal';
 import type { Stats } from '../src/bindings/Stats';
 import type { StatsBucket } from '../src/bindings/StatsBucket';
@@ -263,7 +264,7 @@ function keyUsed(saved: string, target: string, source: string): string {
 }
 
 /** A stand-in for the engine's config checks that the settings tests reach (Config::validate:
- * config/stt.rs check_task, config/snippets.rs validate), with the engine's messages as the app
+ * config/stt.rs check_task, config/snippets.rs validate, config/edit.rs validate), with the engine's messages as the app
  * returns them ("invalid setting KEY: REASON"). Not the engine: a few rules, copied. */
 function refused(c: Config): string | null {
   const bad = (key: string, reason: string) => `invalid setting ${key}: ${reason}`;
@@ -271,6 +272,7 @@ function refused(c: Config): string | null {
   const localUsed = c.stt.backend === 'local' || c.stt.fallback;
   const taskRefusal = (m: string) => `the model \`${m}\` is English-only and cannot translate; pick a multilingual model instead, e.g. stt.model = "${m.replace('.en', '')}"${m.startsWith('tiny') ? ' or "base-q8_0" (larger, translates better)' : ''} (\`dictum models download NAME\`), or set task = "transcribe"`;
   if (c.stt.task === 'translate' && localUsed && englishOnly(c.stt.model)) return bad('stt.task', taskRefusal(c.stt.model));
+  if (sameHotkey(c.edit.hotkey, c.dictation.hotkey)) return bad('edit.hotkey', `\`${c.edit.hotkey.trim()}\` is also [dictation] hotkey; pick another key for edits, e.g. "ctrl+alt+e"`);
   for (const p of c.profile) if (p.task === 'translate' && localUsed && englishOnly(c.stt.model)) return bad(`profile "${p.name}".task`, taskRefusal(c.stt.model));
   const words = (s: string) => s.toLowerCase().split(/[^\p{L}\p{N}']+/u).filter(Boolean).join(' ');
   const froms: string[] = [];

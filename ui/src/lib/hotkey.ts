@@ -64,3 +64,14 @@ export function hotkeyFromMouseButton(button: number): string | null {
   if (button === 3 || button === 4) return `mouse:${button + 5}`;
   return null;
 }
+
+// global-hotkey's names for the same modifier.
+const ALIAS: Record<string, string> = { control: 'ctrl', option: 'alt', cmd: 'super', command: 'super' };
+
+/** Whether two config key strings name the same keys ("Ctrl+Alt+E" and "alt+control+KeyE"):
+ * modifiers in any order and case, with the engine's aliases. The engine decides; this only
+ * lets Settings say so before Save. */
+export function sameHotkey(a: string, b: string): boolean {
+  const keys = (s: string) => s.split('+').map((k) => k.trim().toLowerCase()).filter(Boolean).map((k) => ALIAS[k] ?? k.replace(/^(key|digit)([a-z0-9])$/, '$2')).sort().join('+');
+  return keys(a) !== '' && keys(a) === keys(b);
+}

@@ -2,7 +2,9 @@
 // file and the app applies it at once (no restart); the model manager and the autostart switch
 // act immediately.
 
-import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
+import { EditMode } from '../components/EditMode';
+import { HotkeyRecorder } from '../components/HotkeyRecorder';
 import { MeasureAgain } from '../components/MeasureAgain';
 import { Profiles } from '../components/Profiles';
 import { Snippets } from '../components/Snippets';
@@ -19,7 +21,6 @@ import type { ModelStatus } from '../bindings/ModelStatus';
 import type { SttTask } from '../bindings/SttTask';
 import { errorText, events, ipc } from '../ipc';
 import { formatBytes, formatMs, progressPct } from '../lib/format';
-import { hotkeyFromEvent, hotkeyFromMouseButton, loneModifierProblem } from '../lib/hotkey';
 
 const LANGUAGES: [string, string][] = [
   ['auto', 'Detect automatically'], ['en', 'English'], ['de', 'German'], ['fr', 'French'],
@@ -201,6 +202,12 @@ export function Settings() {
         <Llm cfg={cfg} up={up} />
       </section>
 
+      <section class="card" data-testid="card-edit">
+        <h2>Edit by voice</h2>
+        <EditMode c={cfg.edit} set={(p) => up('edit', p)} llmOn={cfg.llm.enabled} dictationKey={cfg.dictation.hotkey}
+          engineError={refusedAt(/\bedit\.[a-z_]+:/)} />
+      </section>
+
       <section class="card" data-testid="card-profiles">
         <h2>Per-app profiles</h2>
         <Profiles list={cfg.profile ?? []} languages={LANGUAGES} set={(profile) => setCfg((c) => (c ? { ...c, profile } : c))} />
@@ -221,54 +228,6 @@ export function Settings() {
         </div>
       </section>
     </div>
-  );
-}
-
-export function HotkeyRecorder({ value, onChange }: { value: string; onChange: (v: string) => void }) {
-  const [recording, setRecording] = useState(false);
-  const [problem, setProblem] = useState<string | null>(null);
-  const lastModifier = useRef<KeyboardEvent | null>(null);
-  // Layout effect: listening as soon as the button says "Press the key…".
-  useLayoutEffect(() => {
-    if (!recording) return;
-    const down = (e: KeyboardEvent) => {
-      e.preventDefault();
-      if (e.code === 'Escape') return setRecording(false);
-      const k = hotkeyFromEvent(e);
-      if (k) { onChange(k); setProblem(null); setRecording(false); } else lastModifier.current = e;
-    };
-    const upKey = (e: KeyboardEvent) => {
-      e.preventDefault();
-      // A modifier pressed and released on its own: say why it cannot be the hotkey.
-      if (lastModifier.current && lastModifier.current.code === e.code) {
-        const why = loneModifierProblem(e.code);
-        if (why) setProblem(why);
-      }
-      lastModifier.current = null;
-    };
-    // A thumb button of the mouse (X11: grabbed as "mouse:8"/"mouse:9"; the user guide says
-    // how Wayland binds one).
-    const mouse = (e: MouseEvent) => {
-      const k = hotkeyFromMouseButton(e.button);
-      if (k) { e.preventDefault(); onChange(k); setProblem(null); setRecording(false); }
-    };
-    window.addEventListener('keydown', down, true);
-    window.addEventListener('keyup', upKey, true);
-    window.addEventListener('mousedown', mouse, true);
-    return () => {
-      window.removeEventListener('keydown', down, true);
-      window.removeEventListener('keyup', upKey, true);
-      window.removeEventListener('mousedown', mouse, true);
-    };
-  }, [recording]);
-  return (
-    <span class="row" style="margin:0">
-      <code data-testid="hotkey">{value}</code>
-      <button onClick={() => { setProblem(null); setRecording(!recording); }} data-testid="record-hotkey">
-        {recording ? 'Press the key… (Esc cancels)' : 'Change…'}
-      </button>
-      {problem && <span class="error" data-testid="hotkey-problem">{problem}</span>}
-    </span>
   );
 }
 

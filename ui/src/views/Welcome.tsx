@@ -9,7 +9,7 @@ import type { DictationState } from '../bindings/DictationState';
 import { errorText, events, ipc } from '../ipc';
 import { formatBytes, progressPct } from '../lib/format';
 import { measuredText, orderChoices, speedText, type FirstRunInfo } from '../lib/firstrun';
-import { HotkeyRecorder } from './Settings';
+import { HotkeyRecorder } from '../components/HotkeyRecorder';
 
 export function Welcome() {
   const [info, setInfo] = useState<FirstRunInfo | null>(null);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hotkeyFromEvent, hotkeyFromMouseButton, loneModifierProblem } from '../../src/lib/hotkey';
+import { hotkeyFromEvent, hotkeyFromMouseButton, loneModifierProblem, sameHotkey } from '../../src/lib/hotkey';
 
 const ev = (code: string, mods: Partial<{ ctrlKey: boolean; altKey: boolean; shiftKey: boolean; metaKey: boolean }> = {}) => ({
   code, key: '', ctrlKey: false, altKey: false, shiftKey: false, metaKey: false, ...mods,
@@ -25,5 +25,14 @@ describe('hotkey recorder', () => {
     expect(hotkeyFromMouseButton(3)).toBe('mouse:8');
     expect(hotkeyFromMouseButton(4)).toBe('mouse:9');
     for (const b of [0, 1, 2, 5]) expect(hotkeyFromMouseButton(b)).toBeNull();
+  });
+  it('the same keys in another order, case or alias are the same hotkey', () => {
+    expect(sameHotkey('Ctrl+Alt+E', 'alt+control+e')).toBe(true);
+    expect(sameHotkey('super+F9', 'Cmd+f9')).toBe(true);
+    expect(sameHotkey('Ctrl+Alt+E', 'ctrl+alt+KeyE')).toBe(true);
+    expect(sameHotkey('Ctrl+Alt+E', 'Ctrl+Alt+Space')).toBe(false);
+    expect(sameHotkey('Ctrl+E', 'Ctrl+Alt+E')).toBe(false);
+    expect(sameHotkey('mouse:9', 'Mouse:9')).toBe(true);
+    expect(sameHotkey('', '')).toBe(false);
   });
 });
