@@ -117,6 +117,76 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     f.sync_all()
 }
 
+/// Why a folder that exists cannot hold Dictum's private files ([`check_private_dir`]).
+#[cfg(unix)]
+#[derive(Debug)]
+pub enum NotPrivate {
+    Unreadable(std::io::Error),
+    Symlink,
+    NotFolder,
+    OtherUser {
+        owner: u32,
+        me: u32,
+    },
+    /// Open to others with the sticky bit, such as /tmp.
+    Shared {
+        mode: u32,
+    },
+    OpenToOthers {
+        mode: u32,
+    },
+}
+
+#[cfg(unix)]
+impl std::fmt::Display for NotPrivate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotPrivate::Unreadable(e) => write!(f, "{e}"),
+            NotPrivate::Symlink => write!(f, "it is a symbolic link"),
+            NotPrivate::NotFolder => write!(f, "it is not a folder"),
+            NotPrivate::OtherUser { owner, me } => {
+                write!(f, "it belongs to another user (uid {owner}, you are {me})")
+            }
+            NotPrivate::Shared { mode } => {
+                write!(f, "it is a shared folder open to others (mode {mode:o})")
+            }
+            NotPrivate::OpenToOthers { mode } => write!(f, "it is open to others (mode {mode:o})"),
+        }
+    }
+}
+
+/// Checks, and never changes, that `dir` is a real folder (not a link) of this user with no
+/// access for anyone else. One that is not may already have been seen or had files planted
+/// in it; tightening it would hide that, so callers refuse it and say what to do.
+#[cfg(unix)]
+pub fn check_private_dir(dir: &Path) -> std::result::Result<(), NotPrivate> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let meta = std::fs::symlink_metadata(dir).map_err(NotPrivate::Unreadable)?;
+    if meta.file_type().is_symlink() {
+        return Err(NotPrivate::Symlink);
+    }
+    if !meta.is_dir() {
+        return Err(NotPrivate::NotFolder);
+    }
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() != me {
+        return Err(NotPrivate::OtherUser {
+            owner: meta.uid(),
+            me,
+        });
+    }
+    let mode = meta.permissions().mode() & 0o7777;
+    if mode & 0o077 != 0 {
+        return Err(if mode & 0o1000 != 0 {
+            NotPrivate::Shared { mode }
+        } else {
+            NotPrivate::OpenToOthers { mode }
+        });
+    }
+    Ok(())
+}
+
 /// Tightens an existing file to 0600 (folders to 0700) if group or others have any access;
 /// a missing path is fine.
 pub fn make_private(path: &Path) -> std::io::Result<()> {

@@ -160,7 +160,7 @@ impl Drop for ControlServer {
 mod imp {
     use super::*;
     use std::io::{BufRead, BufReader, Read, Write};
-    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    use std::os::unix::fs::PermissionsExt;
     use std::os::unix::net::{UnixListener, UnixStream};
     use std::path::Path;
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -183,35 +183,17 @@ mod imp {
             crate::paths::create_private_dir_all(dir)
                 .map_err(|e| refuse(format!("cannot create it ({e})")))?;
         }
-        let meta = std::fs::symlink_metadata(dir).map_err(|e| refuse(e.to_string()))?;
-        if meta.file_type().is_symlink() {
-            return Err(refuse("it is a symbolic link".into()));
-        }
-        if !meta.is_dir() {
-            return Err(refuse("it is not a folder".into()));
-        }
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        let me = unsafe { libc::geteuid() };
-        if meta.uid() != me {
-            return Err(refuse(format!(
-                "it belongs to another user (uid {}, you are {me})",
-                meta.uid()
-            )));
-        }
-        let mode = meta.permissions().mode() & 0o7777;
-        if mode & 0o077 != 0 {
-            if mode & 0o1000 != 0 {
-                return Err(refuse(format!("it is a shared folder (mode {mode:o})")));
-            }
-            return Err(Error::Control(format!(
+        match crate::paths::check_private_dir(dir) {
+            Ok(()) => Ok(()),
+            Err(crate::paths::NotPrivate::OpenToOthers { mode }) => Err(Error::Control(format!(
                 "cannot use {} for the control socket: it is open to others (mode {mode:o}); \
                  make it private with `chmod 700 {}` if only you use it, or set \
                  DICTUM_CONTROL_SOCKET to a path in a folder of your own",
                 dir.display(),
                 dir.display()
-            )));
+            ))),
+            Err(why) => Err(refuse(why.to_string())),
         }
-        Ok(())
     }
 
     /// Waits after a failed `accept` (out of descriptors, memory): 10 ms, doubling up to

@@ -270,35 +270,14 @@ impl Drop for PrivateTempDir {
 /// the runtime folder systemd-logind makes (`/run/user/<uid>`, 0700). Anything else is
 /// refused, never changed.
 fn private_runtime_dir(dir: &std::path::Path) -> Result<(), String> {
-    use std::os::unix::fs::{MetadataExt, PermissionsExt};
-    let refuse = |why: String| {
+    crate::paths::check_private_dir(dir).map_err(|why| {
         format!(
             "will not write the KWin script in {}: {why}; XDG_RUNTIME_DIR must be a 0700 \
              folder of your own (`chmod 700 {}` if it is yours)",
             dir.display(),
             dir.display()
         )
-    };
-    let meta = std::fs::symlink_metadata(dir).map_err(|e| refuse(e.to_string()))?;
-    if meta.file_type().is_symlink() {
-        return Err(refuse("it is a symbolic link".into()));
-    }
-    if !meta.is_dir() {
-        return Err(refuse("it is not a folder".into()));
-    }
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let me = unsafe { libc::geteuid() };
-    if meta.uid() != me {
-        return Err(refuse(format!(
-            "it belongs to another user (uid {}, you are {me})",
-            meta.uid()
-        )));
-    }
-    let mode = meta.permissions().mode() & 0o7777;
-    if mode & 0o077 != 0 {
-        return Err(refuse(format!("it is open to others (mode {mode:o})")));
-    }
-    Ok(())
+    })
 }
 
 /// The focused window as a GNOME Shell extension tells it.
