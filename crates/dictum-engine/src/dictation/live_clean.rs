@@ -642,13 +642,7 @@ impl Session {
 /// The worker's hook for a committed chunk: starts the utterance's session on its first
 /// committed text (when the engine's profile has cleanup on) and hands the text to it.
 pub fn on_commit(slot: &mut Option<Session>, engine: &Engine, text: &str) {
-    if text.trim().is_empty() {
-        return;
-    }
-    if slot.is_none() {
-        *slot = Session::for_engine(engine);
-    }
-    if let Some(s) = slot {
+    if let Some(s) = started(slot, engine, text) {
         s.commit(text);
     }
 }
@@ -657,15 +651,25 @@ pub fn on_commit(slot: &mut Option<Session>, engine: &Engine, text: &str) {
 /// would add now, so the session cleans the rest ahead (a guess; starting the session when it
 /// is the utterance's first text).
 pub fn on_speculation(slot: &mut Option<Session>, engine: &Engine, text: &str) {
+    if let Some(s) = started(slot, engine, text) {
+        s.speculate(text);
+    }
+}
+
+/// The utterance's session for `text`, started on its first text; None for blank text or
+/// when the engine's profile has no cleanup.
+fn started<'a>(
+    slot: &'a mut Option<Session>,
+    engine: &Engine,
+    text: &str,
+) -> Option<&'a mut Session> {
     if text.trim().is_empty() {
-        return;
+        return None;
     }
     if slot.is_none() {
         *slot = Session::for_engine(engine);
     }
-    if let Some(s) = slot {
-        s.speculate(text);
-    }
+    slot.as_mut()
 }
 
 /// The worker's cleanup of a finished row: with a session that cleaned pieces while the key

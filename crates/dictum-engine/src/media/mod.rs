@@ -22,6 +22,7 @@
 pub mod stand_in;
 
 pub mod mute;
+mod state_file;
 
 use crate::portal::Bus;
 use futures_util::future::join_all;
@@ -231,25 +232,13 @@ impl Paused {
 
     /// Writes the set to `path` (private, written whole then renamed).
     pub fn save(&self, path: &Path) -> Result<(), String> {
-        let text = serde_json::to_vec(self).map_err(|e| e.to_string())?;
-        let tmp = path.with_extension("json.tmp");
-        crate::paths::write_private(&tmp, &text)
-            .and_then(|()| std::fs::rename(&tmp, path))
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+        state_file::save(self, path)
     }
 
     /// The set saved at `path`; None when there is none (or it cannot be read: it is then
     /// removed, a damaged file resumes nothing).
     pub fn load(path: &Path) -> Option<Paused> {
-        let bytes = std::fs::read(path).ok()?;
-        match serde_json::from_slice(&bytes) {
-            Ok(p) => Some(p),
-            Err(e) => {
-                tracing::warn!("media: ignoring {}: {e}", path.display());
-                let _ = std::fs::remove_file(path);
-                None
-            }
-        }
+        state_file::load(path, "media")
     }
 }
 

@@ -250,25 +250,13 @@ pub fn state_file(history_db: &Path) -> PathBuf {
 impl Muted {
     /// Writes it to `path` (private, written whole then renamed).
     pub fn save(&self, path: &Path) -> Result<(), String> {
-        let text = serde_json::to_vec(self).map_err(|e| e.to_string())?;
-        let tmp = path.with_extension("json.tmp");
-        crate::paths::write_private(&tmp, &text)
-            .and_then(|()| std::fs::rename(&tmp, path))
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+        super::state_file::save(self, path)
     }
 
     /// The one saved at `path`; None when there is none (a damaged file is removed: it
     /// unmutes nothing).
     pub fn load(path: &Path) -> Option<Muted> {
-        let bytes = std::fs::read(path).ok()?;
-        match serde_json::from_slice(&bytes) {
-            Ok(m) => Some(m),
-            Err(e) => {
-                tracing::warn!("output mute: ignoring {}: {e}", path.display());
-                let _ = std::fs::remove_file(path);
-                None
-            }
-        }
+        super::state_file::load(path, "output mute")
     }
 }
 
