@@ -92,37 +92,16 @@ fn report(app: &AppHandle, phase: Phase) {
             why,
             attempt,
             retry_in,
-        } => {
-            eprintln!(
-                "dictum-tray: dictation could not start (attempt {attempt}): {why}; retrying in {} s",
-                retry_in.as_secs()
-            );
-            update(&state, |s| {
-                s.controller = false;
-                s.hands_free = false;
-                s.state = DictationState::Error;
-                s.message = Some(format!(
-                    "dictation could not start: {} (retrying in {} s; or choose Start dictation now)",
-                    why.trim_end_matches(['.', ' ']),
-                    retry_in.as_secs()
-                ));
-            })
-        }
+        } => show_down(
+            &state,
+            &format!("could not start (attempt {attempt})"),
+            "could not start",
+            "retrying",
+            &why,
+            retry_in,
+        ),
         Phase::Stopped { why, retry_in } => {
-            eprintln!(
-                "dictum-tray: dictation stopped: {why}; restarting in {} s",
-                retry_in.as_secs()
-            );
-            update(&state, |s| {
-                s.controller = false;
-                s.hands_free = false;
-                s.state = DictationState::Error;
-                s.message = Some(format!(
-                    "dictation stopped: {} (restarting in {} s; or choose Start dictation now)",
-                    why.trim_end_matches(['.', ' ']),
-                    retry_in.as_secs()
-                ));
-            })
+            show_down(&state, "stopped", "stopped", "restarting", &why, retry_in)
         }
     };
     publish(app, &status);
@@ -457,6 +436,29 @@ pub fn set_state(app: &AppHandle, state: &AppState, new: DictationState, message
         }
     });
     publish(app, &status);
+}
+
+/// Shows that dictation is not running: `what` happened (`logged` in the log) because of
+/// `why`, and it tries `again` in `retry_in`.
+fn show_down(
+    state: &AppState,
+    logged: &str,
+    what: &str,
+    again: &str,
+    why: &str,
+    retry_in: Duration,
+) -> TrayStatus {
+    let secs = retry_in.as_secs();
+    eprintln!("dictum-tray: dictation {logged}: {why}; {again} in {secs} s");
+    update(state, |s| {
+        s.controller = false;
+        s.hands_free = false;
+        s.state = DictationState::Error;
+        s.message = Some(format!(
+            "dictation {what}: {} ({again} in {secs} s; or choose Start dictation now)",
+            why.trim_end_matches(['.', ' ']),
+        ));
+    })
 }
 
 fn update(state: &AppState, f: impl FnOnce(&mut TrayStatus)) -> TrayStatus {
