@@ -198,14 +198,7 @@ fn cues_reach_the_output_without_delaying_capture_and_type_nothing() {
         "Please send the report before the meeting.",
     );
     let pulse = Pulse::start();
-    pulse.pactl(&[
-        "load-module",
-        "module-null-sink",
-        "sink_name=dictum_cues",
-        "sink_properties=device.description=Dictum_cue_sink",
-    ]);
-    pulse.pactl(&["set-default-sink", "dictum_cues"]);
-    pulse.pactl(&["set-default-source", "dictum_mic"]);
+    pulse.add_speakers("dictum_cues");
     let x = Xvfb::start();
     let term = Xterm::start_named(&x, "Dictum cues", "Editor", "editor", "80x24+0+0");
     const ROUNDS: usize = 4;

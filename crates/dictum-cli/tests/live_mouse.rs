@@ -27,17 +27,9 @@ use std::io::Write;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
-use x11_daemon::{dictate_with, typed_line, write_initial_config, Daemon};
+use x11_daemon::{dictate_with, one_at_a_time, typed_line, write_initial_config, Daemon};
 
 const BUTTON: &str = "mouse:9";
-
-/// One live session at a time in this test binary (each starts its own PulseAudio, whose
-/// address goes into the process environment).
-static LIVE: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    LIVE.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 fn append_config(dir: &Path, text: &str) {
     let mut f = std::fs::OpenOptions::new()

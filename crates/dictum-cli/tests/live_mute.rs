@@ -139,12 +139,7 @@ fn output_muted_at_the_press_and_unmuted_once_the_text_is_typed() {
     );
 
     let pulse = Pulse::start();
-    pulse.pactl(&[
-        "load-module",
-        "module-null-sink",
-        &format!("sink_name={SPEAKERS}"),
-    ]);
-    pulse.pactl(&["set-default-sink", SPEAKERS]);
+    pulse.add_speakers(SPEAKERS);
     let x = Xvfb::start();
     let term = Xterm::start_named(&x, "Dictum mute", "Editor", "editor", "80x24+0+0");
 

@@ -22,18 +22,11 @@ use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
 
-/// One live session at a time in this test binary: each test starts its own PulseAudio (whose
-/// address goes into the process environment) and X server, and cargo runs tests in parallel.
-static LIVE: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    LIVE.lock().unwrap_or_else(|p| p.into_inner())
-}
 use std::time::{Duration, Instant};
 
 #[path = "support/x11_daemon.rs"]
 mod x11_daemon;
-use x11_daemon::{dictate, typed_line, write_initial_config, Daemon, HOTKEY};
+use x11_daemon::{dictate, one_at_a_time, typed_line, write_initial_config, Daemon, HOTKEY};
 
 fn clip(name: &str) -> PathBuf {
     common::clip(name)

@@ -57,6 +57,28 @@ fn dictum(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     cmd.output().expect("run dictum")
 }
 
+/// `dictum transcribe CLIP --json` through the OpenAI-compatible speech server at `url`, with
+/// `extra` arguments and `env` variables.
+fn transcribe_remote(
+    dir: &Path,
+    clip: &str,
+    url: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Output {
+    let mut args = vec![
+        "transcribe",
+        clip,
+        "--json",
+        "--stt-backend",
+        "openai",
+        "--stt-url",
+        url,
+    ];
+    args.extend_from_slice(extra);
+    dictum(dir, &args, env)
+}
+
 fn json_of(o: &Output) -> Value {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
         panic!(
@@ -91,21 +113,11 @@ fn remote_transcription_gives_the_local_words_and_falls_back_when_the_server_die
         let path = path.to_str().expect("path");
         let local = json_of(&dictum(dir.path(), &["transcribe", path, "--json"], &[]));
         let server_run = |upload: &str| {
-            dictum(
+            transcribe_remote(
                 dir.path(),
-                &[
-                    "transcribe",
-                    path,
-                    "--json",
-                    "--stt-backend",
-                    "openai",
-                    "--stt-url",
-                    &url,
-                    "--stt-timeout-ms",
-                    "120000",
-                    "--stt-upload",
-                    upload,
-                ],
+                path,
+                &url,
+                &["--stt-timeout-ms", "120000", "--stt-upload", upload],
                 &[],
             )
         };
@@ -149,17 +161,11 @@ fn remote_transcription_gives_the_local_words_and_falls_back_when_the_server_die
 
     // The server dies: the next dictation is transcribed locally, nothing lost, the row says why.
     server.kill();
-    let o = dictum(
+    let o = transcribe_remote(
         dir.path(),
-        &[
-            "transcribe",
-            common::clip("goforward.wav").to_str().expect("path"),
-            "--json",
-            "--stt-backend",
-            "openai",
-            "--stt-url",
-            &url,
-        ],
+        common::clip("goforward.wav").to_str().expect("path"),
+        &url,
+        &[],
         &[],
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -190,19 +196,11 @@ fn a_hanging_server_is_cut_off_at_the_timeout() {
     let dir = tempfile::tempdir().expect("tempdir");
     write_config(dir.path(), "");
     let t = Instant::now();
-    let o = dictum(
+    let o = transcribe_remote(
         dir.path(),
-        &[
-            "transcribe",
-            common::clip("goforward.wav").to_str().expect("path"),
-            "--json",
-            "--stt-backend",
-            "openai",
-            "--stt-url",
-            &hang.url(),
-            "--stt-timeout-ms",
-            "1500",
-        ],
+        common::clip("goforward.wav").to_str().expect("path"),
+        &hang.url(),
+        &["--stt-timeout-ms", "1500"],
         &[],
     );
     let took = t.elapsed();
@@ -1068,19 +1066,11 @@ fn a_reading_that_repeats_itself_is_the_servers_transcript() {
     write_config(dir.path(), "");
     let clip = speech::speak(dir.path(), "dickens", DICKENS);
     let url = server.url();
-    let o = dictum(
+    let o = transcribe_remote(
         dir.path(),
-        &[
-            "transcribe",
-            clip.to_str().expect("path"),
-            "--json",
-            "--stt-backend",
-            "openai",
-            "--stt-url",
-            &url,
-            "--stt-timeout-ms",
-            "120000",
-        ],
+        clip.to_str().expect("path"),
+        &url,
+        &["--stt-timeout-ms", "120000"],
         &[],
     );
     let v = json_of(&o);
@@ -1100,17 +1090,11 @@ fn a_looping_answer_is_redone_locally_and_kept_in_the_row() {
     write_config(dir.path(), "");
     let server = answering(dir.path(), LOOP_ANSWER);
     let url = server.url();
-    let o = dictum(
+    let o = transcribe_remote(
         dir.path(),
-        &[
-            "transcribe",
-            common::clip("goforward.wav").to_str().expect("path"),
-            "--json",
-            "--stt-backend",
-            "openai",
-            "--stt-url",
-            &url,
-        ],
+        common::clip("goforward.wav").to_str().expect("path"),
+        &url,
+        &[],
         &[],
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -1139,17 +1123,11 @@ fn a_thin_client_keeps_the_answer_the_server_failed() {
     std::fs::create_dir_all(&no_models).expect("dir");
     let server = answering(dir.path(), LOOP_ANSWER);
     let url = server.url();
-    let o = dictum(
+    let o = transcribe_remote(
         dir.path(),
-        &[
-            "transcribe",
-            common::clip("goforward.wav").to_str().expect("path"),
-            "--json",
-            "--stt-backend",
-            "openai",
-            "--stt-url",
-            &url,
-        ],
+        common::clip("goforward.wav").to_str().expect("path"),
+        &url,
+        &[],
         &[("DICTUM_MODELS_DIR", no_models.to_str().expect("path"))],
     );
     eprintln!("{}", String::from_utf8_lossy(&o.stderr));

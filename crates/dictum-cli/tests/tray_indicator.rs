@@ -37,7 +37,9 @@ use dictum_engine::eval::WerCount;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use tray_app::{image_stats, session_bus, tray_binary, x11_indicator_takes_no_focus, Proc, Tray};
+use tray_app::{
+    assert_words_screenshot, session_bus, tray_binary, x11_indicator_takes_no_focus, Proc, Tray,
+};
 
 const HOTKEY: &str = "ctrl+alt+space";
 const TARGET: &str = "Dictum target";
@@ -289,11 +291,7 @@ fn the_indicator_never_takes_the_focus_and_shows_the_words_mid_utterance() {
         "the focus moved during the first dictation: {focus:?}"
     );
     // The app types the words (no Return): wait for them, then end the line.
-    let start = Instant::now();
-    while tray.log().matches("dictation #").count() < 1 {
-        assert!(start.elapsed() < Duration::from_secs(60), "{}", tray.log());
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    tray.wait_count("dictation #", 1, 60);
     std::thread::sleep(Duration::from_millis(500));
     x.xdotool(&["key", "Return"]);
     let first = wait_xterm_grows(&term, before, 10);
@@ -348,25 +346,8 @@ fn the_indicator_never_takes_the_focus_and_shows_the_words_mid_utterance() {
         focus.iter().all(|f| f == TARGET),
         "the focus moved while the indicator was shown again: {focus:?}"
     );
-    assert!(
-        !words_line.is_empty(),
-        "the indicator never said it showed committed words while the key was held:\n{}",
-        tray.log()
-    );
-    let (sd, colours) = image_stats(&shot);
-    eprintln!(
-        "screenshot {} at \"{words_line}\": grey std dev {sd:.3}, {colours} colours",
-        shot.display()
-    );
-    assert!(
-        sd > 0.05 && colours > 30,
-        "the indicator screenshot looks blank: std dev {sd}, {colours} colours"
-    );
-    let start = Instant::now();
-    while tray.log().matches("dictation #").count() < 2 {
-        assert!(start.elapsed() < Duration::from_secs(60), "{}", tray.log());
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    assert_words_screenshot(&shot, &words_line, &tray.log());
+    tray.wait_count("dictation #", 2, 60);
     std::thread::sleep(Duration::from_millis(500));
     x.xdotool(&["key", "Return"]);
     let second = wait_xterm_grows(&term, before, 10);

@@ -41,7 +41,9 @@ use std::process::Command;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use sway_session::{Session, Terminal};
-use tray_app::{image_stats, session_bus, tray_binary, x11_indicator_takes_no_focus, Tray};
+use tray_app::{
+    assert_words_screenshot, session_bus, tray_binary, x11_indicator_takes_no_focus, Tray,
+};
 
 const TARGET: &str = "Dictum target";
 /// `dictum-tray: indicator: ` + `no_focus::LAYER_SHELL` (src-tauri/src/no_focus.rs).
@@ -394,20 +396,7 @@ fn the_indicator_is_a_layer_surface_that_never_takes_the_keyboard_on_sway() {
         focus.iter().all(|f| f == &format!("foot: {TARGET}")),
         "the focus moved while the indicator was shown again: {focus:?}"
     );
-    assert!(
-        !words_line.is_empty(),
-        "the indicator never said it showed committed words while the key was held:\n{}",
-        tray.log()
-    );
-    let (sd, colours) = image_stats(&shot);
-    eprintln!(
-        "screenshot {} at \"{words_line}\": grey std dev {sd:.3}, {colours} colours",
-        shot.display()
-    );
-    assert!(
-        sd > 0.05 && colours > 30,
-        "the indicator screenshot looks blank: std dev {sd}, {colours} colours"
-    );
+    assert_words_screenshot(&shot, &words_line, &tray.log());
     tray.wait_count("dictation #", 2, 60);
     let second = typed_since(&term, from);
     eprintln!("second dictation typed: {second:?}");

@@ -44,6 +44,21 @@ fn timed_type(kbd: &mut VirtualKeyboard, win: &Window, text: &str) -> (f64, Opti
     (took, first)
 }
 
+/// Types SENTENCE with `kbd` into the cleared `win`, checks it arrived exactly, and prints how
+/// fast, as `what`.
+fn type_sentence(kbd: &mut VirtualKeyboard, win: &Window, what: &str) {
+    win.clear();
+    let (took, first) = timed_type(kbd, win, SENTENCE);
+    assert_eq!(win.wait_for(SENTENCE, WAIT), SENTENCE, "{what}");
+    let n = SENTENCE.chars().count();
+    eprintln!(
+        "{what}: {n} chars in {:.1} ms ({:.0} chars/s), first char after {:.1} ms",
+        took * 1e3,
+        n as f64 / took,
+        first.unwrap_or(f64::NAN) * 1e3
+    );
+}
+
 #[test]
 fn probe_lists_the_compositor_globals() {
     if !tools_present() {
@@ -99,26 +114,14 @@ fn types_exactly_into_a_native_wayland_window() {
     let mut kbd = VirtualKeyboard::connect().expect("virtual keyboard");
     let connect_ms = t0.elapsed().as_secs_f64() * 1e3;
 
-    let (took, first) = timed_type(&mut kbd, &win, SENTENCE);
-    assert_eq!(win.wait_for(SENTENCE, WAIT), SENTENCE);
-    let n = SENTENCE.chars().count();
-    eprintln!(
-        "vkbd into foot, first call (keymap upload): {n} chars in {:.1} ms ({:.0} chars/s), first char after {:.1} ms, connect {connect_ms:.1} ms",
-        took * 1e3,
-        n as f64 / took,
-        first.unwrap_or(f64::NAN) * 1e3
+    type_sentence(
+        &mut kbd,
+        &win,
+        &format!("vkbd into foot, first call (keymap upload; connect {connect_ms:.1} ms)"),
     );
-
     // Again: the keymap is reused, no upload.
-    win.clear();
-    let (took, first) = timed_type(&mut kbd, &win, SENTENCE);
-    assert_eq!(win.wait_for(SENTENCE, WAIT), SENTENCE);
-    eprintln!(
-        "vkbd into foot, same keymap: {n} chars in {:.1} ms ({:.0} chars/s), first char after {:.1} ms",
-        took * 1e3,
-        n as f64 / took,
-        first.unwrap_or(f64::NAN) * 1e3
-    );
+    type_sentence(&mut kbd, &win, "vkbd into foot, same keymap");
+    let n = SENTENCE.chars().count();
 
     // New characters right after: the keymap grows.
     win.clear();
@@ -151,15 +154,7 @@ fn types_exactly_into_a_native_wayland_window() {
 
     // After another keyboard (wtype's) was used, as after the user typed on the real one: the
     // compositor sends our keymap to the window again.
-    win.clear();
-    let (took, first) = timed_type(&mut kbd, &win, SENTENCE);
-    assert_eq!(win.wait_for(SENTENCE, WAIT), SENTENCE);
-    eprintln!(
-        "vkbd into foot after another keyboard: {n} chars in {:.1} ms ({:.0} chars/s), first char after {:.1} ms",
-        took * 1e3,
-        n as f64 / took,
-        first.unwrap_or(f64::NAN) * 1e3
-    );
+    type_sentence(&mut kbd, &win, "vkbd into foot after another keyboard");
 }
 
 #[test]
@@ -176,16 +171,11 @@ fn types_exactly_into_an_xwayland_window() {
     {
         kbd.set_keymap_settle(Duration::from_millis(ms)); // to measure what XWayland needs
     }
-    let n = SENTENCE.chars().count();
     for round in 0..3 {
-        win.clear();
-        let (took, first) = timed_type(&mut kbd, &win, SENTENCE);
-        assert_eq!(win.wait_for(SENTENCE, WAIT), SENTENCE, "round {round}");
-        eprintln!(
-            "vkbd into xterm (XWayland), round {round}: {n} chars in {:.1} ms ({:.0} chars/s), first char after {:.1} ms",
-            took * 1e3,
-            n as f64 / took,
-            first.unwrap_or(f64::NAN) * 1e3
+        type_sentence(
+            &mut kbd,
+            &win,
+            &format!("vkbd into xterm (XWayland), round {round}"),
         );
     }
     // Keymap changes back to back: new characters right after the last keys, then a text

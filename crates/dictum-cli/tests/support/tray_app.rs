@@ -191,6 +191,24 @@ pub fn image_stats(png: &Path) -> (f64, u64) {
     (sd, colours)
 }
 
+/// The screenshot `shot`, taken while the indicator showed committed words (`words_line`: the
+/// app's log line then; empty when none was taken), is not blank. `log`: the app's log.
+pub fn assert_words_screenshot(shot: &Path, words_line: &str, log: &str) {
+    assert!(
+        !words_line.is_empty(),
+        "the indicator never said it showed committed words while the key was held:\n{log}"
+    );
+    let (sd, colours) = image_stats(shot);
+    eprintln!(
+        "screenshot {} at \"{words_line}\": grey std dev {sd:.3}, {colours} colours",
+        shot.display()
+    );
+    assert!(
+        sd > 0.05 && colours > 30,
+        "the indicator screenshot looks blank: std dev {sd}, {colours} colours"
+    );
+}
+
 /// The indicator's X11 window (`window`: xprop's selector, e.g. `["-id", id]` or
 /// `["-name", "Dictum recording"]`, on the display `env` names) refuses the focus: its WM_HINTS
 /// say it accepts no input and it is a notification window (`no_focus::X11`).

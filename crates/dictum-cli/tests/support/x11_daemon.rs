@@ -95,6 +95,13 @@ impl Daemon {
     }
 }
 
+/// One live session at a time in this test binary: each test starts its own PulseAudio (whose
+/// address goes into the process environment) and X server, and cargo runs tests in parallel.
+pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LIVE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LIVE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 pub fn write_initial_config(dir: &Path) {
     let text = format!(
         "[stt]\nmodel = \"{}\"\nthreads = 2\n\n[inject]\nnotify_on_failure = false\n",

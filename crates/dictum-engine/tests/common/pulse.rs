@@ -85,6 +85,20 @@ impl Pulse {
             .expect("chmod pulse socket");
     }
 
+    /// Adds a null sink `name` (the machine's speakers, as far as a test can tell: its monitor
+    /// records what was played) and makes it the default output; the virtual microphone stays
+    /// the default input.
+    pub fn add_speakers(&self, name: &str) {
+        self.pactl(&[
+            "load-module",
+            "module-null-sink",
+            &format!("sink_name={name}"),
+            &format!("sink_properties=device.description={name}"),
+        ]);
+        self.pactl(&["set-default-sink", name]);
+        self.pactl(&["set-default-source", "dictum_mic"]);
+    }
+
     pub fn pactl(&self, args: &[&str]) -> String {
         let out = Command::new("pactl").args(args).output().expect("pactl");
         assert!(
