@@ -83,7 +83,25 @@ fn live_dictation_gets_replacements_and_snippets() {
     let file = term.line(&x);
     assert_eq!(file, format!("{typed} \n"), "{ev}");
 
-    let ev = dictate(&x, &mut d, HOTKEY, &address, 300);
+    // whisper tiny now and then mishears a short espeak sentence in the live path (seen once in
+    // CI: "Use my template." as "You might template."). A clip whose snippet phrase was not
+    // heard is typed as text: its line is ended and the clip said again, once. A phrase heard
+    // but typed wrong still fails. Returns the event and the misheard line, if any.
+    let mut say = |clip: &std::path::Path, want: &str| {
+        let ev = dictate(&x, &mut d, HOTKEY, clip, 300);
+        let text = ev["text"].as_str().unwrap_or_default().to_string();
+        if ev["outcome"] != "ok" || text.contains(want) {
+            return (ev, String::new());
+        }
+        eprintln!(
+            "{} was heard as {text:?}: typed as text; saying it again",
+            clip.display()
+        );
+        term.line(&x);
+        (dictate(&x, &mut d, HOTKEY, clip, 300), format!("{text} \n"))
+    };
+
+    let (ev, misheard) = say(&address, "12 Main Street Springfield");
     assert_eq!(ev["outcome"], "ok", "{ev}");
     let said = ev["text"].as_str().unwrap_or_default().to_string();
     assert!(said.contains("12 Main Street Springfield"), "{ev}");
@@ -98,10 +116,10 @@ fn live_dictation_gets_replacements_and_snippets() {
         1,
     );
     let file = term.line(&x);
-    assert_eq!(file, format!("{typed} \n{two_lines} \n"), "{ev}");
+    assert_eq!(file, format!("{typed} \n{misheard}{two_lines} \n"), "{ev}");
 
     // A long snippet said in a short dictation is typed whole.
-    let ev = dictate(&x, &mut d, HOTKEY, &long, 300);
+    let (ev, _) = say(&long, &template());
     assert_eq!(ev["outcome"], "ok", "{ev}");
     assert!(ev["inject_error"].is_null(), "{ev}");
     let templated = ev["text"].as_str().unwrap_or_default().to_string();
