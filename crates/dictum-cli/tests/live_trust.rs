@@ -127,7 +127,22 @@ fn push_to_talk_keys_act_only_when_the_user_clearly_meant_them() {
     shell.point_at(&x);
     x.xdotool(&["type", "touch byreturn"]);
     std::thread::sleep(Duration::from_millis(300));
-    let ev = dictate(&x, &mut d, HOTKEY, &new_line, 300);
+    let mut ev = dictate(&x, &mut d, HOTKEY, &new_line, 300);
+    if ev["commands"] == serde_json::json!([]) && ev["text"] != "" {
+        // whisper tiny now and then hears espeak's "New line." as "You line." (seen in CI in
+        // live_wayland): typed as text, no command. The shell's line is typed again (the
+        // terminal's kill character, Ctrl+U, clears it) and the clip said again, once. A
+        // command heard but not acted on still fails.
+        eprintln!(
+            "new line was heard as {:?}: typed as text; saying it again",
+            ev["text"]
+        );
+        std::thread::sleep(Duration::from_millis(500)); // the rest of its typing lands
+        x.xdotool(&["key", "ctrl+u"]);
+        x.xdotool(&["type", "touch byreturn"]);
+        std::thread::sleep(Duration::from_millis(300));
+        ev = dictate(&x, &mut d, HOTKEY, &new_line, 300);
+    }
     assert_eq!(ev["commands"], serde_json::json!(["new line"]), "{ev}");
     assert!(refused(&ev).is_empty(), "{ev}");
     assert!(
@@ -137,6 +152,14 @@ fn push_to_talk_keys_act_only_when_the_user_clearly_meant_them() {
             .exists()),
         "Return reached the shell: {ev}"
     );
+    // Nothing but the line the user typed ran (typed.txt: the terminal's own record).
+    let mut made: Vec<_> = std::fs::read_dir(work.path())
+        .expect("ls")
+        .filter_map(|e| e.ok().map(|e| e.file_name()))
+        .filter(|n| n != "typed.txt")
+        .collect();
+    made.sort();
+    assert_eq!(made, ["byreturn"], "the shell ran the line as typed: {ev}");
 
     // 2. The cancel key while a long text is typed stops it at the next word (local model,
     //    a 20 s paragraph: ~300 characters, typed in about a second).
