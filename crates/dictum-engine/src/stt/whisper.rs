@@ -1,6 +1,7 @@
 //! The whisper transcriber: one model loaded once per process, one reusable decoding state,
 //! warmed up before the first real utterance, and an encoder window sized to the utterance.
 
+use super::certain_loop::looks_degenerate;
 use super::model_file::{check_model_file, ModelInfo};
 use super::worker_process::{self, WorkerProcess};
 use crate::gpu::speech_plan;
@@ -61,8 +62,18 @@ pub struct SttOutput {
     pub no_speech_prob: f32,
     /// Encoder window used (frames); 0 = full.
     pub audio_ctx: i32,
-    /// True when the sized window gave degenerate output and the full window was used.
+    /// True when the sized window's pass was suspect (`suspect.rs`) and redone with the full
+    /// window; `text` is then the better of the two.
     pub redone_full: bool,
+    /// Why the sized window's pass was redone (`suspect.rs`), when it was.
+    #[serde(default)]
+    pub suspect: Option<String>,
+    /// Average log-probability of the text tokens (whisper's `logprob_thold` compares it).
+    #[serde(default)]
+    pub avg_logprob: Option<f32>,
+    /// Text tokens decoded (no timestamps or special tokens).
+    #[serde(default)]
+    pub tokens: u32,
     pub ms: f64,
     /// Where whisper's last segment ends, in ms from the start of the audio given: speech
     /// after it was not transcribed.
@@ -78,8 +89,8 @@ pub struct SttOutput {
 enum Backend {
     InProcess {
         // `state` borrows nothing from `ctx` at the type level (whisper-rs keeps an Arc), but
-        // keep ctx alive explicitly for clarity.
-        _ctx: WhisperContext,
+        // keep ctx alive explicitly for clarity; it also names the special tokens.
+        ctx: WhisperContext,
         state: WhisperState,
     },
     Worker(WorkerProcess),
@@ -127,119 +138,6 @@ fn max_tokens_for(samples: usize) -> i32 {
 fn ended_early(out: &SttOutput, samples: usize) -> bool {
     let audio_ms = (samples as u64 * 1000) / SAMPLE_RATE as u64;
     !out.text.is_empty() && out.end_ms.is_some_and(|end| end + 2000 < audio_ms)
-}
-
-/// Why a text cannot be the transcript of the audio it came with ([`degenerate`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Degenerate {
-    /// More words than anyone says in that time.
-    TooManyWords { words: usize, audio_ms: u64 },
-    /// One phrase said back to back more often than the audio's length allows: whisper's
-    /// looping failure ("Thank you. Thank you. …", "the the the …", "old-s-s-y-y-y…").
-    Loop {
-        phrase: String,
-        times: usize,
-        audio_ms: u64,
-    },
-}
-
-impl std::fmt::Display for Degenerate {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Degenerate::TooManyWords { words, audio_ms } => write!(
-                f,
-                "too many words for the audio: {words} words in {:.1} s of speech",
-                *audio_ms as f64 / 1000.0
-            ),
-            Degenerate::Loop {
-                phrase,
-                times,
-                audio_ms,
-            } => write!(
-                f,
-                "repetitive text: `{}` {times} times in a row in {:.1} s of speech",
-                crate::net::snippet(phrase, 60),
-                *audio_ms as f64 / 1000.0
-            ),
-        }
-    }
-}
-
-/// Most words a person says per second, with a margin (dictation is 2–3 words/s, fast
-/// speech 4): a run of repeats holding more than this for the audio's length was not said.
-const LOOP_WORDS_PER_S: f64 = 4.5;
-/// Words allowed on top of the rate (short clips: "no, no, no" in half a second).
-const LOOP_SLACK_WORDS: f64 = 2.0;
-/// Longest phrase (in words) looked for repeating back to back: whisper loops on a word, a
-/// short phrase or a whole sentence.
-const LOOP_MAX_PHRASE: usize = 48;
-
-/// Output that cannot be a transcript of `samples` of speech: far too many words for the
-/// time, or one phrase repeated back to back more than the time allows (whisper's looping
-/// failure). People repeat themselves too — rhetoric ("it was the best of times, it was the
-/// worst of times"), lists ("apples, pears, apples, pears"), counting, "no, no, no" — but
-/// each repeat they say takes time in the audio, while a loop is written far beyond it. So
-/// the judgement is the longest back-to-back run of one phrase (1 to 48 words, hyphens
-/// splitting words: "old-s-s-y-y-y" is a loop of `y`), degenerate when
-/// - the run holds more words than can be said in the audio (4.5 words/s, + 2), or
-/// - a phrase of two or more words is said five or more times in a row and the whole text is
-///   more than a brisk 3 words/s (+ 2).
-///
-/// One judgement for whisper's output (redone with the full window) and for a speech
-/// server's answer (the local model redoes it).
-pub fn degenerate(text: &str, samples: usize) -> Option<Degenerate> {
-    let words: Vec<String> = text
-        .split(|c: char| c.is_whitespace() || c == '-')
-        .map(|w| {
-            w.trim_matches(|c: char| !c.is_alphanumeric())
-                .to_lowercase()
-        })
-        .filter(|w| !w.is_empty())
-        .collect();
-    let secs = samples as f64 / SAMPLE_RATE as f64;
-    let audio_ms = (secs * 1000.0) as u64;
-    if words.len() as f64 > 3.0 + secs * 5.0 {
-        return Some(Degenerate::TooManyWords {
-            words: words.len(),
-            audio_ms,
-        });
-    }
-    let said_in_time = LOOP_SLACK_WORDS + secs * LOOP_WORDS_PER_S;
-    let brisk = 2.0 + secs * 3.0;
-    let mut worst: Option<(usize, usize, usize)> = None; // (start, phrase words, run words)
-    let n = words.len();
-    for p in 1..=(n / 2).min(LOOP_MAX_PHRASE) {
-        // `same` consecutive positions i with words[i] == words[i + p]: the `same + p` words
-        // from `i + 1 - same` repeat with period p.
-        let mut same = 0usize;
-        for i in 0..n - p {
-            if words[i] == words[i + p] {
-                same += 1;
-            } else {
-                same = 0;
-            }
-            let run = same + p;
-            let times = run / p;
-            if times < 2 {
-                continue;
-            }
-            let too_long = run as f64 > said_in_time;
-            let too_often = p >= 2 && times >= 5 && n as f64 > brisk;
-            if (too_long || too_often) && worst.is_none_or(|(_, _, r)| run > r) {
-                worst = Some((i + 1 - same, p, run));
-            }
-        }
-    }
-    worst.map(|(start, p, run)| Degenerate::Loop {
-        phrase: words[start..start + p].join(" "),
-        times: run / p,
-        audio_ms,
-    })
-}
-
-/// [`degenerate`] as a yes/no.
-pub fn looks_degenerate(text: &str, samples: usize) -> bool {
-    degenerate(text, samples).is_some()
 }
 
 /// The GPU devices (discrete or integrated) ggml's backends offer in this process: what
@@ -320,7 +218,7 @@ impl Transcriber {
             reason: format!("could not allocate decoder state: {e}"),
         })?;
         Ok(Transcriber {
-            backend: Backend::InProcess { _ctx: ctx, state },
+            backend: Backend::InProcess { ctx, state },
             model_path: model_path.to_path_buf(),
             model_name: file_name(model_path),
             info,
@@ -359,14 +257,12 @@ impl Transcriber {
         Ok(ms)
     }
 
-    /// Transcribes one utterance. With a sized window, output that looks degenerate is
-    /// redone once with the full window (the slower but robust path) — except in a pass that
-    /// can be stopped ([`Transcriber::set_abort`]: the live path's speculation), which fails
-    /// with [`GAVE_UP`] instead: a speculation is only a head start, the release transcribes
-    /// its stretch anew anyway, and the redo (~0.5 s with tiny on 2 cores, several times a
-    /// normal pass) would hold the worker just when the release comes. Measured: speculations
-    /// cut mid-sentence ("Ask what you can do for your") loop in the sized window, and their
-    /// redo made the release wait 50–70 ms more in 5 of 18 runs at a 200 ms tail.
+    /// Transcribes one utterance. With a sized window, output that looks degenerate
+    /// (`certain_loop.rs`) is redone once with the full window (the slower but robust path)
+    /// — except in a pass that can be stopped ([`Transcriber::set_abort`]: the live path's
+    /// speculation), which fails with [`GAVE_UP`] instead: a speculation is only a head start,
+    /// the release transcribes its stretch anew anyway, and the redo (~0.5 s with tiny on 2
+    /// cores, several times a normal pass) would hold the worker just when the release comes.
     pub fn transcribe(&mut self, pcm: &[f32], opts: &SttOptions) -> Result<SttOutput> {
         let start = Instant::now();
         let first = self.decode(pcm, opts, opts.window)?;
@@ -427,7 +323,7 @@ impl Transcriber {
         matches!(&self.backend, Backend::Worker(w) if w.stalled())
     }
 
-    /// One decode with the given window (no degenerate-output redo); also the worker's unit
+    /// One decode with the given window (no redo of a suspect pass); also the worker's unit
     /// of work.
     pub(super) fn decode(
         &mut self,
@@ -445,8 +341,9 @@ impl Transcriber {
             });
         }
         match &mut self.backend {
-            Backend::InProcess { state, .. } => {
-                decode_in(state, pcm, opts, window, self.abort.as_deref())
+            Backend::InProcess { ctx, state } => {
+                let eot = ctx.token_eot();
+                decode_in(state, eot, pcm, opts, window, self.abort.as_deref())
             }
             Backend::Worker(w) => w.decode(pcm, opts, window),
         }
@@ -478,8 +375,8 @@ unsafe extern "C" fn abort_requested(data: *mut c_void) -> bool {
     stop
 }
 
-/// The message of a speculation whose sized window gave degenerate output: dropped, not
-/// redone with the full window ([`Transcriber::transcribe`]).
+/// The message of a speculation whose sized window's pass was suspect: dropped, not redone
+/// with the full window ([`Transcriber::transcribe`]).
 pub const GAVE_UP: &str = "a speculation's sized window gave degenerate output; dropped";
 
 /// True when `e` is a decode stopped through [`Transcriber::set_abort`], or a speculation
@@ -489,14 +386,18 @@ pub fn is_aborted(e: &Error) -> bool {
     matches!(e, Error::Transcribe(m) if m == ABORTED || m == GAVE_UP)
 }
 
+/// One whisper decode. `eot`: the end-of-text token; ids from it on are special tokens
+/// (timestamps, language, task), left out of the confidence and the token count.
 fn decode_in(
     state: &mut WhisperState,
+    eot: i32,
     pcm: &[f32],
     opts: &SttOptions,
     window: Option<Window>,
     abort: Option<&AtomicBool>,
 ) -> Result<SttOutput> {
     let start = Instant::now();
+    let audio_ctx = window.map_or(0, |w| audio_ctx_for(pcm.len(), w));
     let mut params = FullParams::new(SamplingStrategy::Greedy { best_of: 1 });
     let threads = if opts.adapt_threads {
         let (threads, others) = super::cpu_share::threads_for_pass(opts.threads);
@@ -528,7 +429,6 @@ fn decode_in(
     params.set_suppress_blank(true);
     params.set_suppress_nst(true);
     params.set_temperature(0.0);
-    let audio_ctx = window.map_or(0, |w| audio_ctx_for(pcm.len(), w));
     params.set_audio_ctx(audio_ctx);
     params.set_max_tokens(max_tokens_for(pcm.len()));
     if audio_ctx > 0 {
@@ -572,8 +472,19 @@ fn decode_in(
     let mut text = String::new();
     let mut no_speech_prob = 0.0f32;
     let mut end_ms = None;
+    let (mut tokens, mut logprob_sum) = (0u32, 0.0f64);
     for segment in state.as_iter() {
         no_speech_prob = no_speech_prob.max(segment.no_speech_probability());
+        for i in 0..segment.n_tokens() {
+            let Some(token) = segment.get_token(i) else {
+                continue;
+            };
+            let data = token.token_data();
+            if data.id < eot {
+                tokens += 1;
+                logprob_sum += f64::from(data.plog);
+            }
+        }
         // Centiseconds.
         end_ms = u64::try_from(segment.end_timestamp()).ok().map(|t| t * 10);
         let piece = segment
@@ -591,6 +502,9 @@ fn decode_in(
         no_speech_prob,
         audio_ctx,
         redone_full: false,
+        suspect: None,
+        avg_logprob: (tokens > 0).then(|| (logprob_sum / f64::from(tokens)) as f32),
+        tokens,
         end_ms,
         ms: ms_since(start),
         threads,
@@ -616,90 +530,5 @@ mod tests {
         };
         assert_eq!(audio_ctx_for(16_000, w), 512);
         assert_eq!(audio_ctx_for(16_000 * 20, w), 1064);
-    }
-
-    const DICKENS: &str = "It was the best of times, it was the worst of times, it was the age of wisdom, it was the age of foolishness, it was the epoch of belief, it was the epoch of incredulity, it was the season of Light, it was the season of Darkness, it was the spring of hope, it was the winter of despair, we had everything before us, we had nothing before us, we were all going direct to Heaven, we were all going direct the other way.";
-
-    /// Real speech that repeats itself passes; whisper's loops (collected from tiny on the
-    /// corpus and from whisper-server) do not.
-    #[test]
-    fn degenerate_output_is_recognised() {
-        let s = |secs: f64| (secs * SAMPLE_RATE as f64) as usize;
-        let counting = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty";
-        let speech: &[(&str, f64)] = &[
-            // The reading that was thrown away as a loop (44 s, whisper-server's answer).
-            (DICKENS, 44.0),
-            ("Go forward ten meters.", 2.0),
-            ("Apples, pears, apples, pears.", 5.0),
-            (counting, 8.0),
-            ("No, no, no.", 1.0),
-            ("No, no, no, no, no, I said no!", 3.0),
-            ("Very, very, very good.", 2.0),
-            ("Ha ha ha ha.", 2.0),
-            ("Thank you. Thank you.", 2.0),
-            ("We want more, we want more, we want more!", 5.0),
-            ("We shall fight on the beaches, we shall fight on the landing grounds, we shall fight in the fields and in the streets.", 9.0),
-            ("A well-known, so-so, old-fashioned twenty-one-year-old plan.", 3.75),
-            ("", 1.0),
-        ];
-        for (text, secs) in speech {
-            assert_eq!(degenerate(text, s(*secs)), None, "{text:?} over {secs} s");
-        }
-        let sentence = "I will send you the report before the meeting tomorrow. ";
-        let long_loops: &[(String, f64)] = &[
-            ("Thank you. ".repeat(30), 3.0),
-            ("the ".repeat(200), 10.0),
-            (sentence.repeat(15), 8.0),
-            ("word ".repeat(30), 2.0),
-            (
-                "He was not an old-s-s-y-y-y-y-y-y-y-y-y-y-y-y-y-y-y-y-y-y-y-y-y-y-y".into(),
-                3.75,
-            ),
-        ];
-        for (text, secs) in long_loops {
-            assert!(
-                degenerate(text, s(*secs)).is_some(),
-                "{text:?} over {secs} s"
-            );
-            assert!(looks_degenerate(text, s(*secs)));
-        }
-        // Loops short enough for the overall word rate, caught as loops.
-        let loop_of = |text: &str, secs: f64| match degenerate(text, s(secs)) {
-            Some(Degenerate::Loop { phrase, times, .. }) => (phrase, times),
-            other => panic!("{text:?} over {secs} s: {other:?}"),
-        };
-        assert_eq!(
-            loop_of(
-                "go forward 10 meters. Go forward 10 meters, go forward 10 meters",
-                2.0
-            ),
-            ("go forward 10 meters".into(), 3)
-        );
-        assert_eq!(
-            loop_of(
-                "Front, left, left, front, left, left, front, left, left,",
-                1.375
-            ),
-            ("front left left".into(), 3)
-        );
-        // A real start, then the decoder loops on a short phrase until its token cap.
-        let tail = format!(
-            "{} {}",
-            "So the plan for next week is to finish the draft, send it to the team and then wait for their comments on it.",
-            "Thank you. ".repeat(6)
-        );
-        assert_eq!(loop_of(&tail, 10.0), ("thank you".into(), 6));
-        // The reason reads as one line.
-        let why = degenerate(&"Thank you. ".repeat(6), s(1.0))
-            .expect("loop")
-            .to_string();
-        assert!(why.contains("words in 1.0 s"), "{why}");
-        let why = degenerate("go go go go go go go go go go go go go", s(2.0))
-            .expect("loop")
-            .to_string();
-        assert_eq!(
-            why,
-            "repetitive text: `go` 13 times in a row in 2.0 s of speech"
-        );
     }
 }
