@@ -23,9 +23,9 @@ pub struct Args {
     #[arg(long)]
     assets: Option<PathBuf>,
     /// Folder of clips with their `refs.tsv` (default: `audio/dev` in the assets); e.g. the
-    /// live-WER corpus `scripts/corpus` builds.
+    /// live-WER corpus `scripts/corpus` builds. `accuracy` takes it more than once.
     #[arg(long)]
-    clips: Option<PathBuf>,
+    clips: Vec<PathBuf>,
     /// Model name or path (default: models/ggml-tiny.en-q8_0.bin in the assets).
     #[arg(long)]
     model: Option<String>,
@@ -44,6 +44,18 @@ pub struct Args {
     /// `live`: write each clip's passes (stretches, texts, errors) to this TSV file.
     #[arg(long)]
     details: Option<PathBuf>,
+    /// `accuracy`: whisper.cpp's whisper-cli, the reference (`scripts/whisper-cli` builds the
+    /// version Dictum links).
+    #[arg(long)]
+    whisper_cli: Option<PathBuf>,
+    /// `accuracy`: fail when the file path's WER is worse than whisper-cli's by more than
+    /// this many points.
+    #[arg(long, default_value_t = 0.3)]
+    max_file_gap: f64,
+    /// `accuracy`: fail when a live WER is worse than whisper-cli's by more than this many
+    /// points.
+    #[arg(long, default_value_t = 0.5)]
+    max_live_gap: f64,
     /// `live`: transcribe each live pass without the text before it as its prompt (the
     /// product always gives it; this measures what the prompt does).
     #[arg(long)]
@@ -68,6 +80,9 @@ enum What {
     /// commits and release tail transcribed as the dictation worker does, the key released
     /// `--tail-ms` after the last word; beside one pass over the whole clip.
     Live,
+    /// Dictum's words against raw whisper-cli's on the same clips (file path and live path),
+    /// with a per-clip table; exits 1 when the gate fails (`scripts/test`).
+    Accuracy,
     /// The VAD candidates on every clip: speech found, verdict, time.
     Vad,
     /// The LLM cleanup stage against the same HTTP body posted directly (interleaved, same
@@ -79,6 +94,8 @@ struct Clip {
     name: String,
     reference: String,
     pcm: Pcm16k,
+    /// The file it came from (none for the made-up silence).
+    path: Option<PathBuf>,
 }
 
 fn assets_dir(arg: Option<PathBuf>) -> PathBuf {
@@ -104,6 +121,7 @@ fn load_clips(dir: &Path) -> anyhow::Result<Vec<Clip>> {
             name: name.to_string(),
             reference: reference.trim().to_string(),
             pcm: Pcm16k { samples },
+            path: Some(dir.join(name)),
         });
     }
     // Plus 3 s of digital silence, the classic "you" hallucination.
@@ -113,6 +131,7 @@ fn load_clips(dir: &Path) -> anyhow::Result<Vec<Clip>> {
         pcm: Pcm16k {
             samples: vec![0.0; 48_000],
         },
+        path: None,
     });
     Ok(clips)
 }
@@ -185,10 +204,68 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let assets = assets_dir(args.assets);
-    let clips = load_clips(&args.clips.unwrap_or_else(|| assets.join("audio/dev")))?;
+    let dirs = if args.clips.is_empty() {
+        vec![assets.join("audio/dev")]
+    } else {
+        args.clips.clone()
+    };
+    if dirs.len() > 1 && !matches!(args.what, What::Accuracy) {
+        anyhow::bail!("--clips is taken once here (more than once only by `accuracy`)");
+    }
+    let mut clips = Vec::new();
+    for dir in &dirs {
+        let mut more = load_clips(dir)?;
+        if dirs.len() > 1 {
+            for c in &mut more {
+                let folder = dir.file_name().map(|f| f.to_string_lossy().into_owned());
+                c.name = format!("{}/{}", folder.unwrap_or_default(), c.name);
+            }
+        }
+        clips.extend(more);
+    }
     let report = match args.what {
         What::Llm => unreachable!("handled above"),
         What::Vad => bench_vad(&clips),
+        What::Accuracy => {
+            let mut config = load_config()?;
+            config.stt.model = model_or_default(args.model, &assets);
+            let cli = args.whisper_cli.ok_or_else(|| {
+                anyhow::anyhow!(
+                    "`accuracy` needs --whisper-cli PATH (scripts/whisper-cli builds it)"
+                )
+            })?;
+            let with_files: Vec<_> = clips
+                .iter()
+                .filter_map(|c| {
+                    Some(crate::bench_accuracy::Clip {
+                        name: c.name.clone(),
+                        path: c.path.clone()?,
+                        reference: &c.reference,
+                        samples: &c.pcm.samples,
+                    })
+                })
+                .collect();
+            let outcome = crate::bench_accuracy::run(
+                config,
+                &with_files,
+                &crate::bench_accuracy::Options {
+                    whisper_cli: &cli,
+                    tails: &args.tail_ms,
+                    max_file_gap: args.max_file_gap,
+                    max_live_gap: args.max_live_gap,
+                    details: args.details.as_deref(),
+                },
+            )?;
+            print!("{}", outcome.report);
+            if let Some(out) = args.out {
+                std::fs::write(&out, &outcome.report)?;
+            }
+            return Ok(if outcome.passed {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            });
+        }
         What::Live => {
             let mut config = load_config()?;
             config.stt.model = model_or_default(args.model, &assets);

@@ -34,10 +34,11 @@ fn last_word_end(samples: &[f32]) -> usize {
         .map_or(samples.len(), |i| i + 1)
 }
 
-/// Whisper's text for a stretch with a prompt, remembered: the tails of one clip share the
-/// commits made before their releases, and a pass over the same samples with the same prompt
-/// gives the same text (greedy decoding), so each is computed once.
-type Memo = HashMap<(usize, usize, String), String>;
+/// Whisper's text for a stretch with a prompt, and the ms the pass took, remembered: the
+/// tails of one clip share the commits made before their releases, and a pass over the same
+/// samples with the same prompt gives the same text (greedy decoding), so each is computed
+/// once.
+pub(crate) type Memo = HashMap<(usize, usize, String), (String, f64)>;
 
 fn pass(
     engine: &mut Engine,
@@ -45,14 +46,24 @@ fn pass(
     audio: &[f32],
     range: std::ops::Range<usize>,
     context: &str,
-) -> anyhow::Result<String> {
+) -> anyhow::Result<(String, f64)> {
     let key = (range.start, range.end, context.to_string());
-    if let Some(text) = memo.get(&key) {
-        return Ok(text.clone());
+    if let Some(done) = memo.get(&key) {
+        return Ok(done.clone());
     }
+    let t = std::time::Instant::now();
     let text = engine.transcribe_segment(&audio[range], context)?.text;
-    memo.insert(key, text.clone());
-    Ok(text)
+    let done = (text, t.elapsed().as_secs_f64() * 1000.0);
+    memo.insert(key, done.clone());
+    Ok(done)
+}
+
+/// What the live path typed for a clip, its passes, and the whisper time left after the
+/// release: the tail pass's, or 0 when a speculation made before the release is reused.
+pub(crate) struct LiveText {
+    pub text: String,
+    pub pieces: Vec<Piece>,
+    pub release_ms: f64,
 }
 
 /// One whisper pass of the live path: `commit` or the tail, its stretch (ms) and its text.
@@ -63,16 +74,16 @@ pub struct Piece {
     pub text: String,
 }
 
-/// What the live path types for `clip` released `tail_ms` after its last word, and the
-/// passes that gave it.
-fn live_text(
+/// What the live path types for `clip` released `tail_ms` after its last word, the passes
+/// that gave it, and the whisper time after the release.
+pub(crate) fn live_text(
     engine: &mut Engine,
     memo: &mut Memo,
     config: &Config,
     clip: &[f32],
     tail_ms: u32,
     prompt: bool,
-) -> anyhow::Result<(String, Vec<Piece>)> {
+) -> anyhow::Result<LiveText> {
     let ms = |v: u32| v as usize * SAMPLE_RATE as usize / 1000;
     let release = last_word_end(clip) + ms(tail_ms);
     // The clip's own room tone after the last word where it has one, then digital silence.
@@ -99,7 +110,7 @@ fn live_text(
                 } else {
                     String::new()
                 };
-                let text = pass(engine, memo, &audio, start..end, &context)?;
+                let (text, _) = pass(engine, memo, &audio, start..end, &context)?;
                 pieces.push(Piece {
                     commit: true,
                     from_ms: at_ms(start),
@@ -152,13 +163,14 @@ fn live_text(
     };
     // The tail, by the worker's rule: a still-valid speculation's text (the same as a pass
     // over its stretch), else a pass from the last commit.
-    let tail = match release::tail_pass(
+    let (tail, reused) = match release::tail_pass(
         speculation.map(|(start, end)| start..end),
         seg.committed(),
         seg.valid_speculation(),
         end,
     ) {
-        TailPass::Reuse(r) | TailPass::Transcribe(r) => r,
+        TailPass::Reuse(r) => (r, true),
+        TailPass::Transcribe(r) => (r, false),
     };
     let (from_ms, to_ms) = (at_ms(tail.start), at_ms(tail.end));
     let context = if prompt {
@@ -166,7 +178,7 @@ fn live_text(
     } else {
         String::new()
     };
-    let text = pass(engine, memo, &audio, tail, &context)?;
+    let (text, ms) = pass(engine, memo, &audio, tail, &context)?;
     pieces.push(Piece {
         commit: false,
         from_ms,
@@ -176,7 +188,11 @@ fn live_text(
     if !text.is_empty() {
         texts.push(text);
     }
-    Ok((texts.join(" "), pieces))
+    Ok(LiveText {
+        text: texts.join(" "),
+        pieces,
+        release_ms: if reused { 0.0 } else { ms },
+    })
 }
 
 /// Up to this many clips the report shows every text; past it, the errors only (the texts
@@ -259,7 +275,7 @@ pub fn run(config: Config, clips: &[LiveClip], opts: &Options) -> anyhow::Result
             format!("{}/{}", w.errors, w.words)
         }];
         for (i, &tail) in tails.iter().enumerate() {
-            let (text, pieces) = live_text(
+            let LiveText { text, pieces, .. } = live_text(
                 &mut engine,
                 &mut memo,
                 &config,

@@ -1,6 +1,7 @@
 //! `dictum`: the command-line face of the Dictum engine.
 
 mod bench;
+mod bench_accuracy;
 mod bench_live;
 mod bench_llm;
 mod cmd_clean;
