@@ -1,8 +1,8 @@
 //! The whisper transcriber: one model loaded once per process, one reusable decoding state,
 //! warmed up before the first real utterance, and an encoder window sized to the utterance.
 
-use super::certain_loop::looks_degenerate;
 use super::model_file::{check_model_file, ModelInfo};
+use super::suspect::{keep_redo, suspect};
 use super::worker_process::{self, WorkerProcess};
 use crate::gpu::speech_plan;
 use crate::timing::{ms_since, timed};
@@ -257,42 +257,59 @@ impl Transcriber {
         Ok(ms)
     }
 
-    /// Transcribes one utterance. With a sized window, output that looks degenerate
-    /// (`certain_loop.rs`) is redone once with the full window (the slower but robust path)
-    /// — except in a pass that can be stopped ([`Transcriber::set_abort`]: the live path's
-    /// speculation), which fails with [`GAVE_UP`] instead: a speculation is only a head start,
-    /// the release transcribes its stretch anew anyway, and the redo (~0.5 s with tiny on 2
-    /// cores, several times a normal pass) would hold the worker just when the release comes.
+    /// Transcribes one utterance. With a sized window, a pass that is suspect by whisper's own
+    /// signals or its text (`suspect.rs`: low confidence, a loop's compression ratio, words
+    /// where whisper heard no speech, a stutter, a phrase said back to back), or that ended
+    /// well before the audio, is redone with the full window (whisper's reference decode, with
+    /// its temperature fallback), and the better of the two is kept (`suspect::keep_redo`).
+    /// The redo costs a few hundred milliseconds; a stutter typed costs the user's words.
+    ///
+    /// A pass that can be stopped ([`Transcriber::set_abort`]: the live path's speculation)
+    /// fails with [`GAVE_UP`] instead: a speculation is only a head start, the release
+    /// transcribes its stretch anew anyway (and checks it the same way), and the redo would
+    /// hold the worker just when the release comes.
     pub fn transcribe(&mut self, pcm: &[f32], opts: &SttOptions) -> Result<SttOutput> {
         let start = Instant::now();
         let first = self.decode(pcm, opts, opts.window)?;
-        if first.audio_ctx == 0
-            || !(looks_degenerate(&first.text, pcm.len()) || ended_early(&first, pcm.len()))
-            || self.abort_raised()
-        {
+        let why = if first.audio_ctx == 0 || self.abort_raised() {
+            None
+        } else {
+            suspect(&first, pcm.len())
+                .map(|s| s.to_string())
+                .or_else(|| {
+                    ended_early(&first, pcm.len())
+                        .then(|| "the text ends over 2 s before the audio".to_string())
+                })
+        };
+        let Some(why) = why else {
             return Ok(SttOutput {
                 ms: ms_since(start),
                 ..first
             });
-        }
+        };
         if self.abort.is_some() {
             tracing::debug!(
-                "window {} gave degenerate output {:?}; a speculation is dropped, not redone",
+                "window {} pass suspect ({why}); a speculation is dropped, not redone",
                 first.audio_ctx,
-                first.text
             );
             return Err(Error::Transcribe(GAVE_UP.into()));
         }
         tracing::debug!(
-            "window {} gave degenerate output {:?}; redoing with the full window",
+            "window {} pass suspect ({why}); redoing with the full window",
             first.audio_ctx,
-            first.text
         );
         let second = self.decode(pcm, opts, None)?;
+        let kept = if keep_redo(&first, &second, pcm.len()) {
+            second
+        } else {
+            tracing::debug!("the full window's pass was no better; the first is kept");
+            first
+        };
         Ok(SttOutput {
             redone_full: true,
+            suspect: Some(why),
             ms: ms_since(start),
-            ..second
+            ..kept
         })
     }
 
@@ -377,7 +394,7 @@ unsafe extern "C" fn abort_requested(data: *mut c_void) -> bool {
 
 /// The message of a speculation whose sized window's pass was suspect: dropped, not redone
 /// with the full window ([`Transcriber::transcribe`]).
-pub const GAVE_UP: &str = "a speculation's sized window gave degenerate output; dropped";
+pub const GAVE_UP: &str = "a speculation's sized window gave a suspect pass; dropped";
 
 /// True when `e` is a decode stopped through [`Transcriber::set_abort`], or a speculation
 /// dropped instead of redone ([`GAVE_UP`]): either way the pass left nothing to use and
@@ -398,7 +415,11 @@ fn decode_in(
 ) -> Result<SttOutput> {
     let start = Instant::now();
     let audio_ctx = window.map_or(0, |w| audio_ctx_for(pcm.len(), w));
-    let mut params = FullParams::new(SamplingStrategy::Greedy { best_of: 1 });
+    // The full window is whisper's reference decode: greedy, and on a failed decode its
+    // temperature fallback with 5 candidates, as whisper-cli does (the candidates cost only
+    // when a decode fails). The sized window has no fallback (below).
+    let best_of = if audio_ctx > 0 { 1 } else { 5 };
+    let mut params = FullParams::new(SamplingStrategy::Greedy { best_of });
     let threads = if opts.adapt_threads {
         let (threads, others) = super::cpu_share::threads_for_pass(opts.threads);
         if threads < opts.threads {
@@ -435,7 +456,7 @@ fn decode_in(
         // Timestamp tokens are kept in the sized window: without them a window under ~768
         // frames makes whisper loop on its own output (corpus WER 71 % at 384 frames, 9.3 %
         // with them; examples/pass_cost.rs). No temperature fallback on the fast path: a
-        // failed decode is caught by `looks_degenerate` (or by ending early, see
+        // failed decode is caught by `suspect.rs` (or by ending early, see
         // `Transcriber::transcribe`) and redone once with the full window instead of up to
         // five times at rising temperatures.
         params.set_temperature_inc(0.0);
