@@ -411,8 +411,9 @@ fn report(
     }
     let _ = writeln!(
         out,
-        "\nWhisper time left after the release (the tail pass; 0 where a speculation made \
-         before the release is reused), in-process, ms over the clips with speech:\n"
+        "\nRelease → words, in-process (the post-roll waited for and the tail pass, or what is \
+         left of a reused speculation's pass; `scripts/bench-live` measures it from outside), \
+         ms over the clips with speech:\n"
     );
     let _ = writeln!(out, "| release | p50 | p95 | max |");
     let _ = writeln!(out, "|---|---:|---:|---:|");

@@ -58,8 +58,9 @@ fn pass(
     Ok(done)
 }
 
-/// What the live path typed for a clip, its passes, and the whisper time left after the
-/// release: the tail pass's, or 0 when a speculation made before the release is reused.
+/// What the live path typed for a clip, its passes, and the ms from the release to the words:
+/// the post-roll waited for and the tail pass, or what is left of a reused speculation's pass
+/// (in-process, with the worker taken as free; `scripts/bench-live` measures from outside).
 pub(crate) struct LiveText {
     pub text: String,
     pub pieces: Vec<Piece>,
@@ -101,7 +102,8 @@ pub(crate) fn live_text(
     let mut apply = |d: Decision,
                      texts: &mut Vec<String>,
                      engine: &mut Engine,
-                     speculation: &mut Option<(usize, usize)>|
+                     speculation: &mut Option<(usize, usize, usize)>,
+                     at: usize|
      -> anyhow::Result<()> {
         match d {
             Decision::Commit { start, end } => {
@@ -123,7 +125,7 @@ pub(crate) fn live_text(
                 *speculation = None;
             }
             // Transcribed (if still valid) at the release: the text is the same.
-            Decision::Speculate { start, end } => *speculation = Some((start, end)),
+            Decision::Speculate { start, end } => *speculation = Some((start, end, at)),
             Decision::Stale => *speculation = None,
         }
         Ok(())
@@ -132,7 +134,7 @@ pub(crate) fn live_text(
     while fed < release {
         let to = (fed + 320).min(release);
         for d in seg.push(&audio[fed..to]) {
-            apply(d, &mut texts, engine, &mut speculation)?;
+            apply(d, &mut texts, engine, &mut speculation, to)?;
         }
         fed = to;
     }
@@ -150,21 +152,22 @@ pub(crate) fn live_text(
     let post = ms(rule.post_roll_ms);
     if rule.speculate {
         if let Some(d) = seg.at_release() {
-            apply(d, &mut texts, engine, &mut speculation)?;
+            apply(d, &mut texts, engine, &mut speculation, release)?;
         }
     }
     let end = if rule.before_post_roll {
         release
     } else {
         for d in seg.push(&audio[release..release + post]) {
-            apply(d, &mut texts, engine, &mut speculation)?;
+            apply(d, &mut texts, engine, &mut speculation, release + post)?;
         }
         release + post
     };
     // The tail, by the worker's rule: a still-valid speculation's text (the same as a pass
     // over its stretch), else a pass from the last commit.
+    let issued = speculation.map(|(_, _, at)| at);
     let (tail, reused) = match release::tail_pass(
-        speculation.map(|(start, end)| start..end),
+        speculation.map(|(start, end, _)| start..end),
         seg.committed(),
         seg.valid_speculation(),
         end,
@@ -188,10 +191,17 @@ pub(crate) fn live_text(
     if !text.is_empty() {
         texts.push(text);
     }
+    // When the words can be typed: a reused speculation's pass ran from when it was issued
+    // (if the worker was free), the tail's from the end of the audio it needs.
+    let ms_at = |v: usize| v as f64 * 1000.0 / SAMPLE_RATE as f64;
+    let began = match (reused, issued) {
+        (true, Some(at)) => at,
+        _ => end,
+    };
     Ok(LiveText {
         text: texts.join(" "),
         pieces,
-        release_ms: if reused { 0.0 } else { ms },
+        release_ms: (ms_at(began) + ms - ms_at(release)).max(0.0),
     })
 }
 

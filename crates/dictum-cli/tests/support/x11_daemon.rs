@@ -40,7 +40,10 @@ impl Daemon {
 
     /// [`start`](Self::start) with a config whose `[dictation] hotkey` is `hotkey`.
     pub fn start_expecting(dir: &Path, x: &Xvfb, hotkey: &str) -> Daemon {
-        let child = Command::new(env!("CARGO_BIN_EXE_dictum"))
+        // `scripts/bench-live --versus-bin` runs another build's daemon in the same harness.
+        let program = std::env::var_os("DICTUM_BENCH_DAEMON_BIN")
+            .unwrap_or_else(|| env!("CARGO_BIN_EXE_dictum").into());
+        let child = Command::new(program)
             .args(["run", "--json", "--stdin-commands"])
             .env("DISPLAY", &x.display)
             // An X11 session, whatever session the tests run in.
