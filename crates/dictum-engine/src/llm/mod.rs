@@ -75,6 +75,20 @@ impl LlmError {
         matches!(self, LlmError::Other(m) if m.ends_with("connection closed before message completed"))
     }
 
+    /// The error without the server's text, for logs at the default level and notices: an
+    /// HTTP error body or a malformed answer may quote the dictated words or the model's
+    /// answer (the systemd journal keeps them where `history --delete-all` does not reach).
+    /// The whole error goes to the history row, and to the log at debug level.
+    pub fn without_words(&self) -> String {
+        match self {
+            LlmError::Http { url, status, .. } => format!(
+                "LLM server at {url} answered HTTP {status} (its message is in the history row; `--verbose` logs it)"
+            ),
+            LlmError::Malformed(_) => "the LLM server's answer is not what Dictum expects (the details are in the history row; `--verbose` logs them)".into(),
+            other => other.to_string(),
+        }
+    }
+
     /// Short machine-readable kind.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -602,7 +616,8 @@ impl Cleaner {
         let c = match result {
             Ok(c) => c,
             Err(e) => {
-                tracing::warn!("{e}; typing the raw transcript");
+                tracing::warn!("{}; typing the raw transcript", e.without_words());
+                tracing::debug!("LLM cleanup failed: {e}");
                 let mut r = self.report(raw, LlmOutcome::Failed, total_ms);
                 r.error = Some(e.to_string());
                 r.error_kind = Some(e.kind().into());

@@ -84,6 +84,20 @@ impl RemoteError {
             RemoteError::Garbage(_) => "garbage",
         }
     }
+
+    /// The error without what the server said, for logs at the default level: an answer
+    /// that is not a transcript is quoted in [`RemoteError::Garbage`] (words, maybe the
+    /// dictation's), an HTTP error's body may echo the request. The whole error goes to the
+    /// history row, and to the log at debug level.
+    pub fn without_words(&self) -> String {
+        match self {
+            RemoteError::Http { status, .. } => format!(
+                "the speech server answered HTTP {status} (its message is in the history row; `--verbose` logs it)"
+            ),
+            RemoteError::Garbage(_) => "the speech server's answer is not a transcript (why is in the history row; `--verbose` logs it)".into(),
+            other => other.to_string(),
+        }
+    }
 }
 
 /// What the server made of one utterance.
