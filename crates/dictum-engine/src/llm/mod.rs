@@ -66,6 +66,10 @@ pub enum LlmError {
     Malformed(String),
     #[error("LLM request failed: {0}")]
     Other(String),
+    /// A plain-http server on this machine run by another account ([`crate::loopback`]):
+    /// nothing was sent.
+    #[error("{0}")]
+    Untrusted(String),
 }
 
 impl LlmError {
@@ -97,6 +101,7 @@ impl LlmError {
             LlmError::Http { .. } => "http",
             LlmError::Malformed(_) => "malformed",
             LlmError::Other(_) => "other",
+            LlmError::Untrusted(_) => "untrusted_server",
         }
     }
 
@@ -165,6 +170,7 @@ pub(crate) async fn get_capped(
     client: &reqwest::Client,
     url: &str,
 ) -> Result<(reqwest::StatusCode, String), LlmError> {
+    crate::loopback::check_server(url, "LLM server").map_err(LlmError::Untrusted)?;
     let resp = client
         .get(url)
         .send()
@@ -183,6 +189,8 @@ pub(crate) async fn post_json(
     url: &str,
     body: &Value,
 ) -> Result<Value, LlmError> {
+    // Another account's server on this machine gets no text, selection or key.
+    crate::loopback::check_server(url, "LLM server").map_err(LlmError::Untrusted)?;
     let resp = client
         .post(url)
         .json(body)

@@ -402,6 +402,8 @@ impl RemoteStt {
         let bytes = audio.len();
         drop(audio);
         let url = self.endpoint_for_task().clone();
+        // Another account's server on this machine gets no audio, prompt or key.
+        crate::loopback::check_server(url.as_str(), "speech server").map_err(RemoteError::Setup)?;
         let request = |body: Vec<u8>| {
             self.client
                 .post(url.clone())
@@ -476,6 +478,7 @@ impl RemoteStt {
     /// The model ids the server lists at `/v1/models` (not every server has it).
     pub fn models(&self) -> Result<Vec<String>, RemoteError> {
         let url = endpoint(&self.url, "models");
+        crate::loopback::check_server(url.as_str(), "speech server").map_err(RemoteError::Setup)?;
         let body = self.runtime.block_on(async {
             let resp = self
                 .client
