@@ -76,6 +76,20 @@ pub(crate) fn key_sources_unchanged(new: &Config, saved: &Config) -> Res<()> {
             ));
         }
     }
+    // A key from a variable belongs to the server the file names with it: the page may not
+    // move that server to another origin (a keyring key is re-entered instead: secrets.rs).
+    for (section, asked, on_disk, env) in [
+        ("llm", &new.llm.url, &saved.llm.url, &saved.llm.api_key_env),
+        ("stt", &new.stt.url, &saved.stt.url, &saved.stt.api_key_env),
+    ] {
+        let origin = |u: &str| dictum_engine::secrets::origin_of(u).ok();
+        if !env.trim().is_empty() && origin(asked) != origin(on_disk) {
+            return Err(format!(
+                "{section}.url goes with the API key in ${} ({section}.api_key_env), so it is changed in the config file only (`dictum config --path` shows where); or empty {section}.api_key_env there and use the keyring. Nothing was saved",
+                env.trim()
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -464,10 +478,25 @@ mod tests {
         use dictum_engine::config::Config;
         let saved = Config::default();
         assert!(super::key_sources_unchanged(&saved.clone(), &saved).is_ok());
-        // The URL may change from the page (the key does not follow it: secrets.rs).
+        // The URL may change from the page (a keyring key does not follow it: secrets.rs).
         let mut url = saved.clone();
         url.llm.url = "https://elsewhere.example/v1".into();
         assert!(super::key_sources_unchanged(&url, &saved).is_ok());
+        // Not when a variable's key goes with it (another path of the same server may).
+        let mut with_env = saved.clone();
+        with_env.llm.api_key_env = "OPENAI_API_KEY".into();
+        let mut moved = url.clone();
+        moved.llm.api_key_env = "OPENAI_API_KEY".into();
+        let e = super::key_sources_unchanged(&moved, &with_env).expect_err("moved");
+        assert!(
+            e.contains("llm.url")
+                && e.contains("$OPENAI_API_KEY")
+                && e.contains("Nothing was saved"),
+            "{e}"
+        );
+        let mut same_origin = with_env.clone();
+        same_origin.llm.url = format!("{}/v1", with_env.llm.url.trim_end_matches('/'));
+        assert!(super::key_sources_unchanged(&same_origin, &with_env).is_ok());
         for (which, form) in [
             ("llm.api_key_env", {
                 let mut c = saved.clone();
