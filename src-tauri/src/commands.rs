@@ -49,7 +49,48 @@ pub async fn save_config(
     state: State<'_, AppState>,
     config: Config,
 ) -> Res<ConfigView> {
+    key_sources_unchanged(&config, &saved_config(&state))?;
     save(&app, &state, config)
+}
+
+/// `llm.api_key_env` and `stt.api_key_env` are set in the config file only: a page that
+/// could name any environment variable could send any secret of the user's environment to
+/// a server of its choosing (issue 38). A save from the settings page that changes either is
+/// refused, with where to set it instead.
+pub(crate) fn key_sources_unchanged(new: &Config, saved: &Config) -> Res<()> {
+    for (setting, asked, on_disk) in [
+        (
+            "llm.api_key_env",
+            &new.llm.api_key_env,
+            &saved.llm.api_key_env,
+        ),
+        (
+            "stt.api_key_env",
+            &new.stt.api_key_env,
+            &saved.stt.api_key_env,
+        ),
+    ] {
+        if asked.trim() != on_disk.trim() {
+            return Err(format!(
+                "{setting} is set in the config file only, not from the settings page; edit it there (`dictum config --path` shows where) and restart Dictum. Nothing was saved"
+            ));
+        }
+    }
+    // A key from a variable belongs to the server the file names with it: the page may not
+    // move that server to another origin (a keyring key is re-entered instead: secrets.rs).
+    for (section, asked, on_disk, env) in [
+        ("llm", &new.llm.url, &saved.llm.url, &saved.llm.api_key_env),
+        ("stt", &new.stt.url, &saved.stt.url, &saved.stt.api_key_env),
+    ] {
+        let origin = |u: &str| dictum_engine::secrets::origin_of(u).ok();
+        if !env.trim().is_empty() && origin(asked) != origin(on_disk) {
+            return Err(format!(
+                "{section}.url goes with the API key in ${} ({section}.api_key_env), so it is changed in the config file only (`dictum config --path` shows where); or empty {section}.api_key_env there and use the keyring. Nothing was saved",
+                env.trim()
+            ));
+        }
+    }
+    Ok(())
 }
 
 pub(crate) fn save(app: &AppHandle, state: &AppState, mut config: Config) -> Res<ConfigView> {
@@ -431,6 +472,52 @@ pub fn ui_log(message: String) {
 #[cfg(test)]
 mod tests {
     use super::checked_model_choice;
+
+    #[test]
+    fn a_save_that_names_another_key_variable_is_refused() {
+        use dictum_engine::config::Config;
+        let saved = Config::default();
+        assert!(super::key_sources_unchanged(&saved.clone(), &saved).is_ok());
+        // The URL may change from the page (a keyring key does not follow it: secrets.rs).
+        let mut url = saved.clone();
+        url.llm.url = "https://elsewhere.example/v1".into();
+        assert!(super::key_sources_unchanged(&url, &saved).is_ok());
+        // Not when a variable's key goes with it (another path of the same server may).
+        let mut with_env = saved.clone();
+        with_env.llm.api_key_env = "OPENAI_API_KEY".into();
+        let mut moved = url.clone();
+        moved.llm.api_key_env = "OPENAI_API_KEY".into();
+        let e = super::key_sources_unchanged(&moved, &with_env).expect_err("moved");
+        assert!(
+            e.contains("llm.url")
+                && e.contains("$OPENAI_API_KEY")
+                && e.contains("Nothing was saved"),
+            "{e}"
+        );
+        let mut same_origin = with_env.clone();
+        same_origin.llm.url = format!("{}/v1", with_env.llm.url.trim_end_matches('/'));
+        assert!(super::key_sources_unchanged(&same_origin, &with_env).is_ok());
+        for (which, form) in [
+            ("llm.api_key_env", {
+                let mut c = saved.clone();
+                c.llm.api_key_env = "AWS_SECRET_ACCESS_KEY".into();
+                c
+            }),
+            ("stt.api_key_env", {
+                let mut c = saved.clone();
+                c.stt.api_key_env = "GITHUB_TOKEN".into();
+                c
+            }),
+        ] {
+            let e = super::key_sources_unchanged(&form, &saved).expect_err(which);
+            assert!(
+                e.contains(which)
+                    && e.contains("config file only")
+                    && e.contains("Nothing was saved"),
+                "{e}"
+            );
+        }
+    }
 
     #[test]
     fn model_choices_are_catalog_names_files_in_the_models_folder_or_real_models() {

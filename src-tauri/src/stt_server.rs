@@ -23,11 +23,14 @@ pub async fn stt_server_check(state: State<'_, AppState>, mut stt: SttConfig) ->
         .map_err(|e| format!("the server check crashed: {e}"))
 }
 
-/// Stores the speech server's key in the keyring (`service=dictum username=stt`).
+/// Stores the speech server's key in the keyring (`service=dictum username=stt`), bound to
+/// the origin of the speech server URL saved in the config file (never the page's): a URL
+/// changed later does not carry the key along; the user enters it again.
 #[tauri::command]
-pub async fn stt_key_set(secret: String) -> Res<()> {
+pub async fn stt_key_set(state: State<'_, AppState>, secret: String) -> Res<()> {
+    let url = crate::commands::saved_config(&state).stt.url;
     tauri::async_runtime::spawn_blocking(move || {
-        dictum_engine::secrets::keyring_set("stt", &secret)
+        dictum_engine::secrets::keyring_set_for("stt", &secret, &url)
     })
     .await
     .map_err(|e| format!("the keyring call crashed: {e}"))?

@@ -349,6 +349,12 @@ mockIPC(async (cmd, args) => {
     case 'save_config': {
       const why = refused(a.config as Config);
       if (why) throw why;
+      // As src-tauri's key_sources_unchanged: a key variable is set in the config file only.
+      for (const section of ['llm', 'stt'] as const) {
+        if ((a.config as Config)[section].api_key_env !== config[section].api_key_env) {
+          throw `${section}.api_key_env is set in the config file only, not from the settings page; edit it there (\`dictum config --path\` shows where) and restart Dictum. Nothing was saved`;
+        }
+      }
       config = a.config as Config;
       mock.saved.push(config);
       localStorage.setItem('mock-config', JSON.stringify(config));

@@ -149,10 +149,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.action {
         Action::Set { server } => {
             let line = read_key_line(server)?;
-            dictum_engine::secrets::keyring_set(server.slot(), line.trim())
+            // Bound to the server saved now: a later URL change does not carry it along.
+            let config = crate::context::load_config()?;
+            let url = match server {
+                Server::Stt => config.stt.url,
+                Server::Llm => config.llm.url,
+            };
+            dictum_engine::secrets::keyring_set_for(server.slot(), line.trim(), &url)
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
+            let origin = dictum_engine::secrets::origin_of(&url).unwrap_or(url);
             eprintln!(
-                "dictum: the {} key is in the keyring (used when {}.api_key_env is empty)",
+                "dictum: the {} key is in the keyring, for {origin} only (used when {}.api_key_env is empty; after changing {}.url, enter it again)",
+                server.slot(),
                 server.slot(),
                 server.slot()
             );

@@ -1,5 +1,6 @@
 //! The packaged systemd user unit (`packaging/dictum.service`) is sandboxed and cannot
-//! restart forever (issue 26): the keys are there, in their sections, and
+//! restart forever (issue 26), with a system call filter, the socket families it needs and
+//! only its own runtime folder writable (issue 38): the keys are there, in their sections, and
 //! `systemd-analyze verify` (where installed) finds nothing unknown or invalid in it.
 
 use std::collections::HashMap;
@@ -45,15 +46,34 @@ fn the_user_unit_is_sandboxed_and_rate_limited() {
     assert_eq!(get("Service", "ProtectSystem"), "strict");
     assert_eq!(get("Service", "PrivateTmp"), "yes");
     // What `dictum run` writes stays writable: data (history, audio, models, portal token),
-    // config, and the runtime folder (control socket).
+    // config, and its own runtime folder (control socket, KWin script), not the whole
+    // runtime dir (other programs' sockets).
     let rw = get("Service", "ReadWritePaths");
-    for p in ["%h/.local/share/dictum", "%h/.config/dictum", "%t"] {
+    for p in ["%h/.local/share/dictum", "%h/.config/dictum", "%t/dictum"] {
         assert!(
             rw.split_whitespace()
                 .any(|w| w.trim_start_matches('-') == p),
             "{p}: {rw}"
         );
     }
+    assert!(
+        !rw.split_whitespace()
+            .any(|w| matches!(w.trim_start_matches('-'), "%t" | "%t/")),
+        "the whole runtime dir is writable: {rw}"
+    );
+    assert_eq!(get("Service", "RuntimeDirectory"), "dictum");
+    assert_eq!(get("Service", "RuntimeDirectoryMode"), "0700");
+    // System calls and socket families.
+    assert_eq!(get("Service", "SystemCallFilter"), "@system-service");
+    assert_eq!(get("Service", "SystemCallErrorNumber"), "EPERM");
+    let families = get("Service", "RestrictAddressFamilies");
+    let mut families: Vec<&str> = families.split_whitespace().collect();
+    families.sort_unstable();
+    assert_eq!(
+        families,
+        ["AF_INET", "AF_INET6", "AF_NETLINK", "AF_UNIX"],
+        "X11, Wayland, D-Bus and PulseAudio are AF_UNIX; the servers AF_INET(6)"
+    );
     // The X server's socket folder, hidden by the private /tmp, is bound back in.
     assert!(
         get("Service", "BindReadOnlyPaths").contains("/tmp/.X11-unix"),

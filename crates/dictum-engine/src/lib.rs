@@ -20,6 +20,7 @@ pub mod inject;
 pub mod ipc;
 pub mod learn;
 pub mod llm;
+pub mod loopback;
 pub mod media;
 pub mod models;
 pub mod net;

@@ -96,17 +96,42 @@ pub fn create_private_dir_all(dir: &Path) -> std::io::Result<()> {
 }
 
 /// Opens `path` for writing (created or truncated) with mode 0600; an existing file is
-/// tightened to 0600 first.
+/// tightened to 0600 first. A symbolic link at `path` is refused (`O_NOFOLLOW`), never
+/// followed: a link planted there would have Dictum write its private text wherever it
+/// points.
 pub fn create_private_file(path: &Path) -> std::io::Result<std::fs::File> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);
+    open_private(path, &mut options)
+}
+
+/// Opens `path` for appending (created when missing) with mode 0600, as
+/// [`create_private_file`] does: tightened first, a symbolic link refused.
+pub fn append_private_file(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.append(true).create(true);
+    open_private(path, &mut options)
+}
+
+fn open_private(path: &Path, options: &mut std::fs::OpenOptions) -> std::io::Result<std::fs::File> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        options.mode(PRIVATE_FILE_MODE);
+        options
+            .mode(PRIVATE_FILE_MODE)
+            .custom_flags(libc::O_NOFOLLOW);
         make_private(path)?;
     }
-    options.open(path)
+    options.open(path).map_err(|e| {
+        #[cfg(unix)]
+        if e.raw_os_error() == Some(libc::ELOOP) {
+            return std::io::Error::other(format!(
+                "{} is a symbolic link; Dictum writes its private files only as real files, never through a link (remove the link, or name the file it points to)",
+                path.display()
+            ));
+        }
+        e
+    })
 }
 
 /// Writes `bytes` to `path` as a private (0600) file.
@@ -220,6 +245,33 @@ pub fn make_private(path: &Path) -> std::io::Result<()> {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_symbolic_link_is_never_written_through() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let target = dir.path().join("elsewhere");
+        std::fs::write(&target, "theirs").expect("target");
+        let link = dir.path().join("history.sqlite3.journal");
+        std::os::unix::fs::symlink(&target, &link).expect("symlink");
+        for open in [create_private_file, append_private_file] {
+            let e = open(&link).expect_err("a link is refused");
+            assert!(e.to_string().contains("symbolic link"), "{e}");
+        }
+        let e = write_private(&link, b"secret words").expect_err("refused");
+        assert!(e.to_string().contains("never through a link"), "{e}");
+        // The file the link points to is untouched, its mode too.
+        assert_eq!(std::fs::read_to_string(&target).expect("read"), "theirs");
+        // A dangling link is refused as well (O_CREAT would otherwise create its target).
+        let dangling = dir.path().join("spool.pcm");
+        let nowhere = dir.path().join("nowhere");
+        std::os::unix::fs::symlink(&nowhere, &dangling).expect("symlink");
+        assert!(create_private_file(&dangling).is_err());
+        assert!(!nowhere.exists(), "the link's target was created");
+        // A real file is written as before.
+        let real = dir.path().join("real");
+        write_private(&real, b"x").expect("real file");
+        append_private_file(&real).expect("append");
+    }
 
     fn mode(p: &Path) -> u32 {
         std::fs::metadata(p).expect("stat").permissions().mode() & 0o777

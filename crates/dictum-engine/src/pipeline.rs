@@ -1151,7 +1151,9 @@ impl Engine {
             }
             Err(e) => {
                 let why = e.to_string();
-                tracing::warn!("{why}; {then}");
+                // The answer's words only at debug level (the row keeps them).
+                tracing::warn!("{}; {then}", e.without_words());
+                tracing::debug!("speech server: {why}");
                 remote.breaker.failure(&why, Instant::now());
                 Err(RemoteFailure { why, answer })
             }

@@ -5,12 +5,20 @@
 //! which marks the header sensitive.
 //!
 //! Keyring entries carry the attributes `service = "dictum"`, `username = <slot>` (the
-//! convention the `keyring` crate and `secret-tool` use), so
-//! `secret-tool store --label="Dictum stt key" service dictum username stt` sets the same
-//! entry `dictum key set stt` does. The Secret Service is spoken directly over D-Bus (zbus,
+//! convention the `keyring` crate and `secret-tool` use) and `origin` (below), so
+//! `secret-tool store --label="Dictum stt key" service dictum username stt origin
+//! https://host:8443` sets the same entry `dictum key set stt` does for that server. The Secret Service is spoken directly over D-Bus (zbus,
 //! already used for the portals) with the spec's `plain` transfer algorithm: the secret only
 //! crosses the user's own session bus. A missing bus, service or entry means "no key"; a call
 //! never takes longer than [`KEYRING_TIMEOUT`].
+//!
+//! A keyring key belongs to the server it was entered for: [`keyring_set_for`] stores it with
+//! a third attribute, `origin = scheme://host[:port]` of the server URL saved at that moment,
+//! and [`key_for`] takes only the entry whose origin is the saved URL's. Changing the URL
+//! (the config file, the settings page) never carries the key to the new server; the user
+//! enters it again (`dictum key set SLOT`, or the settings' password field), which binds it to
+//! the new origin. An entry without an origin (made with `secret-tool` without one, or by an
+//! older Dictum) is not sent anywhere, and the report says to enter the key again.
 
 use std::time::Duration;
 
@@ -110,6 +118,42 @@ pub fn api_key(
     }
 }
 
+/// The origin a key is bound to: `scheme://host[:port]` of `url` (the default port left out).
+pub fn origin_of(url: &str) -> Result<String, String> {
+    let u = reqwest::Url::parse(url.trim())
+        .map_err(|e| format!("`{}` is not a URL ({e})", crate::net::snippet(url, 100)))?;
+    if !u.origin().is_tuple() {
+        return Err(format!(
+            "`{}` has no server origin",
+            crate::net::snippet(url, 100)
+        ));
+    }
+    Ok(u.origin().ascii_serialization())
+}
+
+/// The keyring's key for `slot` bound to `origin`: Ok(Some) when an entry for that very origin
+/// exists; Err(why) when the keyring holds `slot` keys only for other origins or for none
+/// (the key stays home; why says to enter it again); Ok(None) when it holds none at all or
+/// cannot be asked.
+fn keyring_key_for_origin(slot: &str, origin: &str) -> Result<Option<ApiKey>, String> {
+    match imp::get(slot, Some(origin)) {
+        Ok(Some(secret)) => Ok(Some(ApiKey {
+            secret,
+            source: KeySource::Keyring(slot.to_string()),
+        })),
+        Ok(None) => match imp::get(slot, None) {
+            Ok(Some(_)) => Err(format!(
+                "the keyring's {slot} key was entered for another server, not {origin}; a key never follows a changed URL: enter it again for this server (`dictum key set {slot}` or the settings' key field)"
+            )),
+            _ => Ok(None),
+        },
+        Err(e) => {
+            tracing::debug!("no API key from the keyring for {slot}: {e}");
+            Ok(None)
+        }
+    }
+}
+
 /// The key one request carries, and why a configured key stayed home. `Debug` never shows it.
 #[derive(Debug, Clone, Default)]
 pub struct KeyChoice {
@@ -163,6 +207,23 @@ pub fn key_for(
         (_, Err(_)) => Err("the URL is not valid".into()),
     };
     match allowed {
+        // A keyring key only for the origin it was entered for.
+        Ok(()) if env_name.trim().is_empty() && use_keyring => {
+            let origin = origin_of(saved_url)?;
+            match keyring_key_for_origin(slot, &origin) {
+                Ok(key) => Ok(KeyChoice {
+                    key,
+                    withheld: None,
+                }),
+                Err(why) => {
+                    tracing::info!("API key ({slot}) not sent: {why}");
+                    Ok(KeyChoice {
+                        key: None,
+                        withheld: Some(why),
+                    })
+                }
+            }
+        }
         Ok(()) => Ok(KeyChoice {
             key: api_key(slot, env_name, setting, use_keyring)?,
             withheld: None,
@@ -194,18 +255,25 @@ pub fn session_bus_present() -> bool {
         .is_some_and(|d| d.join("bus").exists())
 }
 
-/// The keyring's secret for `slot`; Ok(None) when there is no entry, Err when the keyring
-/// cannot be asked (no session bus, no Secret Service, locked).
+/// The keyring's secret for `slot`, whatever server it was entered for (`dictum key status`);
+/// Ok(None) when there is no entry, Err when the keyring cannot be asked (no session bus, no
+/// Secret Service, locked). Requests use [`key_for`], which asks for the saved origin's entry.
 pub fn keyring_get(slot: &str) -> Result<Option<String>, String> {
-    imp::get(slot)
+    imp::get(slot, None)
 }
 
-/// Stores `secret` as `slot`'s entry in the default collection, replacing an older one.
-pub fn keyring_set(slot: &str, secret: &str) -> Result<(), String> {
+/// Stores `secret` as `slot`'s entry in the default collection, bound to the origin of
+/// `server_url` (the URL saved in the config for that slot), replacing every older `slot` entry
+/// (for any origin): entering a key again is what moves it to a new server.
+pub fn keyring_set_for(slot: &str, secret: &str, server_url: &str) -> Result<(), String> {
     if secret.trim().is_empty() {
         return Err("the key is empty; nothing was stored".into());
     }
-    imp::set(slot, secret.trim())
+    let origin = origin_of(server_url).map_err(|e| {
+        format!("the {slot} server URL is not valid ({e}); save the server's URL first, then enter its key")
+    })?;
+    imp::delete(slot)?;
+    imp::set(slot, secret.trim(), &origin)
 }
 
 /// Deletes `slot`'s entry; Ok(false) when there was none.
@@ -213,7 +281,7 @@ pub fn keyring_delete(slot: &str) -> Result<bool, String> {
     imp::delete(slot)
 }
 
-#[cfg(all(unix, not(target_os = "macos")))]
+#[cfg(all(unix, not(target_os = "macos"), not(test)))]
 mod imp {
     use super::KEYRING_TIMEOUT;
     use std::collections::HashMap;
@@ -274,8 +342,12 @@ mod imp {
         session: OwnedObjectPath,
     }
 
-    fn attributes(slot: &str) -> HashMap<&str, &str> {
-        HashMap::from([("service", "dictum"), ("username", slot)])
+    fn attributes<'a>(slot: &'a str, origin: Option<&'a str>) -> HashMap<&'a str, &'a str> {
+        let mut a = HashMap::from([("service", "dictum"), ("username", slot)]);
+        if let Some(origin) = origin {
+            a.insert("origin", origin);
+        }
+        a
     }
 
     impl Keyring {
@@ -318,9 +390,18 @@ mod imp {
         }
 
         /// Unlocked items for `slot`; Err when only locked ones exist (Dictum never prompts).
-        async fn find(&self, slot: &str) -> Result<Vec<OwnedObjectPath>, String> {
+        async fn find(
+            &self,
+            slot: &str,
+            origin: Option<&str>,
+        ) -> Result<Vec<OwnedObjectPath>, String> {
             let (unlocked, locked): (Vec<OwnedObjectPath>, Vec<OwnedObjectPath>) = self
-                .call(SERVICE_PATH, SERVICE, "SearchItems", &(attributes(slot),))
+                .call(
+                    SERVICE_PATH,
+                    SERVICE,
+                    "SearchItems",
+                    &(attributes(slot, origin),),
+                )
                 .await?;
             if unlocked.is_empty() && !locked.is_empty() {
                 // Unlocking without a prompt works when the collection is already open.
@@ -349,10 +430,10 @@ mod imp {
         }
     }
 
-    pub(super) fn get(slot: &str) -> Result<Option<String>, String> {
+    pub(super) fn get(slot: &str, origin: Option<&str>) -> Result<Option<String>, String> {
         block(async {
             let k = Keyring::open().await?;
-            let found = k.find(slot).await;
+            let found = k.find(slot, origin).await;
             let result = match found {
                 Ok(items) if items.is_empty() => Ok(None),
                 Ok(items) => {
@@ -372,7 +453,7 @@ mod imp {
         })
     }
 
-    pub(super) fn set(slot: &str, secret: &str) -> Result<(), String> {
+    pub(super) fn set(slot: &str, secret: &str, origin: &str) -> Result<(), String> {
         let label = format!("Dictum: {slot} server API key");
         block(async {
             let k = Keyring::open().await?;
@@ -383,7 +464,7 @@ mod imp {
             );
             props.insert(
                 "org.freedesktop.Secret.Item.Attributes",
-                Value::from(attributes(slot)),
+                Value::from(attributes(slot, Some(origin))),
             );
             let value: Secret = (
                 k.session.clone(),
@@ -411,7 +492,7 @@ mod imp {
     pub(super) fn delete(slot: &str) -> Result<bool, String> {
         block(async {
             let k = Keyring::open().await?;
-            let items = k.find(slot).await;
+            let items = k.find(slot, None).await;
             let mut any = false;
             let mut result = Ok(());
             for item in items.unwrap_or_default() {
@@ -428,17 +509,59 @@ mod imp {
     }
 }
 
-#[cfg(not(all(unix, not(target_os = "macos"))))]
+#[cfg(all(not(all(unix, not(target_os = "macos"))), not(test)))]
 mod imp {
     const NONE: &str = "no keyring support on this system; use an environment variable";
-    pub(super) fn get(_: &str) -> Result<Option<String>, String> {
+    pub(super) fn get(_: &str, _: Option<&str>) -> Result<Option<String>, String> {
         Err(NONE.into())
     }
-    pub(super) fn set(_: &str, _: &str) -> Result<(), String> {
+    pub(super) fn set(_: &str, _: &str, _: &str) -> Result<(), String> {
         Err(NONE.into())
     }
     pub(super) fn delete(_: &str) -> Result<bool, String> {
         Err(NONE.into())
+    }
+}
+
+/// Unit tests' keyring: the Secret Service's attribute matching over an in-memory list, one
+/// per test thread. (The real one is exercised by the CLI's `remote_stt` test.)
+#[cfg(test)]
+mod imp {
+    use std::cell::RefCell;
+
+    thread_local! {
+        /// (slot, origin, secret)
+        static ITEMS: RefCell<Vec<(String, Option<String>, String)>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// An entry as `secret-tool store service dictum username SLOT` makes it: no origin.
+    pub(super) fn put_unbound(slot: &str, secret: &str) {
+        ITEMS.with(|i| i.borrow_mut().push((slot.into(), None, secret.into())));
+    }
+
+    pub(super) fn get(slot: &str, origin: Option<&str>) -> Result<Option<String>, String> {
+        Ok(ITEMS.with(|i| {
+            i.borrow()
+                .iter()
+                .find(|(s, o, _)| s == slot && origin.is_none_or(|want| o.as_deref() == Some(want)))
+                .map(|(_, _, secret)| secret.clone())
+        }))
+    }
+    pub(super) fn set(slot: &str, secret: &str, origin: &str) -> Result<(), String> {
+        ITEMS.with(|i| {
+            let mut items = i.borrow_mut();
+            items.retain(|(s, o, _)| !(s == slot && o.as_deref() == Some(origin)));
+            items.push((slot.into(), Some(origin.into()), secret.into()));
+        });
+        Ok(())
+    }
+    pub(super) fn delete(slot: &str) -> Result<bool, String> {
+        Ok(ITEMS.with(|i| {
+            let mut items = i.borrow_mut();
+            let before = items.len();
+            items.retain(|(s, _, _)| s != slot);
+            items.len() != before
+        }))
     }
 }
 
@@ -525,6 +648,74 @@ mod tests {
         .expect("other")
         .withheld
         .is_none());
+    }
+
+    #[test]
+    fn a_keyring_key_goes_only_to_the_origin_it_was_entered_for() {
+        let key = |saved: &str, target: &str| {
+            key_for("stt", "", "stt.api_key_env", true, saved, target).expect("key_for")
+        };
+        let a = "https://speech-a.example/v1";
+        keyring_set_for("stt", "sk-hunter2-for-a", a).expect("set");
+        // The saved server, any path of it: the key.
+        assert_eq!(key(a, a).secret().as_deref(), Some("sk-hunter2-for-a"));
+        assert_eq!(
+            key(a, "https://speech-a.example:443/other")
+                .secret()
+                .as_deref(),
+            Some("sk-hunter2-for-a")
+        );
+        // The URL changed and was saved (config file or settings page): the key stays home,
+        // and the report says to enter it again.
+        for b in [
+            "https://speech-b.example/v1",
+            "https://speech-a.example:8443/v1",
+            "http://127.0.0.1:8080",
+        ] {
+            let k = key(b, b);
+            assert!(k.secret().is_none(), "{b}");
+            let why = k.describe();
+            assert!(
+                why.contains("enter it again") && why.contains("dictum key set stt"),
+                "{why}"
+            );
+            assert!(!format!("{why} {k:?}").contains("hunter2"));
+        }
+        // `dictum key set stt` with the new URL saved: bound there, and no longer to the old.
+        let b = "https://speech-b.example/v1";
+        keyring_set_for("stt", "sk-hunter2-for-b", b).expect("set again");
+        assert_eq!(key(b, b).secret().as_deref(), Some("sk-hunter2-for-b"));
+        assert!(key(a, a).secret().is_none(), "the old origin lost its key");
+        // The other slot is another key.
+        assert!(key_for("llm", "", "llm.api_key_env", true, b, b)
+            .expect("llm")
+            .secret()
+            .is_none());
+        // An invalid saved URL stores nothing.
+        assert!(keyring_set_for("stt", "sk-x", "not a url").is_err());
+        assert!(keyring_set_for("stt", "  ", b).is_err());
+    }
+
+    #[test]
+    fn a_keyring_entry_without_an_origin_is_sent_nowhere() {
+        // As `secret-tool store service dictum username llm` (or an older Dictum) made it.
+        imp::put_unbound("llm", "sk-hunter2-unbound");
+        let url = "https://api.example.com/v1";
+        let k = key_for("llm", "", "llm.api_key_env", true, url, url).expect("key_for");
+        assert!(k.secret().is_none());
+        assert!(k.describe().contains("enter it again"), "{}", k.describe());
+        // `dictum key status` still sees it.
+        assert_eq!(
+            keyring_get("llm").expect("get").as_deref(),
+            Some("sk-hunter2-unbound")
+        );
+        keyring_set_for("llm", "sk-hunter2-bound", url).expect("set");
+        let k = key_for("llm", "", "llm.api_key_env", true, url, url).expect("key_for");
+        assert_eq!(k.secret().as_deref(), Some("sk-hunter2-bound"));
+        assert_eq!(
+            keyring_get("llm").expect("get").as_deref(),
+            Some("sk-hunter2-bound")
+        );
     }
 
     #[test]

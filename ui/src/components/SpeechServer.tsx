@@ -37,7 +37,16 @@ export function SpeechServer({ stt, set }: { stt: SttConfig; set: (p: Partial<St
         <>
           <div class="row">
             <label>Server URL</label>
-            <input type="text" style="width:280px" value={stt.url} placeholder="https://gpu-box:8000" onChange={(e) => set({ url: val(e) })} data-testid="stt-url" />
+            <input type="text" style="width:280px" value={stt.url} placeholder="https://gpu-box:8000" onChange={(e) => {
+              const url = val(e);
+              if (url !== stt.url) {
+                // A key belongs to the server it was entered for: a new URL does not take it.
+                setKey('');
+                setKeyStored(false);
+                setKeyMsg('a new URL does not take the key along: save the settings, then enter the key for this server');
+              }
+              set({ url });
+            }} data-testid="stt-url" />
             <label title="Plain http to another machine sends your audio unencrypted">
               <input type="checkbox" checked={stt.allow_insecure} onChange={(e) => set({ allow_insecure: (e.target as HTMLInputElement).checked })} data-testid="stt-insecure" /> allow http
             </label>
@@ -64,8 +73,9 @@ export function SpeechServer({ stt, set }: { stt: SttConfig; set: (p: Partial<St
             {keyStored && <button data-testid="stt-key-clear" onClick={async () => {
               try { await ipc.sttKeyClear(); setKeyStored(false); setKeyMsg('removed'); } catch (e) { setKeyMsg(errorText(e)); }
             }}>Remove</button>}
-            <label>or variable</label>
-            <input type="text" style="width:150px" placeholder="e.g. GROQ_API_KEY" value={stt.api_key_env} onChange={(e) => set({ api_key_env: val(e) })} data-testid="stt-key-env" />
+            <span class="muted" data-testid="stt-key-env-note">{stt.api_key_env
+              ? `or $${stt.api_key_env} (stt.api_key_env: set in the config file only)`
+              : 'a key variable (stt.api_key_env) is set in the config file only'}</span>
             {keyMsg && <span class="muted" data-testid="stt-key-msg">{keyMsg}</span>}
           </div>
           <div class="row">

@@ -375,8 +375,10 @@ function Llm({ cfg, up }: { cfg: Config; up: <K extends keyof Config>(s: K, p: P
         <input type="text" style="width:260px" value={llm.url} onChange={(e) => set({ url: val(e) })} data-testid="llm-url" />
       </div>
       <div class="row">
-        <label title="The name of an environment variable holding the API key (sent as a bearer token); never the key itself, and never user:password@ in the URL">API key variable</label>
-        <input type="text" style="width:200px" placeholder="e.g. OPENAI_API_KEY (optional)" value={llm.api_key_env} onChange={(e) => set({ api_key_env: val(e) })} data-testid="llm-api-key-env" />
+        <label title="The name of an environment variable holding the API key (sent as a bearer token); set in the config file only, so no page can choose which secret is sent where">API key variable</label>
+        <span class="muted" data-testid="llm-api-key-env-note">{llm.api_key_env
+          ? `$${llm.api_key_env} (llm.api_key_env: set in the config file only)`
+          : 'none; llm.api_key_env is set in the config file only'}</span>
       </div>
       <div class="row">
         <label>Model</label>

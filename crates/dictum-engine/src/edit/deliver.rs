@@ -68,7 +68,11 @@ pub(crate) fn deliver(d: Delivery, mut entry: Entry, req: Request) -> Entry {
     let raw = match asked {
         Ok(a) => a.completion.text,
         Err(e) => {
-            let message = format!("edit: the LLM gave no answer ({e}); nothing was changed");
+            tracing::debug!("edit: the LLM gave no answer: {e}");
+            let message = format!(
+                "edit: the LLM gave no answer ({}); nothing was changed",
+                e.without_words()
+            );
             refuse(&d, &mut entry, "llm_failed", message);
             return entry;
         }

@@ -88,7 +88,8 @@ async fn kde_query(bus: Bus) -> Result<WindowInfo, String> {
     // removed after the script (declared first: dropped last).
     let fallback;
     let dir = match std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
-        Some(d) => std::path::PathBuf::from(d),
+        // Dictum's own folder in it (the systemd unit makes only that one writable).
+        Some(d) => own_runtime_folder(std::path::Path::new(&d))?,
         None => {
             fallback = PrivateTempDir::new()?;
             fallback.0.clone()
@@ -263,6 +264,22 @@ impl PrivateTempDir {
 impl Drop for PrivateTempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+/// `<runtime>/dictum` (where the control socket lives too), created 0700 when missing; the
+/// runtime folder itself must pass [`private_runtime_dir`] first.
+fn own_runtime_folder(runtime: &std::path::Path) -> Result<std::path::PathBuf, String> {
+    use std::os::unix::fs::DirBuilderExt;
+    private_runtime_dir(runtime)?;
+    let dir = runtime.join("dictum");
+    match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+        Ok(()) => Ok(dir),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(dir),
+        Err(e) => Err(format!(
+            "cannot make {} for the KWin script: {e}",
+            dir.display()
+        )),
     }
 }
 

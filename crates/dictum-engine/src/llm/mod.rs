@@ -66,6 +66,10 @@ pub enum LlmError {
     Malformed(String),
     #[error("LLM request failed: {0}")]
     Other(String),
+    /// A plain-http server on this machine run by another account ([`crate::loopback`]):
+    /// nothing was sent.
+    #[error("{0}")]
+    Untrusted(String),
 }
 
 impl LlmError {
@@ -73,6 +77,20 @@ impl LlmError {
     /// `IncompleteMessage`): sending it again is harmless (a cleanup changes nothing there).
     pub fn is_stale_connection(&self) -> bool {
         matches!(self, LlmError::Other(m) if m.ends_with("connection closed before message completed"))
+    }
+
+    /// The error without the server's text, for logs at the default level and notices: an
+    /// HTTP error body or a malformed answer may quote the dictated words or the model's
+    /// answer (the systemd journal keeps them where `history --delete-all` does not reach).
+    /// The whole error goes to the history row, and to the log at debug level.
+    pub fn without_words(&self) -> String {
+        match self {
+            LlmError::Http { url, status, .. } => format!(
+                "LLM server at {url} answered HTTP {status} (its message is in the history row; `--verbose` logs it)"
+            ),
+            LlmError::Malformed(_) => "the LLM server's answer is not what Dictum expects (the details are in the history row; `--verbose` logs them)".into(),
+            other => other.to_string(),
+        }
     }
 
     /// Short machine-readable kind.
@@ -83,6 +101,7 @@ impl LlmError {
             LlmError::Http { .. } => "http",
             LlmError::Malformed(_) => "malformed",
             LlmError::Other(_) => "other",
+            LlmError::Untrusted(_) => "untrusted_server",
         }
     }
 
@@ -151,6 +170,7 @@ pub(crate) async fn get_capped(
     client: &reqwest::Client,
     url: &str,
 ) -> Result<(reqwest::StatusCode, String), LlmError> {
+    crate::loopback::check_server(url, "LLM server").map_err(LlmError::Untrusted)?;
     let resp = client
         .get(url)
         .send()
@@ -169,6 +189,8 @@ pub(crate) async fn post_json(
     url: &str,
     body: &Value,
 ) -> Result<Value, LlmError> {
+    // Another account's server on this machine gets no text, selection or key.
+    crate::loopback::check_server(url, "LLM server").map_err(LlmError::Untrusted)?;
     let resp = client
         .post(url)
         .json(body)
@@ -602,7 +624,8 @@ impl Cleaner {
         let c = match result {
             Ok(c) => c,
             Err(e) => {
-                tracing::warn!("{e}; typing the raw transcript");
+                tracing::warn!("{}; typing the raw transcript", e.without_words());
+                tracing::debug!("LLM cleanup failed: {e}");
                 let mut r = self.report(raw, LlmOutcome::Failed, total_ms);
                 r.error = Some(e.to_string());
                 r.error_kind = Some(e.kind().into());

@@ -53,15 +53,8 @@ impl Journal {
         let mut line = serde_json::to_vec(entry).map_err(std::io::Error::other)?;
         line.push(b'\n');
         let _guard = LOCK.lock().unwrap_or_else(|p| p.into_inner());
-        let mut options = std::fs::OpenOptions::new();
-        options.append(true).create(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(crate::paths::PRIVATE_FILE_MODE);
-            crate::paths::make_private(&self.path)?;
-        }
-        let mut file = options.open(&self.path)?;
+        // 0600, and a link at the journal's place is refused, never followed.
+        let mut file = crate::paths::append_private_file(&self.path)?;
         file.write_all(&line)?;
         file.sync_data()
     }
@@ -72,6 +65,15 @@ impl Journal {
     pub fn replay(&self, history: &History) -> Result<Replayed, (Replayed, String)> {
         let _guard = LOCK.lock().unwrap_or_else(|p| p.into_inner());
         let mut done = Replayed::default();
+        if std::fs::symlink_metadata(&self.path).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err((
+                done,
+                format!(
+                    "{} is a symbolic link, not Dictum's journal; it is not read (remove the link)",
+                    self.path.display()
+                ),
+            ));
+        }
         let text = match std::fs::read(&self.path) {
             Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(done),
@@ -244,6 +246,33 @@ mod tests {
         let back = history.get(row.id.expect("id")).expect("get").expect("row");
         assert_eq!(back.text.as_deref(), Some("kept"));
         assert!(!journal.path().exists());
+    }
+
+    #[test]
+    fn a_symlinked_journal_is_refused_and_its_target_untouched() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = dir.path().join("history.sqlite3");
+        let history = History::open(&db).expect("open");
+        let journal = Journal::for_history(&db);
+        // A link planted where the journal goes, to a file of someone else's choosing.
+        let target = dir.path().join("planted");
+        std::fs::write(&target, "").expect("target");
+        std::os::unix::fs::symlink(&target, journal.path()).expect("symlink");
+        let mut row = Entry::new(Source::Mic);
+        row.text = Some("dictated words".into());
+        let e = journal.append(&row).expect_err("a link is refused");
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        assert_eq!(std::fs::read_to_string(&target).expect("read"), "");
+        // Nor is a link read back into the history.
+        let line = serde_json::to_string(&row).expect("json");
+        std::fs::write(&target, format!("{line}\n")).expect("write");
+        let (got, why) = journal.replay(&history).expect_err("refused");
+        assert_eq!(got.written, 0);
+        assert!(why.contains("symbolic link"), "{why}");
+        assert!(
+            journal.path().exists(),
+            "the link is left for the user to look at"
+        );
     }
 
     #[test]

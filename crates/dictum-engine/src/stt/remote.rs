@@ -84,6 +84,20 @@ impl RemoteError {
             RemoteError::Garbage(_) => "garbage",
         }
     }
+
+    /// The error without what the server said, for logs at the default level: an answer
+    /// that is not a transcript is quoted in [`RemoteError::Garbage`] (words, maybe the
+    /// dictation's), an HTTP error's body may echo the request. The whole error goes to the
+    /// history row, and to the log at debug level.
+    pub fn without_words(&self) -> String {
+        match self {
+            RemoteError::Http { status, .. } => format!(
+                "the speech server answered HTTP {status} (its message is in the history row; `--verbose` logs it)"
+            ),
+            RemoteError::Garbage(_) => "the speech server's answer is not a transcript (why is in the history row; `--verbose` logs it)".into(),
+            other => other.to_string(),
+        }
+    }
 }
 
 /// What the server made of one utterance.
@@ -388,6 +402,8 @@ impl RemoteStt {
         let bytes = audio.len();
         drop(audio);
         let url = self.endpoint_for_task().clone();
+        // Another account's server on this machine gets no audio, prompt or key.
+        crate::loopback::check_server(url.as_str(), "speech server").map_err(RemoteError::Setup)?;
         let request = |body: Vec<u8>| {
             self.client
                 .post(url.clone())
@@ -462,6 +478,7 @@ impl RemoteStt {
     /// The model ids the server lists at `/v1/models` (not every server has it).
     pub fn models(&self) -> Result<Vec<String>, RemoteError> {
         let url = endpoint(&self.url, "models");
+        crate::loopback::check_server(url.as_str(), "speech server").map_err(RemoteError::Setup)?;
         let body = self.runtime.block_on(async {
             let resp = self
                 .client
