@@ -84,7 +84,7 @@ impl Daemon {
             to.push('\n');
         }
         let text = format!(
-            "[stt]\nmodel = \"{}\"\nthreads = 2\n{stt}\n[inject]\nnotify_on_failure = false\n{rest}",
+            "[stt]\nmodel = \"{}\"\nthreads = 2\n{stt}\n[inject]\nnotify_on_failure = false\n{rest}{EDITOR_PROFILE}",
             model.display()
         );
         let path = self.dir.join("config.toml");
@@ -102,9 +102,16 @@ pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     LIVE.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// The tests' "editor" windows are xterms of class `Editor` standing in for an editor: the
+/// process is a terminal emulator, so the gate counts them as terminals (`inject/gate.rs`)
+/// unless the user says otherwise with a class-matched profile, as a user would for an
+/// app they trust.
+pub const EDITOR_PROFILE: &str =
+    "\n[[profile]]\nname = \"editor\"\nmatch_class = \"^editor$\"\nterminal = false\n";
+
 pub fn write_initial_config(dir: &Path) {
     let text = format!(
-        "[stt]\nmodel = \"{}\"\nthreads = 2\n\n[inject]\nnotify_on_failure = false\n",
+        "[stt]\nmodel = \"{}\"\nthreads = 2\n\n[inject]\nnotify_on_failure = false\n{EDITOR_PROFILE}",
         crate::common::tiny_model().display()
     );
     std::fs::write(dir.join("config.toml"), text).expect("write config");
