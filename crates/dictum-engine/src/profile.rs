@@ -324,6 +324,30 @@ mod tests {
     }
 
     #[test]
+    fn only_a_class_matched_profile_turns_keys_on_or_says_no_terminal() {
+        let with = |p: ProfileConfig| ProfileConfig {
+            commands: Some(true),
+            terminal: Some(false),
+            ..p
+        };
+        let list = compiled(&[
+            with(prof("by-title", None, Some("^vim"))),
+            with(prof("by-class", Some("^gedit$"), None)),
+        ]);
+        // A terminal titled "vim notes" (OSC 0 sets it): the title-only profile is picked
+        // but turns nothing on and says nothing about the terminal.
+        let p = list.pick(Some("XTerm"), Some("vim notes"));
+        assert_eq!(p.name, "by-title");
+        assert!(!p.allows_keys());
+        assert_eq!(p.says_terminal(), None);
+        let p = list.pick(Some("gedit"), Some("notes.txt"));
+        assert_eq!(p.name, "by-class");
+        assert!(p.allows_keys());
+        assert_eq!(p.says_terminal(), Some(false));
+        assert!(!Profile::default().allows_keys());
+    }
+
+    #[test]
     fn class_patterns_are_searched_in_any_case() {
         let p = compiled(&[prof("term", Some("xterm|kitty"), None)]);
         assert_eq!(p.pick(Some("XTerm"), Some("bash")).name, "term");

@@ -133,6 +133,23 @@ mod tests {
     }
 
     #[test]
+    fn a_focus_change_since_the_press_refuses_every_key() {
+        let parsed = parse("press enter", &on());
+        for (terminal, hands_free, profile) in [(false, false, true), (true, false, false)] {
+            let s = Situation {
+                terminal,
+                hands_free,
+                profile_allows: profile,
+                with_text: false,
+                focus_moved: true,
+            };
+            let (ok, no) = screen(parsed.commands.clone(), &s);
+            assert!(ok.is_empty(), "{ok:?}");
+            assert!(no[0].why.contains("focus moved"), "{no:?}");
+        }
+    }
+
+    #[test]
     fn push_to_talk_outside_terminals_keeps_the_commands_at_the_end() {
         assert_eq!(
             judge("Send the report new line", false, false, false),

@@ -664,7 +664,9 @@ fn deliver(
             Arc::new(move || cancellable && shared.cancelled(id)) as StopCheck
         };
         // A snippet's newlines, where the window at the press was no terminal: line breaks.
-        let breaks = if situation.terminal {
+        // Hands-free, nobody held a key: background audio saying a snippet's phrase types
+        // its words, and its line breaks as spaces (a Return is a key, issue 38).
+        let breaks = if situation.terminal || situation.hands_free {
             Vec::new()
         } else {
             crate::snippets::line_breaks(config, entry.raw_text.as_deref(), &text)

@@ -19,14 +19,18 @@
 //! The typing backends (`x11`/enigo, `vkbd`, `uinput`, `wayland`, `wlclip`, the portal)
 //! are private to `inject/`: nothing outside it can type except through the injector.
 //!
-//! ```compile_fail
+//! ```compile_fail,E0603
 //! // The backends are not reachable from outside `inject/` (without the test-only
 //! // `backends` feature): a new typing path cannot bypass the gate.
 //! let _ = dictum_engine::inject::vkbd::VirtualKeyboard::connect();
 //! ```
 //!
-//! ```compile_fail
+//! ```compile_fail,E0603
 //! let _ = dictum_engine::inject::uinput::UinputKeyboard::connect();
+//! ```
+//!
+//! ```compile_fail,E0603
+//! let _ = dictum_engine::inject::wayland::type_text;
 //! ```
 
 use super::window::WindowInfo;

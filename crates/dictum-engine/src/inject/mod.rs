@@ -49,20 +49,20 @@ mod typing;
 // The typing backends: private to `inject/` (the gate, `gate.rs`, is the only way to the
 // keyboard). Their tests reach them through `backends` (feature `test-hooks`, tests only).
 #[cfg(target_os = "linux")]
-#[cfg_attr(not(feature = "test-hooks"), allow(dead_code))]
+#[allow(dead_code)] // some items are for the backend tests only
 pub(crate) mod uinput;
 #[cfg(not(target_os = "linux"))]
 mod unsupported;
 #[cfg(not(target_os = "linux"))]
 pub(crate) use unsupported::{uinput, vkbd, wlclip};
 #[cfg(target_os = "linux")]
-#[cfg_attr(not(feature = "test-hooks"), allow(dead_code))]
+#[allow(dead_code)] // some items are for the backend tests only
 pub(crate) mod vkbd;
-#[cfg_attr(not(feature = "test-hooks"), allow(dead_code))]
+#[allow(dead_code)] // some items are for the backend tests only
 pub(crate) mod wayland;
 pub mod window;
 #[cfg(target_os = "linux")]
-#[cfg_attr(not(feature = "test-hooks"), allow(dead_code))]
+#[allow(dead_code)] // some items are for the backend tests only
 pub(crate) mod wlclip;
 
 /// The typing backends for their own tests only (feature `test-hooks`, which release
@@ -716,7 +716,7 @@ impl Injector {
                 let x = std::sync::Arc::clone(self.x.watch.as_ref()?);
                 Some(std::sync::Arc::new(move || {
                     // A failed query is no proof of a move: typing goes on.
-                    x.focused_window().map_or(true, |w| w.id == Some(id))
+                    x.focused_id().map_or(true, |w| w == Some(id))
                 }))
             }
             (SessionKind::Wayland, Focus::Native | Focus::XWayland) => {

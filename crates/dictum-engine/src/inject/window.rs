@@ -225,6 +225,12 @@ mod x11 {
             })
         }
 
+        /// The id of the client window receiving keyboard input (no properties read): the
+        /// gate's cheap check between words that the focus has not moved.
+        pub(crate) fn focused_id(&self) -> Result<Option<u32>, String> {
+            self.focused_client()
+        }
+
         fn focused_client(&self) -> Result<Option<Window>, String> {
             if let Some(active) = self.active_window()? {
                 return Ok(Some(self.client_at_or_above(active)?.unwrap_or(active)));
@@ -442,6 +448,9 @@ pub(crate) struct X11;
 #[cfg(not(all(unix, not(target_os = "macos"))))]
 impl X11 {
     pub(crate) fn connect(_display: Option<&str>) -> Result<X11, String> {
+        Err("window queries need X11 on this platform".into())
+    }
+    pub(crate) fn focused_id(&self) -> Result<Option<u32>, String> {
         Err("window queries need X11 on this platform".into())
     }
     pub(crate) fn focused_window(&self) -> Result<WindowInfo, String> {
