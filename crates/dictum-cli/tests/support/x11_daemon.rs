@@ -40,7 +40,12 @@ impl Daemon {
 
     /// [`start`](Self::start) with a config whose `[dictation] hotkey` is `hotkey`.
     pub fn start_expecting(dir: &Path, x: &Xvfb, hotkey: &str) -> Daemon {
-        let child = Command::new(env!("CARGO_BIN_EXE_dictum"))
+        // DICTUM_BIN: another build of dictum (e.g. one copied out of a shared target
+        // folder that other builds overwrite) instead of this test's.
+        let exe = std::env::var_os("DICTUM_BIN")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_dictum")));
+        let child = Command::new(exe)
             .args(["run", "--json", "--stdin-commands"])
             .env("DISPLAY", &x.display)
             // An X11 session, whatever session the tests run in.
