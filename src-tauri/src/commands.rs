@@ -402,6 +402,12 @@ pub async fn history_reinject(
         return Err("this entry has no text to type".into());
     }
     let config = state.config();
+    // "Type again" is held to the same character budget as the dictation was.
+    if let Some(why) =
+        dictum_engine::inject::gate::over_budget(&config.inject, &text, entry.audio_ms)
+    {
+        return Err(why);
+    }
     let _ = window.hide();
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     let mut injector =

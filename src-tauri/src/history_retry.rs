@@ -50,7 +50,14 @@ pub async fn history_retry(
     }
     let _ = window.hide();
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let over = dictum_engine::inject::gate::over_budget(&config.inject, &text, entry.audio_ms);
     let report = match dictum_engine::inject::Injector::new(&config.inject) {
+        // A runaway text is stored, never typed (the character budget of its audio).
+        _ if over.is_some() => dictum_engine::dictation::SinkReport {
+            method: "none".into(),
+            error: over,
+            ..Default::default()
+        },
         Ok(mut injector) => injector.deliver(&text),
         Err(e) => dictum_engine::dictation::SinkReport {
             method: "none".into(),

@@ -556,6 +556,37 @@ fn session_checks(config: &Config) -> Vec<Check> {
             }),
         ),
     });
+    // The gate's verdict on the focused window (`inject/gate.rs`): fail closed.
+    if let Ok(profiles) = dictum_engine::profile::Profiles::compile(&config.profiles) {
+        injector.set_profiles(profiles);
+    }
+    let (focused, verdict) = injector.verdict();
+    let desktop_blind = focused.pid.is_none();
+    checks.push(check(
+        "terminal",
+        if verdict.terminal && desktop_blind {
+            Status::Info
+        } else {
+            Status::Ok
+        },
+        format!(
+            "focused window {}: {} ({})",
+            focused.describe(),
+            if verdict.terminal {
+                "treated as a terminal: key commands act only said alone, snippet line \
+                 breaks are spaces, hands-free keys are off"
+            } else {
+                "not a terminal"
+            },
+            verdict.reason
+        ),
+        desktop_blind.then(|| {
+            "this desktop does not tell which process owns the focused window, so every \
+             window counts as a terminal (sway, Hyprland and X11 sessions tell it). For an app you trust that is no terminal, add a \
+             [[profile]] with match_class and terminal = false"
+                .to_string()
+        }),
+    ));
     let hotkey = &config.dictation.hotkey;
     checks.push(match dictum_engine::hotkey::parse_binding(hotkey) {
         Err(e) => check(

@@ -38,6 +38,15 @@ pub fn run(id: i64, copy: bool) -> anyhow::Result<ExitCode> {
             error,
             ..SinkReport::default()
         }
+    } else if let Some(why) =
+        dictum_engine::inject::gate::over_budget(&config.inject, &text, entry.audio_ms)
+    {
+        // A runaway text (a speech server gone wild) is not typed on a retry either.
+        SinkReport {
+            method: "none".into(),
+            error: Some(why),
+            ..SinkReport::default()
+        }
     } else {
         injector.deliver(&text)
     };

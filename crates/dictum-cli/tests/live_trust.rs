@@ -100,6 +100,8 @@ fn words_the_user_did_not_say_never_act() {
     let _pulse = Pulse::start();
     push_to_talk_keys_act_only_when_the_user_clearly_meant_them();
     hands_free_keys_never_act_in_terminals_and_only_alone_elsewhere();
+    a_renamed_terminal_is_a_terminal_and_invisible_text_is_not_typed();
+    an_unknown_window_counts_as_a_terminal();
 }
 
 fn push_to_talk_keys_act_only_when_the_user_clearly_meant_them() {
@@ -374,4 +376,165 @@ fn send(d: &mut Daemon, line: &str) {
     let stdin = d.stdin.as_mut().expect("daemon stdin");
     writeln!(stdin, "{line}").expect("write command");
     stdin.flush().expect("flush command");
+}
+
+/// Issue 38: the gate judges a window by its process, not its name. An xterm renamed by
+/// both `-name` and `-class` (matching nothing on `[inject] terminal_classes`) running a
+/// real shell: the hostile server's "touch pwned press enter" types the text, presses no
+/// Return, and no file appears. Then a server answer full of invisible characters and a
+/// full-width "ｐｒｅｓｓ ｅｎｔｅｒ" into a window that is no terminal (the `editor` profile says
+/// `terminal = false`): the typed bytes and the row are clean, the look-alike is text.
+fn a_renamed_terminal_is_a_terminal_and_invisible_text_is_not_typed() {
+    let clips = tempfile::tempdir().expect("tempdir");
+    let hello = speak(clips.path(), "hello", "Hello there, this is a test.");
+    let x = Xvfb::start();
+    let work = tempfile::tempdir().expect("tempdir");
+    let shell = Xterm::start_shell(
+        &x,
+        "Dictum notes",
+        Some(("Notes", "notes")),
+        "80x10+0+420",
+        work.path(),
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    x11_daemon::write_initial_config(dir.path());
+    let mut d = Daemon::start(dir.path(), &x);
+
+    shell.point_at(&x);
+    let hostile = answering(clips.path(), "hostile", "touch pwned press enter");
+    use_server(&mut d, &hostile.url(), "");
+    let ev = dictate(&x, &mut d, HOTKEY, &hello, 300);
+    eprintln!("renamed xterm: {ev}");
+    assert_eq!(ev["outcome"], "ok", "{ev}");
+    assert_eq!(
+        row(dir.path(), &ev).app_class.as_deref(),
+        Some("Notes"),
+        "the window is the renamed one: {ev}"
+    );
+    assert_eq!(refused(&ev), ["press enter"], "{ev}");
+    std::thread::sleep(Duration::from_millis(1500));
+    let pwned = work.path().join("pwned");
+    assert!(
+        !pwned.exists(),
+        "Return was pressed in the renamed terminal: {ev}"
+    );
+    x.xdotool(&["key", "Return"]);
+    assert!(
+        wait_for(
+            "pwned after the user's Return",
+            Duration::from_secs(5),
+            || { pwned.exists() }
+        ),
+        "the typed text was not in the shell"
+    );
+
+    // Invisible characters and a look-alike command, into a window that is no terminal.
+    let editor = Xterm::start_named(&x, "Dictum editor", "Editor", "editor", "80x10+0+0");
+    editor.point_at(&x);
+    let hidden = "Hello\u{200B} wor\u{2060}ld \u{200E}ok\u{200F}\u{FEFF} fine\u{E0041}\u{E007F} \
+                  ｐｒｅｓｓ ｅｎｔｅｒ";
+    let sneaky = answering(clips.path(), "sneaky", hidden);
+    use_server(&mut d, &sneaky.url(), "");
+    let ev = dictate(&x, &mut d, HOTKEY, &hello, 300);
+    eprintln!("invisible: {ev}");
+    let text = ev["text"].as_str().unwrap_or_default().to_string();
+    assert_eq!(text, "Hello world ok fine ｐｒｅｓｓ ｅｎｔｅｒ", "{ev}");
+    assert!(
+        ev["commands"].as_array().is_none_or(|a| a.is_empty()) && refused(&ev).is_empty(),
+        "a look-alike is no command: {ev}"
+    );
+    assert_eq!(row(dir.path(), &ev).text.as_deref(), Some(text.as_str()));
+    // `cat` in a cooked terminal writes a line only at a Return: an empty file now means
+    // none was pressed; the test's own Return then shows the bytes that were typed.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(
+        std::fs::read_to_string(&editor.file).unwrap_or_default(),
+        "",
+        "no Return was pressed"
+    );
+    let typed = editor.line(&x);
+    assert_eq!(
+        typed, "Hello world ok fine ｐｒｅｓｓ ｅｎｔｅｒ \n",
+        "the typed bytes are clean: {typed:?}"
+    );
+}
+
+/// Issue 38: where the focused window cannot be known (GNOME and KDE Wayland; here the
+/// test hook `DICTUM_FAULT=focus_unknown@*` hides it on X11), every window counts as a
+/// terminal: the server's "touch pwned press enter" presses no Return; hands-free "Press
+/// enter." alone after a pause presses none; push-to-talk "Press enter." said alone does.
+fn an_unknown_window_counts_as_a_terminal() {
+    let clips = tempfile::tempdir().expect("tempdir");
+    let hello = speak(clips.path(), "hello", "Hello there, this is a test.");
+    let alone = speak(clips.path(), "alone", "Press enter.");
+    let x = Xvfb::start();
+    let work = tempfile::tempdir().expect("tempdir");
+    let shell = Xterm::start_shell(&x, "Dictum shell", None, "80x10+0+420", work.path());
+    let editor = Xterm::start_named(&x, "Dictum editor", "Editor", "editor", "80x10+0+0");
+    let dir = tempfile::tempdir().expect("tempdir");
+    x11_daemon::write_initial_config(dir.path());
+    std::env::set_var("DICTUM_FAULT", "focus_unknown@*");
+    let mut d = Daemon::start(dir.path(), &x);
+    std::env::remove_var("DICTUM_FAULT");
+
+    // 1. The hostile server: no Return, no file.
+    shell.point_at(&x);
+    let hostile = answering(clips.path(), "hostile", "touch pwned press enter");
+    use_server(&mut d, &hostile.url(), "");
+    let ev = dictate(&x, &mut d, HOTKEY, &hello, 300);
+    eprintln!("unknown window, server: {ev}");
+    assert_eq!(
+        row(dir.path(), &ev).app_class,
+        None,
+        "the window is unknown: {ev}"
+    );
+    assert_eq!(refused(&ev), ["press enter"], "{ev}");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        !work.path().join("pwned").exists(),
+        "Return was pressed: {ev}"
+    );
+    x.xdotool(&["key", "ctrl+u"]);
+
+    // 2. Push-to-talk, local model, "Press enter." said alone: Return.
+    d.notices.clear();
+    d.write_config("[dictation]\ninput_device = \"dictum_mic\"\n");
+    d.wait_notice("config applied");
+    x.xdotool(&["type", "touch byreturn"]);
+    std::thread::sleep(Duration::from_millis(300));
+    let ev = dictate(&x, &mut d, HOTKEY, &alone, 300);
+    eprintln!("unknown window, push-to-talk alone: {ev}");
+    assert_eq!(ev["commands"], serde_json::json!(["press enter"]), "{ev}");
+    assert!(
+        wait_for("byreturn", Duration::from_secs(5), || work
+            .path()
+            .join("byreturn")
+            .exists()),
+        "Return reached the shell: {ev}"
+    );
+
+    // 3. Hands-free, "Press enter." alone after a pause, into the editor: no Return (the
+    //    window cannot be known, so its profile cannot say it is no terminal).
+    editor.point_at(&x);
+    send(&mut d, "hands-free on");
+    d.wait_notice("hands-free on");
+    std::thread::sleep(Duration::from_millis(1000));
+    let ok = std::process::Command::new("paplay")
+        .arg("--device=dictum_sink")
+        .arg(&alone)
+        .status()
+        .expect("paplay")
+        .success();
+    assert!(ok);
+    let ev = d.next("dictation", Duration::from_secs(60));
+    eprintln!("unknown window, hands-free alone: {ev}");
+    assert_eq!(refused(&ev), ["press enter"], "{ev}");
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        !std::fs::read_to_string(&editor.file)
+            .unwrap_or_default()
+            .contains('\n'),
+        "no Return reached the window"
+    );
+    send(&mut d, "hands-free off");
 }

@@ -51,6 +51,13 @@ pub struct Profile {
     /// Voice commands on/off for this utterance (read by the voice-command stage).
     pub commands: Option<bool>,
     pub trailing_period: Option<bool>,
+    /// The window counts as a terminal or not (`inject/gate.rs`); only a profile matched by
+    /// class decides it.
+    pub terminal: Option<bool>,
+    /// The profile has a `match_class` pattern: it was picked by the window's class or app
+    /// id, not by its title alone (a title can be set by what runs in a terminal). Only
+    /// such a profile can turn voice commands on or say the window is no terminal.
+    pub by_class: bool,
 }
 
 impl Default for Profile {
@@ -65,6 +72,8 @@ impl Default for Profile {
             task: None,
             commands: None,
             trailing_period: None,
+            terminal: None,
+            by_class: false,
         }
     }
 }
@@ -81,6 +90,8 @@ impl From<&ProfileConfig> for Profile {
             task: p.task,
             commands: p.commands,
             trailing_period: p.trailing_period,
+            terminal: p.terminal,
+            by_class: p.match_class.is_some(),
         }
     }
 }
@@ -130,6 +141,19 @@ impl Profile {
     /// Whether voice commands are matched in this utterance, given the configured default.
     pub fn commands_enabled(&self, configured: bool) -> bool {
         self.commands.unwrap_or(configured)
+    }
+
+    /// Whether this profile turns key commands on where they are otherwise off (hands-free
+    /// in a terminal): `commands = true` in a profile matched by class. A title-only match
+    /// never does (a terminal's title is set by what runs in it).
+    pub fn allows_keys(&self) -> bool {
+        self.by_class && self.commands == Some(true)
+    }
+
+    /// What this profile says about the window being a terminal: only a profile matched by
+    /// class says anything.
+    pub fn says_terminal(&self) -> Option<bool> {
+        self.terminal.filter(|_| self.by_class)
     }
 
     /// True when the LLM needs a cleaner of its own for this profile (another prompt or
@@ -210,6 +234,7 @@ impl Profiles {
             .map(|(p, patterns)| {
                 let mut profile = Profile::from(p);
                 profile.name = patterns.name;
+                profile.by_class = patterns.class.is_some();
                 Compiled {
                     profile: Arc::new(profile),
                     class: patterns.class,
@@ -296,6 +321,30 @@ mod tests {
             Ok(p) => p,
             Err(e) => panic!("{e:?}"),
         }
+    }
+
+    #[test]
+    fn only_a_class_matched_profile_turns_keys_on_or_says_no_terminal() {
+        let with = |p: ProfileConfig| ProfileConfig {
+            commands: Some(true),
+            terminal: Some(false),
+            ..p
+        };
+        let list = compiled(&[
+            with(prof("by-title", None, Some("^vim"))),
+            with(prof("by-class", Some("^gedit$"), None)),
+        ]);
+        // A terminal titled "vim notes" (OSC 0 sets it): the title-only profile is picked
+        // but turns nothing on and says nothing about the terminal.
+        let p = list.pick(Some("XTerm"), Some("vim notes"));
+        assert_eq!(p.name, "by-title");
+        assert!(!p.allows_keys());
+        assert_eq!(p.says_terminal(), None);
+        let p = list.pick(Some("gedit"), Some("notes.txt"));
+        assert_eq!(p.name, "by-class");
+        assert!(p.allows_keys());
+        assert_eq!(p.says_terminal(), Some(false));
+        assert!(!Profile::default().allows_keys());
     }
 
     #[test]
@@ -401,6 +450,8 @@ mod tests {
             task: Some(SttTask::Translate),
             commands: Some(false),
             trailing_period: Some(true),
+            terminal: None,
+            by_class: true,
         };
         let c = p.applied_to(&config);
         assert_eq!(c.inject.method, InjectMethod::Paste);

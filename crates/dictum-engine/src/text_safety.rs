@@ -30,9 +30,49 @@ fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
-/// A character that ends a line, presses a key chord, or changes how text reads or runs.
+/// Invisible format characters that hide text or change how it reads without being seen:
+/// zero-width space and non-joiner (U+200B/C), LRM/RLM (U+200E/F), the Arabic
+/// letter mark (U+061C), word joiner and invisible operators (U+2060–U+2064), deprecated
+/// format controls (U+206A–U+206F), the BOM / zero-width no-break space (U+FEFF),
+/// interlinear annotation (U+FFF9–U+FFFB), the Mongolian vowel separator (U+180E), the
+/// soft hyphen (U+00AD) and tag characters (U+E0000–U+E007F). The zero-width joiner
+/// (U+200D) is not here: [`strip_control`] drops it except between two emoji (👩‍💻 stays
+/// one emoji).
+pub fn is_invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00AD}'
+            | '\u{061C}'
+            | '\u{180E}'
+            | '\u{200B}'..='\u{200C}'
+            | '\u{200E}'..='\u{200F}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{206A}'..='\u{206F}'
+            | '\u{FEFF}'
+            | '\u{FFF9}'..='\u{FFFB}'
+            | '\u{E0000}'..='\u{E007F}'
+    )
+}
+
+/// Zero-width joiner: kept only inside an emoji sequence.
+const ZWJ: char = '\u{200D}';
+
+/// A character an emoji ZWJ sequence is made of (pictographs, their variation selector and
+/// skin tones), as far as a joiner next to it needs to know.
+fn is_emoji_part(c: char) -> bool {
+    matches!(
+        c,
+        '\u{2600}'..='\u{27BF}'
+            | '\u{2B00}'..='\u{2BFF}'
+            | '\u{FE0F}'
+            | '\u{1F000}'..='\u{1FAFF}'
+    )
+}
+
+/// A character that ends a line, presses a key chord, or changes how text reads or runs,
+/// invisible format characters included ([`is_invisible`]).
 pub fn is_control_like(c: char) -> bool {
-    c.is_control() || LINE_BREAKS.contains(&c) || is_bidi_control(c)
+    c.is_control() || LINE_BREAKS.contains(&c) || is_bidi_control(c) || is_invisible(c)
 }
 
 /// Whether the guard watches `c`: control-like or shell-significant.
@@ -96,14 +136,34 @@ pub fn added_unsafe(raw: &str, output: &str, terminal: bool) -> Option<Added> {
     None
 }
 
-/// `text` without control characters, line separators and direction overrides. With
-/// `keep_newline_tab`, `\n` and `\t` stay (for voice commands that ask for them); `\r` never
-/// does (it is Enter too; a `\r\n` pair keeps its `\n`). Everything else, letters,
-/// punctuation, emoji (zero-width joiners included), is kept as is.
+/// `text` without control characters, line separators, direction overrides and invisible
+/// format characters ([`is_invisible`]). With `keep_newline_tab`, `\n` and `\t` stay (for
+/// voice commands that ask for them); `\r` never does (it is Enter too; a `\r\n` pair keeps
+/// its `\n`). A zero-width joiner stays between two emoji (👩‍💻). Everything else, letters,
+/// punctuation, emoji, is kept as is.
 pub fn strip_control(text: &str, keep_newline_tab: bool) -> String {
-    text.chars()
-        .filter(|&c| (keep_newline_tab && (c == '\n' || c == '\t')) || !is_control_like(c))
-        .collect()
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    for (i, &c) in chars.iter().enumerate() {
+        let keep = if c == ZWJ {
+            // Between two emoji parts, looking past other joiners' neighbours only.
+            i > 0
+                && chars.get(i + 1).is_some_and(|&n| is_emoji_part(n))
+                && is_emoji_part(chars[i - 1])
+        } else {
+            (keep_newline_tab && (c == '\n' || c == '\t')) || !is_control_like(c)
+        };
+        if keep {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Whether `text` holds anything [`strip_control`] would drop (for the row: "invisible
+/// characters removed").
+pub fn has_hidden(text: &str) -> bool {
+    strip_control(text, true) != text
 }
 
 #[cfg(test)]
@@ -186,6 +246,36 @@ mod tests {
                 "{bad:?}"
             );
         }
+    }
+
+    #[test]
+    fn invisible_characters_are_dropped_and_emoji_joiners_kept() {
+        // Hidden text: zero-width space, word joiner, LRM/RLM, BOM, tags (an invisible
+        // "rm" spelled in tag characters), soft hyphen, zero-width joiner between letters.
+        let hidden = "pay\u{200B} Bob\u{2060} \u{200E}now\u{200F}\u{FEFF} ok\u{E0072}\u{E006D}\u{E007F} a\u{00AD}b c\u{200D}d";
+        assert_eq!(strip_control(hidden, false), "pay Bob now ok ab cd");
+        assert!(has_hidden(hidden));
+        // An emoji sequence keeps its joiner (👩‍💻, 🏳️‍🌈); a joiner at either end goes.
+        for kept in [
+            "👩\u{200D}💻",
+            "🏳\u{FE0F}\u{200D}🌈",
+            "👨\u{200D}👩\u{200D}👧",
+        ] {
+            assert_eq!(strip_control(kept, false), kept);
+            assert!(!has_hidden(kept), "{kept:?}");
+        }
+        assert_eq!(strip_control("\u{200D}👩\u{200D}", false), "👩");
+        // Each one is watched by the guard: a cleanup may not add it.
+        for c in ['\u{200B}', '\u{2060}', '\u{200E}', '\u{FEFF}', '\u{E0041}'] {
+            let out = format!("hello{c} there");
+            assert_eq!(
+                added_unsafe("hello there", &out, false).map(|a| a.c),
+                Some(c)
+            );
+        }
+        // Look-alikes are text, not something to strip: full-width letters stay.
+        let wide = "ｐｒｅｓｓ ｅｎｔｅｒ";
+        assert_eq!(strip_control(wide, false), wide);
     }
 
     #[test]

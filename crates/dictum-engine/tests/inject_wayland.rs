@@ -13,8 +13,8 @@
 mod common;
 
 use common::sway::{first_byte, tools_present, Kind, Sway, Window, LOCK};
-use dictum_engine::inject::vkbd::{probe_globals, VirtualKeyboard};
-use dictum_engine::inject::wlclip::WlClipboard;
+use dictum_engine::inject::backends::vkbd::{probe_globals, VirtualKeyboard};
+use dictum_engine::inject::backends::wlclip::WlClipboard;
 use dictum_engine::inject::{
     Delivery, Focus, InjectBackend, InjectConfig, InjectMethod, Injector, TypePath,
 };

@@ -15,8 +15,12 @@
 
 mod common;
 
-use dictum_engine::inject::uinput::events::{self, Event, EV_KEY, EV_SYN, PRESS, RELEASE};
-use dictum_engine::inject::uinput::{LayoutMap, LayoutSource, Names, Stroke, UinputKeyboard};
+use dictum_engine::inject::backends::uinput::events::{
+    self, Event, EV_KEY, EV_SYN, PRESS, RELEASE,
+};
+use dictum_engine::inject::backends::uinput::{
+    LayoutMap, LayoutSource, Names, Stroke, UinputKeyboard,
+};
 use std::io::Read;
 use std::time::Duration;
 use xkbcommon::xkb;
@@ -341,7 +345,8 @@ mod compositor {
         kb.key(2, u32::from(LSHIFT), 0);
         queue.roundtrip(&mut S).expect("roundtrip");
 
-        let got = dictum_engine::inject::vkbd::seat_keymap().expect("the compositor's keymap");
+        let got =
+            dictum_engine::inject::backends::vkbd::seat_keymap().expect("the compositor's keymap");
         let map = LayoutMap::from_keymap_text(&got, LayoutSource::Compositor).expect("compiles");
         assert!(map.is_full_keyboard(), "{}", map.describe());
         assert_eq!(
@@ -352,7 +357,7 @@ mod compositor {
         );
         assert_eq!(map.stroke('@').cloned(), stroke(KEY_Q, &[ALTGR]));
         // What the uinput path picks on its own, environment aside.
-        let user = dictum_engine::inject::uinput::user_layout().expect("layout");
+        let user = dictum_engine::inject::backends::uinput::user_layout().expect("layout");
         assert_eq!(
             user.source(),
             LayoutSource::Compositor,

@@ -50,4 +50,10 @@ commands?: boolean,
 /**
  * false: one final "." is dropped (terminals, search boxes).
  */
-trailing_period?: boolean, };
+trailing_period?: boolean, 
+/**
+ * Whether the window counts as a terminal (key commands only said alone, snippet line
+ * breaks as spaces). Only a profile with `match_class` decides it; false is the way out
+ * of a false positive (an editor whose process holds a pseudo-terminal).
+ */
+terminal?: boolean, };

@@ -40,10 +40,12 @@ impl Daemon {
 
     /// [`start`](Self::start) with a config whose `[dictation] hotkey` is `hotkey`.
     pub fn start_expecting(dir: &Path, x: &Xvfb, hotkey: &str) -> Daemon {
-        // `scripts/bench-live --versus-bin` runs another build's daemon in the same harness.
-        let program = std::env::var_os("DICTUM_BENCH_DAEMON_BIN")
-            .unwrap_or_else(|| env!("CARGO_BIN_EXE_dictum").into());
-        let child = Command::new(program)
+        // DICTUM_BIN: another build of dictum (e.g. one copied out of a shared target folder,
+        // or `scripts/bench-live --versus-bin`'s) instead of this test's.
+        let exe = std::env::var_os("DICTUM_BIN")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_dictum")));
+        let child = Command::new(exe)
             .args(["run", "--json", "--stdin-commands"])
             .env("DISPLAY", &x.display)
             // An X11 session, whatever session the tests run in.
@@ -87,7 +89,7 @@ impl Daemon {
             to.push('\n');
         }
         let text = format!(
-            "[stt]\nmodel = \"{}\"\nthreads = 2\n{stt}\n[inject]\nnotify_on_failure = false\n{rest}",
+            "[stt]\nmodel = \"{}\"\nthreads = 2\n{stt}\n[inject]\nnotify_on_failure = false\n{rest}{EDITOR_PROFILE}",
             model.display()
         );
         let path = self.dir.join("config.toml");
@@ -105,9 +107,16 @@ pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     LIVE.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// The tests' "editor" windows are xterms of class `Editor` standing in for an editor: the
+/// process is a terminal emulator, so the gate counts them as terminals (`inject/gate.rs`)
+/// unless the user says otherwise with a class-matched profile, as a user would for an
+/// app they trust.
+pub const EDITOR_PROFILE: &str =
+    "\n[[profile]]\nname = \"editor\"\nmatch_class = \"^editor$\"\nterminal = false\n";
+
 pub fn write_initial_config(dir: &Path) {
     let text = format!(
-        "[stt]\nmodel = \"{}\"\nthreads = 2\n\n[inject]\nnotify_on_failure = false\n",
+        "[stt]\nmodel = \"{}\"\nthreads = 2\n\n[inject]\nnotify_on_failure = false\n{EDITOR_PROFILE}",
         crate::common::tiny_model().display()
     );
     std::fs::write(dir.join("config.toml"), text).expect("write config");

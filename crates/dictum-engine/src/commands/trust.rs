@@ -31,6 +31,8 @@ pub struct Situation {
     pub profile_allows: bool,
     /// Text is typed together with the commands (they were said after words).
     pub with_text: bool,
+    /// The window focused at delivery is not the one focused at the press.
+    pub focus_moved: bool,
 }
 
 /// A command that was heard but not done, and why (history row and `dictation` event).
@@ -47,6 +49,12 @@ fn presses_keys(action: &Action) -> bool {
 
 /// Why a key command may not act in `s`, or None when it may.
 pub fn refusal(s: &Situation) -> Option<&'static str> {
+    if s.focus_moved {
+        return Some(
+            "the focus moved to another window since the key press: keys go only to the \
+             window the words were said into",
+        );
+    }
     if s.hands_free && s.terminal && !s.profile_allows {
         return Some(
             "hands-free: key commands are off in terminal windows (a [[profile]] for the \
@@ -111,6 +119,7 @@ mod tests {
             hands_free,
             profile_allows: profile,
             with_text: !parsed.text.trim().is_empty(),
+            focus_moved: false,
         };
         let (ok, no) = screen(parsed.commands, &s);
         (
@@ -121,6 +130,23 @@ mod tests {
 
     fn names(n: &[&str]) -> Vec<String> {
         n.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_focus_change_since_the_press_refuses_every_key() {
+        let parsed = parse("press enter", &on());
+        for (terminal, hands_free, profile) in [(false, false, true), (true, false, false)] {
+            let s = Situation {
+                terminal,
+                hands_free,
+                profile_allows: profile,
+                with_text: false,
+                focus_moved: true,
+            };
+            let (ok, no) = screen(parsed.commands.clone(), &s);
+            assert!(ok.is_empty(), "{ok:?}");
+            assert!(no[0].why.contains("focus moved"), "{no:?}");
+        }
     }
 
     #[test]

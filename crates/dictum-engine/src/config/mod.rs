@@ -350,6 +350,9 @@ type_newlines = true
 # task = "translate"           # replaces stt.task (English text; multilingual models only)
 # commands = false             # voice commands on/off
 # trailing_period = false      # false: one final "." is dropped
+# terminal = false             # (match_class only) this app is no terminal: a way out when
+#                              # its process holds a pseudo-terminal (key commands then act
+#                              # at the end of text; snippet line breaks are Returns)
 # Replacements: words whisper writes (whole words, any case) always written another way,
 # e.g. a name it keeps getting wrong; to = "" removes the words.
 # [[replace]]

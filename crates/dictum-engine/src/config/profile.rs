@@ -62,6 +62,12 @@ pub struct ProfileConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub trailing_period: Option<bool>,
+    /// Whether the window counts as a terminal (key commands only said alone, snippet line
+    /// breaks as spaces). Only a profile with `match_class` decides it; false is the way out
+    /// of a false positive (an editor whose process holds a pseudo-terminal).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub terminal: Option<bool>,
 }
 
 /// Why a `[[profile]]` table is refused: the key (`profile "name".match_class`) and why.

@@ -45,6 +45,12 @@ pub trait Sink {
         None
     }
 
+    /// The window keys would go to now and the gate's verdict on it (`inject/gate.rs`:
+    /// a window that cannot be known is a terminal); None when the sink has no keyboard.
+    fn verdict(&mut self) -> Option<(crate::inject::WindowInfo, crate::inject::Verdict)> {
+        None
+    }
+
     /// The path text takes now, for the ready event: e.g. "virtual_keyboard", or
     /// "none: why" when nothing can deliver. None when the sink has no such notion.
     fn route(&mut self) -> Option<String> {
@@ -137,6 +143,10 @@ impl Sink for Injector {
         Injector::focus_is_terminal(self)
     }
 
+    fn verdict(&mut self) -> Option<(crate::inject::WindowInfo, crate::inject::Verdict)> {
+        Some(Injector::verdict(self))
+    }
+
     fn press(&mut self, keys: &[Chord]) -> Result<String, String> {
         Injector::press(self, keys).map(str::to_string)
     }
@@ -176,7 +186,11 @@ pub fn injector_sink(method: Option<InjectMethod>) -> SinkFactory {
         }
         // A session where nothing can type still runs: each dictation is stored, left on
         // the clipboard and announced (the ready event says why).
-        let injector = Injector::new(&inject).map_err(|e| e.to_string())?;
+        let mut injector = Injector::new(&inject).map_err(|e| e.to_string())?;
+        injector.set_profiles(
+            crate::profile::Profiles::compile(&config.profiles)
+                .map_err(|(k, why)| format!("{k}: {why}"))?,
+        );
         Ok(Box::new(injector))
     })
 }
@@ -595,8 +609,11 @@ fn deliver(
     let situation = Situation {
         terminal: config.inject.is_terminal(None, entry.app_class.as_deref()),
         hands_free,
-        profile_allows: profile.commands == Some(true),
+        // Only a profile matched by class turns keys on (a title is set by what runs in
+        // a terminal); `screen` asks again for the window focused at delivery.
+        profile_allows: profile.allows_keys(),
         with_text: !text.trim().is_empty(),
+        focus_moved: false,
     };
     // A long snippet is not cut by the budget; an LLM that writes more gets no allowance.
     let budget = crate::snippets::typing_budget(config, entry.audio_ms, entry.raw_text.as_deref());
@@ -628,7 +645,7 @@ fn deliver(
         wait_for_release(sink, shared, release_at);
         shared.set_injecting(true);
         let t0 = Instant::now();
-        let commands = screen(sink, commands, situation, &mut entry, to_controller);
+        let commands = screen(sink, commands, situation, config, &mut entry, to_controller);
         run_commands(sink, &commands, &mut entry, to_controller, last);
         entry.inject_method.get_or_insert_with(|| "none".into());
         entry.inject_ms = Some(ms_since(t0));
@@ -647,7 +664,9 @@ fn deliver(
             Arc::new(move || cancellable && shared.cancelled(id)) as StopCheck
         };
         // A snippet's newlines, where the window at the press was no terminal: line breaks.
-        let breaks = if situation.terminal {
+        // Hands-free, nobody held a key: background audio saying a snippet's phrase types
+        // its words, and its line breaks as spaces (a Return is a key, issue 38).
+        let breaks = if situation.terminal || situation.hands_free {
             Vec::new()
         } else {
             crate::snippets::line_breaks(config, entry.raw_text.as_deref(), &text)
@@ -711,7 +730,7 @@ fn deliver(
         };
         if !commands.is_empty() {
             if typed_ok {
-                let commands = screen(sink, commands, situation, &mut entry, to_controller);
+                let commands = screen(sink, commands, situation, config, &mut entry, to_controller);
                 run_commands(sink, &commands, &mut entry, to_controller, last);
             } else {
                 // The text did not reach the window: keys pressed now would act on
@@ -792,18 +811,34 @@ fn deliver_edit(
 
 /// Keeps the commands that may press keys where they would go now (`commands::trust`);
 /// the refused ones are recorded on the row (`commands_refused`) and announced.
+///
+/// The window focused now decides, as the gate sees it (`inject/gate.rs`): a terminal then
+/// or now counts (one that cannot be known is one), its own profile (matched by class)
+/// is the one that may turn keys on, and a window other than the one at the press gets no
+/// keys at all.
 fn screen(
     sink: &mut dyn Sink,
     commands: Vec<crate::commands::Spoken>,
     mut situation: Situation,
+    config: &Config,
     entry: &mut crate::store::Entry,
     to_controller: &mpsc::Sender<Input>,
 ) -> Vec<crate::commands::Spoken> {
     if commands.is_empty() {
         return commands;
     }
-    // The window may have changed since the press: a terminal then or now counts.
-    if !situation.terminal {
+    if let Some((window, verdict)) = sink.verdict() {
+        situation.terminal |= verdict.terminal;
+        let profiles = crate::profile::Profiles::compile(&config.profiles).unwrap_or_default();
+        let now = profiles.pick(window.class.as_deref(), window.title.as_deref());
+        situation.profile_allows &= now.allows_keys();
+        situation.focus_moved = window.class != entry.app_class;
+        tracing::debug!(
+            terminal = verdict.terminal,
+            reason = verdict.reason,
+            "voice command keys: the window at delivery"
+        );
+    } else if !situation.terminal {
         situation.terminal = sink.focus_is_terminal().unwrap_or(false);
     }
     let (allowed, refused) = trust::screen(commands, &situation);

@@ -338,7 +338,8 @@ pub(crate) fn catch<T>(f: impl FnOnce() -> T) -> Result<T, String> {
 /// the packages have none of this):
 /// `DICTUM_FAULT=point[@n],...` makes `point` fail its n-th time (default 1; `@*` every time).
 /// Points: `stt_panic`, `llm_panic`, `inject_panic` (panic in that stage), `stt_hang`,
-/// `inject_hang` (the stage never returns). `DICTUM_FAULT_DEADLINE_MS` replaces the minimum
+/// `inject_hang` (the stage never returns), `focus_unknown` (no focused window can be
+/// known, as on GNOME/KDE Wayland). `DICTUM_FAULT_DEADLINE_MS` replaces the minimum
 /// time an utterance may take before the controller gives up on it (60 s).
 #[cfg(any(debug_assertions, feature = "test-hooks"))]
 pub(crate) mod fault {
@@ -378,6 +379,12 @@ pub(crate) mod fault {
         }
     }
 
+    /// True while `point` is due (`focus_unknown@*`: the focused window cannot be known,
+    /// as on GNOME or KDE Wayland).
+    pub fn active(point: &str) -> bool {
+        due(point)
+    }
+
     pub fn min_deadline() -> Option<Duration> {
         std::env::var("DICTUM_FAULT_DEADLINE_MS")
             .ok()?
@@ -391,6 +398,10 @@ pub(crate) mod fault {
 pub(crate) mod fault {
     #[inline(always)]
     pub fn point(_: &str) {}
+    #[inline(always)]
+    pub fn active(_: &str) -> bool {
+        false
+    }
     #[inline(always)]
     pub fn min_deadline() -> Option<std::time::Duration> {
         None

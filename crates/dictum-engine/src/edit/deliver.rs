@@ -77,16 +77,24 @@ pub(crate) fn deliver(d: Delivery, mut entry: Entry, req: Request) -> Entry {
             return entry;
         }
     };
-    type_answer(d, entry, &req, &raw)
+    type_answer(d, entry, &req, &raw, instruction.chars().count())
 }
 
 /// The LLM answered `raw`: made safe, checked against the window, typed over the selection.
-fn type_answer(d: Delivery, mut entry: Entry, req: &Request, raw: &str) -> Entry {
+fn type_answer(
+    d: Delivery,
+    mut entry: Entry,
+    req: &Request,
+    raw: &str,
+    instruction_chars: usize,
+) -> Entry {
     let selection_chars = req.selection.chars().count();
+    // The budget: from what the user gave, the selection and the instruction said.
+    let budget_base = selection_chars.saturating_add(instruction_chars);
     // A terminal never gets a newline; the press refused terminals, this is the release's look.
     let terminal_now = d.sink.focus_is_terminal() == Some(true);
     let newlines = d.config.edit.type_newlines && !terminal_now;
-    let answer = match answer::prepare(raw, selection_chars, newlines) {
+    let answer = match answer::prepare(raw, budget_base, newlines) {
         Ok(a) => a,
         Err(Unfit::Empty) => {
             let message = "edit: the LLM's answer was empty; nothing was changed".to_string();
@@ -97,7 +105,8 @@ fn type_answer(d: Delivery, mut entry: Entry, req: &Request, raw: &str) -> Entry
             entry.text = Some(crate::text_safety::strip_control(raw, true));
             let message = format!(
                 "edit: the LLM's answer is {chars} characters, more than {limit} for a \
-                 {selection_chars}-character selection; not typed (it is in history)"
+                 {selection_chars}-character selection and a {instruction_chars}-character \
+                 instruction; not typed (it is in history)"
             );
             refuse(&d, &mut entry, "too_long", message);
             return entry;
@@ -133,7 +142,7 @@ fn type_answer(d: Delivery, mut entry: Entry, req: &Request, raw: &str) -> Entry
         }
     }
     let t0 = Instant::now();
-    let (method, error) = type_lines(&mut *d.sink, &answer.lines);
+    let (method, error) = type_lines(&mut *d.sink, &answer.lines, &req.focus, d.stop);
     entry.inject_ms = Some(ms_since(t0));
     entry.inject_method = Some(method);
     entry.text = Some(text);
@@ -150,11 +159,32 @@ fn type_answer(d: Delivery, mut entry: Entry, req: &Request, raw: &str) -> Entry
 }
 
 /// Types `lines` with Return between them; the first keys replace the selection. Returns the
-/// path used and the first error (typing stops there).
-fn type_lines(sink: &mut dyn Sink, lines: &[String]) -> (String, Option<String>) {
+/// path used and the first error (typing stops there). Before each line and each Return
+/// the gate looks again: the cancel key (`stop`), the focus still on the window of the
+/// press (`focus`), and that window still no terminal; any of them stops the typing, and a
+/// line stops at its next word once the cancel key is pressed.
+fn type_lines(
+    sink: &mut dyn Sink,
+    lines: &[String],
+    focus: &str,
+    stop: &dyn Fn() -> Option<String>,
+) -> (String, Option<String>) {
     let mut method = "none".to_string();
+    let total = lines.len();
     for (i, line) in lines.iter().enumerate() {
+        let stopped = |why: String| format!("typing stopped after {i} of {total} lines: {why}");
+        if let Some(why) = stop() {
+            return (method, Some(stopped(why)));
+        }
+        if !super::focus::unchanged(focus, sink.focus_key().as_deref()) {
+            let why = "the focus moved to another window (the rest is in history)".to_string();
+            return (method, Some(stopped(why)));
+        }
         if i > 0 {
+            if sink.focus_is_terminal() == Some(true) {
+                let why = "the window is now a terminal (the rest is in history)".to_string();
+                return (method, Some(stopped(why)));
+            }
             if let Err(e) = sink.press(&[Chord::key(Key::Return)]) {
                 return (method, Some(format!("Return not pressed: {e}")));
             }
@@ -186,11 +216,25 @@ mod tests {
         focus: Option<String>,
         terminal: bool,
         got: RefCell<Vec<String>>,
+        /// After this many lines typed, the focus moves to this window (a terminal).
+        moves_after: Option<(usize, String)>,
     }
 
     impl Sink for Recorder {
         fn deliver(&mut self, text: &str) -> SinkReport {
             self.got.borrow_mut().push(text.to_string());
+            let typed = self
+                .got
+                .borrow()
+                .iter()
+                .filter(|g| !g.contains("Return"))
+                .count();
+            if let Some((after, to)) = &self.moves_after {
+                if typed >= *after {
+                    self.focus = Some(to.clone());
+                    self.terminal = true;
+                }
+            }
             SinkReport {
                 method: "x11_type".into(),
                 ..SinkReport::default()
@@ -245,6 +289,7 @@ mod tests {
             focus: Some(focus.into()),
             terminal: false,
             got: RefCell::new(Vec::new()),
+            moves_after: None,
         }
     }
 
@@ -313,6 +358,7 @@ mod tests {
             instruction("make it formal", Outcome::Ok),
             &request(),
             raw,
+            "make it formal".len(),
         );
         (entry, notices.into_inner())
     }
@@ -362,7 +408,12 @@ mod tests {
     #[test]
     fn lines_are_typed_with_return_between_them() {
         let mut s = sink("x11:5");
-        let (method, error) = type_lines(&mut s, &["- one".into(), String::new(), "- two".into()]);
+        let (method, error) = type_lines(
+            &mut s,
+            &["- one".into(), String::new(), "- two".into()],
+            "x11:5",
+            &|| None,
+        );
         assert_eq!(method, "x11_type");
         assert_eq!(error, None);
         let got = s.got.borrow();
@@ -373,5 +424,30 @@ mod tests {
             "{got:?}"
         );
         assert_eq!(got[3], "- two");
+    }
+
+    #[test]
+    fn a_focus_switch_or_the_cancel_key_stops_a_long_answer_between_lines() {
+        let lines: Vec<String> = (1..=60).map(|i| format!("line {i}")).collect();
+        // The focus moves to an xterm after 3 lines: no Return after that, nothing more.
+        let mut s = sink("x11:5");
+        s.moves_after = Some((3, "x11:9".into()));
+        let (_, error) = type_lines(&mut s, &lines, "x11:5", &|| None);
+        let error = error.expect("stopped");
+        assert!(error.contains("focus moved"), "{error}");
+        let got = s.got.borrow();
+        assert_eq!(got.len(), 5, "3 lines and 2 Returns between them: {got:?}");
+        assert!(!got.last().is_some_and(|g| g.contains("Return")), "{got:?}");
+        drop(got);
+        // The cancel key (Escape) after 2 lines: typing stops there.
+        let mut s = sink("x11:5");
+        let count = std::cell::Cell::new(0);
+        let stop = || {
+            count.set(count.get() + 1);
+            (count.get() > 2).then(|| "cancelled with the cancel key".to_string())
+        };
+        let (_, error) = type_lines(&mut s, &lines, "x11:5", &stop);
+        assert!(error.is_some_and(|e| e.contains("after 2 of 60 lines")));
+        assert_eq!(s.got.borrow().len(), 3, "{:?}", s.got.borrow());
     }
 }

@@ -74,6 +74,7 @@ mod tests {
             instance: None,
             class: Some("Gedit".into()),
             title: Some("notes".into()),
+            pid: None,
         };
         assert_eq!(key(&w).as_deref(), Some("x11:42"));
         let w = WindowInfo { id: None, ..w };

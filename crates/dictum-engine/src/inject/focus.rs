@@ -115,6 +115,11 @@ fn sway_focused_in(tree: &Value) -> Option<(WindowInfo, Focus)> {
                 instance,
                 class,
                 title: node.get("name").and_then(Value::as_str).map(str::to_owned),
+                pid: node
+                    .get("pid")
+                    .and_then(Value::as_u64)
+                    .and_then(|p| u32::try_from(p).ok())
+                    .filter(|&p| p > 0),
             };
             return Some((info, focus));
         }
@@ -184,6 +189,11 @@ fn hyprland_window(v: &Value) -> (WindowInfo, Focus) {
         instance: Some(class.clone()),
         class: Some(class),
         title: text("title"),
+        pid: v
+            .get("pid")
+            .and_then(Value::as_u64)
+            .and_then(|p| u32::try_from(p).ok())
+            .filter(|&p| p > 0),
     };
     (info, focus)
 }

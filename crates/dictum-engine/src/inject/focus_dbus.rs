@@ -63,6 +63,7 @@ fn info(class: &str, instance: &str, title: &str) -> WindowInfo {
         instance: some(instance),
         class: some(class),
         title: some(title),
+        pid: None,
     }
 }
 

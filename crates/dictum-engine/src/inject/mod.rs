@@ -39,26 +39,55 @@ pub mod config;
 pub mod focus;
 #[cfg(target_os = "linux")]
 pub mod focus_dbus;
+pub mod gate;
 mod keywatch;
 mod lines;
 pub mod notify;
 mod paste;
 pub mod session;
 mod typing;
+// The typing backends: private to `inject/` (the gate, `gate.rs`, is the only way to the
+// keyboard). Their tests reach them through `backends` (feature `test-hooks`, tests only).
 #[cfg(target_os = "linux")]
-pub mod uinput;
+#[allow(dead_code)] // some items are for the backend tests only
+pub(crate) mod uinput;
 #[cfg(not(target_os = "linux"))]
 mod unsupported;
 #[cfg(not(target_os = "linux"))]
-pub use unsupported::{uinput, vkbd, wlclip};
+pub(crate) use unsupported::{uinput, vkbd, wlclip};
 #[cfg(target_os = "linux")]
-pub mod vkbd;
-pub mod wayland;
+#[allow(dead_code)] // some items are for the backend tests only
+pub(crate) mod vkbd;
+#[allow(dead_code)] // some items are for the backend tests only
+pub(crate) mod wayland;
 pub mod window;
 #[cfg(target_os = "linux")]
-pub mod wlclip;
+#[allow(dead_code)] // some items are for the backend tests only
+pub(crate) mod wlclip;
+
+/// The typing backends for their own tests only (feature `test-hooks`, which release
+/// builds and packages never carry): everything else types through [`Injector`].
+#[cfg(all(target_os = "linux", feature = "test-hooks"))]
+#[doc(hidden)]
+pub mod backends {
+    pub mod vkbd {
+        pub use crate::inject::vkbd::{probe_globals, seat_keymap, VirtualKeyboard};
+    }
+    pub mod wlclip {
+        pub use crate::inject::wlclip::WlClipboard;
+    }
+    pub mod uinput {
+        pub use crate::inject::uinput::{
+            user_layout, LayoutMap, LayoutSource, Names, Stroke, UinputKeyboard,
+        };
+        pub mod events {
+            pub use crate::inject::uinput::events::*;
+        }
+    }
+}
 
 pub use config::{InjectBackend, InjectConfig, InjectMethod};
+pub use gate::Verdict;
 pub use session::{Abilities, ClipPath, Focus, HotkeyPath, Route, Session, SessionKind, TypePath};
 pub use window::WindowInfo;
 
@@ -169,6 +198,9 @@ struct X11Parts {
     x11: Option<X11>,
     keys: Option<Keys>,
     board: Option<Board>,
+    /// A connection of its own for the gate's focus check while typing (asked between
+    /// words, while `keys` and `x11` are busy typing).
+    watch: Option<std::sync::Arc<X11>>,
 }
 
 impl X11Parts {
@@ -322,6 +354,8 @@ pub struct Injector {
     keywatch: Option<keywatch::KeyWatch>,
     /// Asked between words while typing (the cancel key); set for one `inject_until`.
     stop: Option<StopCheck>,
+    /// The config's `[[profile]]` tables: a class-matched one may say `terminal = false`.
+    profiles: crate::profile::Profiles,
 }
 
 /// Asked between words while typing: true stops the typing there (the cancel key).
@@ -329,6 +363,9 @@ pub type StopCheck = std::sync::Arc<dyn Fn() -> bool + Send + Sync>;
 
 /// Why typing ended early, as the report's error says it.
 pub const STOPPED: &str = "typing stopped with the cancel key";
+
+/// Why typing ended early when the focus moved to another window.
+pub const FOCUS_MOVED: &str = "typing stopped: the focus moved to another window";
 
 // The daemon moves the injector to its own thread.
 const _: fn() = || {
@@ -353,6 +390,7 @@ impl Injector {
             wl: WaylandParts::default(),
             keywatch: None,
             stop: None,
+            profiles: crate::profile::Profiles::default(),
         };
         injector.warm_up();
         Ok(injector)
@@ -436,6 +474,9 @@ impl Injector {
     /// The window that would receive the text; all `None` when unknown (no display, GNOME
     /// or KDE, nothing focused). Never fails.
     pub fn focused_window(&mut self) -> WindowInfo {
+        if crate::dictation::fault::active("focus_unknown") {
+            return WindowInfo::default();
+        }
         #[cfg(target_os = "linux")]
         if self.session.kind == SessionKind::Wayland {
             // KDE and GNOME tell only through D-Bus (the app, not how to reach it).
@@ -460,6 +501,9 @@ impl Injector {
 
     /// The focused window and its kind.
     pub fn focused(&mut self) -> (WindowInfo, Focus) {
+        if crate::dictation::fault::active("focus_unknown") {
+            return (WindowInfo::default(), Focus::Unknown);
+        }
         match self.session.kind {
             SessionKind::X11 => {
                 let result = self.x.x11().and_then(|x| x.focused_window());
@@ -494,14 +538,33 @@ impl Injector {
         report
     }
 
-    /// Whether the focused window is a terminal (`[inject] terminal_classes`); None when it
-    /// cannot be known.
+    /// The config's `[[profile]]` tables, for the terminal verdict (a profile matched by
+    /// class may say `terminal = false`).
+    pub fn set_profiles(&mut self, profiles: crate::profile::Profiles) {
+        self.profiles = profiles;
+    }
+
+    /// The window that would get the keys now, and whether it is a terminal
+    /// ([`gate::judge`]: fail closed, a window that cannot be known is one).
+    pub fn verdict(&mut self) -> (WindowInfo, Verdict) {
+        let window = self.focused_window();
+        let verdict = self.judge(&window);
+        (window, verdict)
+    }
+
+    /// [`gate::judge`] of `window` with this injector's config and profiles.
+    pub fn judge(&self, window: &WindowInfo) -> Verdict {
+        let profile = self
+            .profiles
+            .pick(window.class.as_deref(), window.title.as_deref());
+        let says = profile.says_terminal().map(|t| (profile.name.as_str(), t));
+        gate::judge(&self.config.terminal_classes, window, says)
+    }
+
+    /// Whether the focused window is a terminal now: always an answer, and true when it
+    /// cannot be known ([`Injector::verdict`]).
     pub fn focus_is_terminal(&mut self) -> Option<bool> {
-        let (window, _) = self.focused();
-        (window.class.is_some() || window.instance.is_some()).then(|| {
-            self.config
-                .is_terminal(window.instance.as_deref(), window.class.as_deref())
-        })
+        Some(self.verdict().1.terminal)
     }
 
     fn inject_text(&mut self, text: &str) -> InjectReport {
@@ -518,6 +581,24 @@ impl Injector {
         report.window_title = window.title.clone();
         report.focus = Some(focus);
 
+        // The gate's focus check: typing goes on only while the window that had the focus
+        // when it began still has it (asked with the cancel key, between words).
+        let moved = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let user_stop = self.stop.clone();
+        if let Some(still) = self.focus_check(&window, focus) {
+            let moved = std::sync::Arc::clone(&moved);
+            let user_stop = user_stop.clone();
+            self.stop = Some(std::sync::Arc::new(move || {
+                if user_stop.as_ref().is_some_and(|s| s()) {
+                    return true;
+                }
+                let gone = !still();
+                if gone {
+                    moved.store(true, std::sync::atomic::Ordering::SeqCst);
+                }
+                gone
+            }));
+        }
         let result = self.route(focus).and_then(|route| {
             let terminal = self
                 .config
@@ -554,6 +635,25 @@ impl Injector {
             Ok(method) => {
                 report.method = Some(method);
                 match report.stopped_at.take() {
+                    Some(at) if moved.load(std::sync::atomic::Ordering::SeqCst) => {
+                        // The focus moved: the rest goes to the clipboard, not to another
+                        // window, and the user is told.
+                        let at = at.min(text.len());
+                        report.chars = text[..at].chars().count();
+                        report.stopped = true;
+                        let rest = text[at..].trim();
+                        let kept = self.leave_on_clipboard(rest, focus).is_ok();
+                        let message = format!(
+                            "{FOCUS_MOVED} after {} of {} characters; the rest is {}in history",
+                            report.chars,
+                            text.chars().count(),
+                            if kept { "on the clipboard and " } else { "" }
+                        );
+                        if self.config.notify_on_failure {
+                            notify::notify(&message);
+                        }
+                        report.error = Some(message);
+                    }
                     Some(at) => {
                         report.chars = text[..at.min(text.len())].chars().count();
                         report.stopped = true;
@@ -588,11 +688,47 @@ impl Injector {
                 }
             }
         }
+        self.stop = user_stop;
         report.total_ms = ms_since(start);
         if let Some(w) = &self.keywatch {
             w.own(start);
         }
         report
+    }
+
+    /// A check that `window` (focused when typing began) still has the focus, where the
+    /// session can tell: X11 through a connection of its own, sway and Hyprland through
+    /// their sockets. None where the focus cannot be seen (GNOME, KDE).
+    fn focus_check(
+        &mut self,
+        window: &WindowInfo,
+        focus: Focus,
+    ) -> Option<std::sync::Arc<dyn Fn() -> bool + Send + Sync>> {
+        if self.config.method != InjectMethod::Type {
+            return None; // one paste chord: nothing to stop midway
+        }
+        match (self.session.kind, focus) {
+            (SessionKind::X11, _) => {
+                let id = window.id?;
+                if self.x.watch.is_none() {
+                    self.x.watch = X11::connect(None).ok().map(std::sync::Arc::new);
+                }
+                let x = std::sync::Arc::clone(self.x.watch.as_ref()?);
+                Some(std::sync::Arc::new(move || {
+                    // A failed query is no proof of a move: typing goes on.
+                    x.focused_id().map_or(true, |w| w == Some(id))
+                }))
+            }
+            (SessionKind::Wayland, Focus::Native | Focus::XWayland) => {
+                let session = self.session.clone();
+                let then = (window.class.clone(), window.pid, window.id);
+                Some(std::sync::Arc::new(move || {
+                    let (now, f) = focus::focused(&session);
+                    f == Focus::Unknown || (now.class, now.pid, now.id) == then
+                }))
+            }
+            _ => None,
+        }
     }
 
     /// Starts the keyboard watch once, in X11 sessions.
@@ -1019,6 +1155,7 @@ mod tests {
             wl: WaylandParts::default(),
             keywatch: None,
             stop: None,
+            profiles: crate::profile::Profiles::default(),
         }
     }
 

@@ -19,6 +19,11 @@ pub struct WindowInfo {
     pub class: Option<String>,
     /// `_NET_WM_NAME` (UTF-8) or else `WM_NAME`.
     pub title: Option<String>,
+    /// The process that owns the window, when the display server says (X11: the X-Resource
+    /// extension's client pid, else `_NET_WM_PID`; sway and Hyprland report it). Used to
+    /// judge whether the window is a terminal by what the process is (`inject/gate.rs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
 }
 
 impl WindowInfo {
@@ -83,6 +88,7 @@ mod x11 {
     struct Atoms {
         net_active_window: Atom,
         net_wm_name: Atom,
+        net_wm_pid: Atom,
         utf8_string: Atom,
     }
 
@@ -128,6 +134,7 @@ mod x11 {
             let atoms = Atoms {
                 net_active_window: atom(b"_NET_ACTIVE_WINDOW")?,
                 net_wm_name: atom(b"_NET_WM_NAME")?,
+                net_wm_pid: atom(b"_NET_WM_PID")?,
                 utf8_string: atom(b"UTF8_STRING")?,
             };
             let mapping = conn
@@ -175,7 +182,53 @@ mod x11 {
                 instance,
                 class,
                 title: self.title(window)?,
+                pid: self.pid(window),
             })
+        }
+
+        /// The process of the client that made `window`: the X-Resource extension's pid of
+        /// the connection (what the server itself saw; local clients only), else the
+        /// window's own `_NET_WM_PID` (what the client says).
+        fn pid(&self, window: Window) -> Option<u32> {
+            use x11rb::protocol::res::{ClientIdMask, ClientIdSpec, ConnectionExt as _};
+            let spec = ClientIdSpec {
+                client: window,
+                mask: ClientIdMask::LOCAL_CLIENT_PID,
+            };
+            let by_server = self
+                .conn
+                .res_query_client_ids(&[spec])
+                .ok()
+                .and_then(|c| c.reply().ok())
+                .and_then(|r| {
+                    r.ids
+                        .iter()
+                        .find(|id| id.spec.mask == ClientIdMask::LOCAL_CLIENT_PID)
+                        .and_then(|id| id.value.first().copied())
+                });
+            by_server.filter(|&p| p > 0).or_else(|| {
+                self.conn
+                    .get_property(
+                        false,
+                        window,
+                        self.atoms.net_wm_pid,
+                        AtomEnum::CARDINAL,
+                        0,
+                        1,
+                    )
+                    .ok()?
+                    .reply()
+                    .ok()?
+                    .value32()?
+                    .next()
+                    .filter(|&p| p > 0)
+            })
+        }
+
+        /// The id of the client window receiving keyboard input (no properties read): the
+        /// gate's cheap check between words that the focus has not moved.
+        pub(crate) fn focused_id(&self) -> Result<Option<u32>, String> {
+            self.focused_client()
         }
 
         fn focused_client(&self) -> Result<Option<Window>, String> {
@@ -395,6 +448,9 @@ pub(crate) struct X11;
 #[cfg(not(all(unix, not(target_os = "macos"))))]
 impl X11 {
     pub(crate) fn connect(_display: Option<&str>) -> Result<X11, String> {
+        Err("window queries need X11 on this platform".into())
+    }
+    pub(crate) fn focused_id(&self) -> Result<Option<u32>, String> {
         Err("window queries need X11 on this platform".into())
     }
     pub(crate) fn focused_window(&self) -> Result<WindowInfo, String> {

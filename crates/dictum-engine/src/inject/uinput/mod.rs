@@ -32,6 +32,8 @@ pub mod events;
 pub mod layout;
 
 use events::Event;
+// `Names` is for the backend tests (`inject::backends`, feature `test-hooks`).
+#[cfg_attr(not(feature = "test-hooks"), allow(unused_imports))]
 pub use layout::{LayoutMap, LayoutSource, Names, Stroke};
 use std::io::Write;
 use std::time::Duration;
