@@ -2,18 +2,19 @@
 //! `localhost:8080`) has no certificate to say whose server answers: while the user's own
 //! LLM or speech server is down, any local account may listen on its port and receive the
 //! dictated text, the audio, an edit's selection and the API key, and answer whatever it
-//! likes. So before a request goes to such a URL, [`check_server`] connects to it and looks
-//! up, in `/proc/net/tcp` and `/proc/net/tcp6`, the uid that owns the server's end of that
-//! very connection (a `::` listener serves `127.0.0.1` too, as `::ffff:127.0.0.1`, so the
-//! listening row alone can mislead). [`judge`] lets through the user's own uid, root, and
-//! system accounts (below `UID_MIN` of `/etc/login.defs`, e.g. the `ollama` service user);
-//! another person's account is refused, and nothing is sent.
+//! likes. So before a request goes to such a URL, [`check_server`] looks up, in
+//! `/proc/net/tcp` and `/proc/net/tcp6`, the uid of every listening socket that would take the
+//! connection: on the port, at the address or a wildcard one (a `::` listener serves
+//! `127.0.0.1` too, as `::ffff:127.0.0.1`). It does not connect: a connection of its own would
+//! be a request the server sees. [`judge`] lets through the user's own uid, root, and system
+//! accounts (below `UID_MIN` of `/etc/login.defs`, e.g. the `ollama` service user); another
+//! person's account is refused, and nothing is sent. [`server_uid`] reads the owner of an
+//! established connection's server end, for callers that hold one.
 //!
-//! Known limit: the check and the request are two connections; a server that goes away
-//! between them and is replaced within that millisecond is not seen.
+//! Known limit: the check and the request are two moments; a server that goes away between
+//! them and is replaced within that millisecond is not seen.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpStream, ToSocketAddrs};
-use std::time::Duration;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
 
 /// `UID_MIN` when `/etc/login.defs` does not say (the common default).
 pub const DEFAULT_UID_MIN: u32 = 1000;
@@ -21,8 +22,6 @@ pub const DEFAULT_UID_MIN: u32 = 1000;
 const LISTEN: u8 = 0x0A;
 /// TCP state `ESTABLISHED`.
 const ESTABLISHED: u8 = 0x01;
-/// Longest wait for the connection the check opens (loopback answers at once).
-const CONNECT_TIMEOUT: Duration = Duration::from_millis(1500);
 
 /// One row of `/proc/net/tcp` or `/proc/net/tcp6`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -212,43 +211,46 @@ pub fn check_server(url: &str, what: &str) -> Result<(), String> {
     let Ok(addrs) = (host, port).to_socket_addrs() else {
         return Ok(());
     };
-    // The addresses the HTTP client would try, each on this machine: check every one that
-    // answers (a name may resolve to both 127.0.0.1 and ::1, served by different users).
+    // The addresses the HTTP client would try, each on this machine: check every listener that
+    // would take a connection to one of them (a name may resolve to both 127.0.0.1 and ::1,
+    // served by different users). Read from /proc alone, without connecting: a connection of
+    // our own would be a request the server sees (a one-request server would be spent on it).
+    let rows = proc_net_rows()?;
     for addr in addrs.filter(|a| a.ip().is_loopback() || canonical(a.ip()).is_loopback()) {
-        let Ok(stream) = TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT) else {
-            continue;
-        };
-        let owner = match stream.local_addr() {
-            Ok(ours) => owner_of(addr, ours),
-            Err(e) => Err(format!("cannot read the connection's address: {e}")),
-        };
-        drop(stream);
-        match owner {
-            Ok(uid) => {
-                let verdict = judge(uid, my_uid(), uid_min());
-                if !verdict.trusted() {
-                    let who = user_name(uid)
-                        .map_or_else(|| format!("uid {uid}"), |n| format!("user {n} (uid {uid})"));
-                    return Err(format!(
-                        "the {what} at {} is run by another account, {who}, not by you, root or a system service; Dictum sent it nothing. Stop that server and start your own on that port, or set a URL of yours",
-                        u.origin().ascii_serialization()
-                    ));
-                }
-                tracing::debug!(?verdict, %addr, "{what} on this machine");
-            }
-            Err(why) => {
+        for uid in listener_uids(&rows, addr) {
+            let verdict = judge(uid, my_uid(), uid_min());
+            if !verdict.trusted() {
+                let who = user_name(uid)
+                    .map_or_else(|| format!("uid {uid}"), |n| format!("user {n} (uid {uid})"));
                 return Err(format!(
-                    "cannot tell who runs the {what} at {} ({why}); Dictum sent it nothing",
+                    "the {what} at {} is run by another account, {who}, not by you, root or a system service; Dictum sent it nothing. Stop that server and start your own on that port, or set a URL of yours",
                     u.origin().ascii_serialization()
-                ))
+                ));
             }
+            tracing::debug!(?verdict, %addr, "{what} on this machine");
         }
     }
     Ok(())
 }
 
-/// The uid that owns `server`'s end of our connection from `ours`.
-fn owner_of(server: SocketAddr, ours: SocketAddr) -> Result<u32, String> {
+/// The uids of every listening socket that would take a connection to `server`: on its port,
+/// at its address or a wildcard one (a `::` listener serves `127.0.0.1` too). More than one
+/// (SO_REUSEPORT) means the kernel picks: all of them must be trusted.
+pub fn listener_uids(rows: &[SocketRow], server: SocketAddr) -> Vec<u32> {
+    let server = canonical_addr(server);
+    rows.iter()
+        .filter(|r| {
+            r.state == LISTEN
+                && r.local.port() == server.port()
+                && (r.local.ip() == server.ip() || r.local.ip().is_unspecified())
+        })
+        .map(|r| r.uid)
+        .collect()
+}
+
+/// Every row of /proc/net/tcp and tcp6; an error when neither can be read (then who runs a
+/// server cannot be known, and nothing is sent).
+fn proc_net_rows() -> Result<Vec<SocketRow>, String> {
     let mut rows = Vec::new();
     let mut read_any = false;
     for (file, v6) in [("/proc/net/tcp", false), ("/proc/net/tcp6", true)] {
@@ -257,10 +259,11 @@ fn owner_of(server: SocketAddr, ours: SocketAddr) -> Result<u32, String> {
             rows.extend(parse_proc_net(&text, v6));
         }
     }
-    if !read_any {
-        return Err("/proc/net/tcp cannot be read".into());
+    if read_any {
+        Ok(rows)
+    } else {
+        Err("cannot tell who runs servers on this machine: /proc/net/tcp cannot be read; Dictum sent nothing".into())
     }
-    server_uid(&rows, server, ours).ok_or_else(|| "no socket of it in /proc/net/tcp".into())
 }
 
 #[cfg(test)]
@@ -348,6 +351,19 @@ mod tests {
             server_uid(&rows, sa("127.0.0.1:9"), sa("127.0.0.1:5")),
             None
         );
+    }
+
+    /// What `check_server` judges: every listener that would take the connection, found
+    /// without connecting (a one-request server must not be spent on the check).
+    #[test]
+    fn the_listeners_that_would_take_the_connection_decide() {
+        let mut rows = parse_proc_net(TCP, false);
+        rows.extend(parse_proc_net(TCP6, true));
+        assert_eq!(listener_uids(&rows, sa("127.0.0.1:11434")), vec![1000]);
+        // The `::` listener of uid 1001 serves 127.0.0.1 too.
+        assert_eq!(listener_uids(&rows, sa("127.0.0.1:8080")), vec![1001]);
+        assert_eq!(listener_uids(&rows, sa("[::1]:3000")), vec![113]);
+        assert!(listener_uids(&rows, sa("127.0.0.1:9")).is_empty());
     }
 
     #[test]
