@@ -188,6 +188,15 @@ mod tests {
             ),
             ("front left left".into(), 3)
         );
+        // A real whisper loop the strict rule lets through (three repeats fit the time): the
+        // local rule (`suspect.rs`) redoes it; a server's answer like it is kept.
+        assert_eq!(
+            degenerate(
+                "And so my fellow Americans ask not what your country can do for you for you for you. Ask what you can do for your country.",
+                s(11.0)
+            ),
+            None
+        );
         // A real start, then the decoder loops on a short phrase until its token cap.
         let tail = format!(
             "{} {}",
