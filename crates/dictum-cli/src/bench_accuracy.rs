@@ -166,6 +166,16 @@ pub fn run(config: Config, clips: &[Clip], opts: &Options) -> anyhow::Result<Out
     report(&config, clips, opts, &all, threads, &language)
 }
 
+impl Texts {
+    /// Dictum's texts with their path's name: the file, then each live release.
+    fn dictum_paths(&self, tails: &[u32]) -> Vec<(String, &String)> {
+        let live = tails.iter().zip(&self.live);
+        std::iter::once((String::from("file"), &self.file))
+            .chain(live.map(|(tail, l)| (format!("live {tail}"), l)))
+            .collect()
+    }
+}
+
 /// Seconds spent in whisper-cli, the file path and the live path.
 struct Spent {
     cli: f64,
@@ -323,13 +333,7 @@ fn report(
                 live_total[i] = live_total[i].plus(*w);
             }
             let cli_repeat = repeat_error(&t.cli, c.reference);
-            let mut texts = vec![(String::from("file"), &t.file)];
-            texts.extend(
-                opts.tails
-                    .iter()
-                    .zip(&t.live)
-                    .map(|(tail, l)| (format!("live {tail}"), l)),
-            );
+            let texts = t.dictum_paths(opts.tails);
             for (path, text) in &texts {
                 if let (Some(why), None) = (repeat_error(text, c.reference), &cli_repeat) {
                     failures.push(format!(
@@ -344,13 +348,7 @@ fn report(
             let norm = |s: &str| normalize(s).join(" ");
             let mut shown = vec![format!("cli: {}", clean(&t.cli))];
             let mut seen = vec![norm(&t.cli)];
-            let mut texts = vec![(String::from("file"), &t.file)];
-            texts.extend(
-                opts.tails
-                    .iter()
-                    .zip(&t.live)
-                    .map(|(tail, l)| (format!("live {tail}"), l)),
-            );
+            let texts = t.dictum_paths(opts.tails);
             for (path, text) in texts {
                 if !seen.contains(&norm(text)) {
                     seen.push(norm(text));
