@@ -75,8 +75,8 @@ threads = 0
 # Fewer threads for a pass while other programs keep cores busy (a local LLM, a build):
 # whisper's threads wait for each other by spinning, so one on a busy core stalls them all.
 adapt_threads = true
-# Encoder window: "auto" sizes it to the utterance (much faster for short dictations),
-# "full" always encodes 30 s like stock whisper.
+# Encoder window: "auto" sizes it to the utterance (much faster for short dictations) up
+# to 15 s, and encodes 30 s past that; "full" always encodes 30 s like stock whisper.
 audio_ctx = "auto"
 # Extra encoder frames (20 ms each, 0-1500) on top of the utterance when audio_ctx = "auto".
 audio_ctx_margin = 64
