@@ -474,7 +474,7 @@ impl Injector {
     /// The window that would receive the text; all `None` when unknown (no display, GNOME
     /// or KDE, nothing focused). Never fails.
     pub fn focused_window(&mut self) -> WindowInfo {
-        if crate::dictation::fault::active("focus_unknown") {
+        if crate::fault::active("focus_unknown") {
             return WindowInfo::default();
         }
         #[cfg(target_os = "linux")]
@@ -501,7 +501,7 @@ impl Injector {
 
     /// The focused window and its kind.
     pub fn focused(&mut self) -> (WindowInfo, Focus) {
-        if crate::dictation::fault::active("focus_unknown") {
+        if crate::fault::active("focus_unknown") {
             return (WindowInfo::default(), Focus::Unknown);
         }
         match self.session.kind {
@@ -1140,6 +1140,20 @@ fn not_restored(why: String) -> String {
 
 fn ms_since(start: Instant) -> f64 {
     start.elapsed().as_secs_f64() * 1e3
+}
+
+/// The window focused now, read as a dictation's key press reads it (an `Injector` on the
+/// `[inject]` settings, its `focused_window`): the tray's profile picker.
+pub fn focused_window(config: &crate::config::Config) -> crate::profile::FocusedWindow {
+    let Ok(mut injector) = Injector::new(&config.inject) else {
+        return crate::profile::FocusedWindow::default();
+    };
+    let window = injector.focused_window();
+    crate::profile::FocusedWindow {
+        known: window.class.is_some() || window.title.is_some(),
+        class: window.class,
+        title: window.title,
+    }
 }
 
 #[cfg(test)]
