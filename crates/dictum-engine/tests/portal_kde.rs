@@ -29,7 +29,8 @@ mod kde;
 mod portal_desktop;
 
 use dictum_engine::inject::{Delivery, Focus, TypePath};
-use dictum_engine::portal::{PortalShortcut, RemoteKeyboard, ShortcutEvent, ShortcutRequest};
+use dictum_engine::inject::backends::portal::RemoteKeyboard;
+use dictum_engine::portal::{PortalShortcut, ShortcutEvent, ShortcutRequest};
 use kde::{tools, Kde, ALT_L, CONTROL_L, SOCKET, SPACE};
 use std::sync::mpsc;
 use std::sync::Mutex;

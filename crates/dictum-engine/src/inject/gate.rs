@@ -16,8 +16,9 @@
 //! - **what may go out**: control, bidi and invisible characters never
 //!   (`text_safety::strip_control`, in `Injector::final_text`).
 //!
-//! The typing backends (`x11`/enigo, `vkbd`, `uinput`, `wayland`, `wlclip`, the portal)
-//! are private to `inject/`: nothing outside it can type except through the injector.
+//! The typing backends (`x11`/enigo, `vkbd`, `uinput`, `wayland`, `wlclip`, the portal's
+//! `RemoteKeyboard`) are private to `inject/` (the portal's to the engine, used only by
+//! `inject/`): nothing outside it can type except through the injector.
 //!
 //! ```compile_fail,E0603
 //! // The backends are not reachable from outside `inject/` (without the test-only
@@ -31,6 +32,11 @@
 //!
 //! ```compile_fail,E0603
 //! let _ = dictum_engine::inject::wayland::type_text;
+//! ```
+//!
+//! ```compile_fail,E0603
+//! // The RemoteDesktop portal's keyboard types too.
+//! let _ = dictum_engine::portal::RemoteKeyboard::connect;
 //! ```
 
 use super::window::WindowInfo;

@@ -76,6 +76,9 @@ pub mod backends {
     pub mod wlclip {
         pub use crate::inject::wlclip::WlClipboard;
     }
+    pub mod portal {
+        pub use crate::portal::remote::RemoteKeyboard;
+    }
     pub mod uinput {
         pub use crate::inject::uinput::{
             user_layout, LayoutMap, LayoutSource, Names, Stroke, UinputKeyboard,
