@@ -52,7 +52,7 @@ use crate::store::Outcome;
 use serde::Serialize;
 use std::collections::HashSet;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -86,7 +86,21 @@ pub enum Command {
     /// on the instruction said while it is held.
     EditPress,
     EditRelease,
+    /// Types a stored row's text (a retry, "type again") through this dictation's injector,
+    /// so the gate applies: the character budget of its audio, the cancel key, the focus
+    /// check. `dictum history --retry`, `dictum ctl type ID`, the history window.
+    TypeStored(TypeStored),
     Shutdown,
+}
+
+/// A stored row to type ([`Command::TypeStored`]) and who waits for how it went.
+#[derive(Debug, Clone)]
+pub struct TypeStored {
+    /// The history row whose text is typed; its `inject_method`/`inject_error` record how.
+    pub id: i64,
+    /// Told once it is typed (`Ok`: what was done) or not (`Err`: why; the text stays in
+    /// history, and the rest of a stopped typing on the clipboard).
+    pub reply: Option<mpsc::Sender<Result<String, String>>>,
 }
 
 impl Command {
@@ -269,6 +283,11 @@ pub(crate) struct Shared {
     injecting: AtomicBool,
     /// Dictations with an id up to this are not injected (cancel key while processing).
     cancel_upto: AtomicI64,
+    /// Stored texts ([`Command::TypeStored`]) handed to the injector and not typed yet: the
+    /// cancel key is armed while there are any.
+    stored: AtomicUsize,
+    /// The cancel key was pressed since the stored text now typed began.
+    stored_stop: AtomicBool,
     /// The push-to-talk key is held for the next utterance: typing now would combine the
     /// text with its modifiers, so earlier results wait for the release.
     key_held: AtomicBool,
@@ -297,6 +316,12 @@ impl Shared {
     }
     fn cancelled(&self, id: i64) -> bool {
         id <= self.cancel_upto.load(Ordering::SeqCst)
+    }
+    fn typing_stored(&self) -> bool {
+        self.stored.load(Ordering::SeqCst) > 0
+    }
+    fn stop_stored(&self) {
+        self.stored_stop.store(true, Ordering::SeqCst)
     }
     fn abandon(&self, seq: u64) {
         self.abandoned

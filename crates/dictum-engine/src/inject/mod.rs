@@ -76,6 +76,9 @@ pub mod backends {
     pub mod wlclip {
         pub use crate::inject::wlclip::WlClipboard;
     }
+    pub mod portal {
+        pub use crate::portal::remote::RemoteKeyboard;
+    }
     pub mod uinput {
         pub use crate::inject::uinput::{
             user_layout, LayoutMap, LayoutSource, Names, Stroke, UinputKeyboard,
@@ -354,6 +357,9 @@ pub struct Injector {
     keywatch: Option<keywatch::KeyWatch>,
     /// Asked between words while typing (the cancel key); set for one `inject_until`.
     stop: Option<StopCheck>,
+    /// A stored text is typed ([`Injector::inject_stored`]): when the cancel key stops it,
+    /// the rest goes to the clipboard.
+    keep_rest: bool,
     /// The config's `[[profile]]` tables: a class-matched one may say `terminal = false`.
     profiles: crate::profile::Profiles,
 }
@@ -390,6 +396,7 @@ impl Injector {
             wl: WaylandParts::default(),
             keywatch: None,
             stop: None,
+            keep_rest: false,
             profiles: crate::profile::Profiles::default(),
         };
         injector.warm_up();
@@ -538,6 +545,16 @@ impl Injector {
         report
     }
 
+    /// [`Injector::inject_until`] of a stored text (a retry, "type again"): when the cancel
+    /// key stops it, the rest is left on the clipboard (and the row keeps it all), with a
+    /// notice, as for a focus change.
+    pub fn inject_stored(&mut self, text: &str, stop: Option<StopCheck>) -> InjectReport {
+        self.keep_rest = true;
+        let report = self.inject_until(text, stop);
+        self.keep_rest = false;
+        report
+    }
+
     /// The config's `[[profile]]` tables, for the terminal verdict (a profile matched by
     /// class may say `terminal = false`).
     pub fn set_profiles(&mut self, profiles: crate::profile::Profiles) {
@@ -645,6 +662,23 @@ impl Injector {
                         let kept = self.leave_on_clipboard(rest, focus).is_ok();
                         let message = format!(
                             "{FOCUS_MOVED} after {} of {} characters; the rest is {}in history",
+                            report.chars,
+                            text.chars().count(),
+                            if kept { "on the clipboard and " } else { "" }
+                        );
+                        if self.config.notify_on_failure {
+                            notify::notify(&message);
+                        }
+                        report.error = Some(message);
+                    }
+                    Some(at) if self.keep_rest => {
+                        // A stored text: what was not typed goes to the clipboard.
+                        let at = at.min(text.len());
+                        report.chars = text[..at].chars().count();
+                        report.stopped = true;
+                        let kept = self.leave_on_clipboard(text[at..].trim(), focus).is_ok();
+                        let message = format!(
+                            "{STOPPED} after {} of {} characters; the rest is {}in history",
                             report.chars,
                             text.chars().count(),
                             if kept { "on the clipboard and " } else { "" }
@@ -1169,6 +1203,7 @@ mod tests {
             wl: WaylandParts::default(),
             keywatch: None,
             stop: None,
+            keep_rest: false,
             profiles: crate::profile::Profiles::default(),
         }
     }

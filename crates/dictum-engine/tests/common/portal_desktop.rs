@@ -10,8 +10,9 @@
 //! `#[path]` includes this file beside it, at its root (they use `crate::portal_desktop`).
 #![allow(dead_code)]
 
+use dictum_engine::inject::backends::portal::RemoteKeyboard;
 use dictum_engine::inject::{Focus, InjectConfig, Injector, TypePath};
-use dictum_engine::portal::{self, Bus, PortalInfo, RemoteKeyboard};
+use dictum_engine::portal::{self, Bus, PortalInfo};
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
