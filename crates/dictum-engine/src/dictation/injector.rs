@@ -6,6 +6,7 @@
 use crate::commands::trust::{self, Situation};
 use crate::commands::{Action, Chord, Key};
 use crate::config::Config;
+use crate::dictation::messages::SinkReport;
 use crate::dictation::worker::{report, Part, Typed};
 use crate::dictation::{catch, fault, Input, Shared};
 use crate::inject::{InjectMethod, Injector, StopCheck};
@@ -94,20 +95,6 @@ pub trait Sink {
     fn streams(&self) -> bool {
         false
     }
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct SinkReport {
-    pub method: String,
-    pub error: Option<String>,
-    /// Ms from the call until the text was handed over (last key sent, or the paste chord),
-    /// when the sink does more afterwards (paste: restoring the clipboard).
-    pub handed_over_ms: Option<f64>,
-    /// The window that received the text, when the sink knows it.
-    pub app_class: Option<String>,
-    pub window_title: Option<String>,
-    /// Characters delivered (a trailing space included), when the sink knows.
-    pub chars: Option<usize>,
 }
 
 /// The product's sink: typing or pasting into the focused window.

@@ -36,6 +36,7 @@ mod controller;
 pub mod hands_free;
 mod injector;
 pub mod live_clean;
+pub mod messages;
 pub mod microphone;
 pub mod release;
 pub mod retry;
@@ -43,7 +44,8 @@ pub mod segmenter;
 pub mod state;
 mod worker;
 
-pub use injector::{injector_sink, window_probe, Sink, SinkFactory, SinkReport, StdoutSink};
+pub use injector::{injector_sink, window_probe, Sink, SinkFactory, StdoutSink};
+pub use messages::SinkReport;
 pub use state::State;
 pub use worker::ReleasePath;
 

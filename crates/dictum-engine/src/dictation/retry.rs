@@ -7,7 +7,7 @@
 //! A retry types text only: voice commands in it are not done (the words were not heard
 //! live, in the window they were meant for).
 
-use crate::dictation::SinkReport;
+use crate::dictation::messages::SinkReport;
 use crate::pipeline::Engine;
 use crate::store::spool::{self, Spool};
 use crate::store::{format_utc, now_ms, Entry, History};
