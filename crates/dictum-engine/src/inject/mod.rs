@@ -655,38 +655,11 @@ impl Injector {
                     Some(at) if moved.load(std::sync::atomic::Ordering::SeqCst) => {
                         // The focus moved: the rest goes to the clipboard, not to another
                         // window, and the user is told.
-                        let at = at.min(text.len());
-                        report.chars = text[..at].chars().count();
-                        report.stopped = true;
-                        let rest = text[at..].trim();
-                        let kept = self.leave_on_clipboard(rest, focus).is_ok();
-                        let message = format!(
-                            "{FOCUS_MOVED} after {} of {} characters; the rest is {}in history",
-                            report.chars,
-                            text.chars().count(),
-                            if kept { "on the clipboard and " } else { "" }
-                        );
-                        if self.config.notify_on_failure {
-                            notify::notify(&message);
-                        }
-                        report.error = Some(message);
+                        self.keep_the_rest(&text, at, focus, FOCUS_MOVED, &mut report);
                     }
                     Some(at) if self.keep_rest => {
                         // A stored text: what was not typed goes to the clipboard.
-                        let at = at.min(text.len());
-                        report.chars = text[..at].chars().count();
-                        report.stopped = true;
-                        let kept = self.leave_on_clipboard(text[at..].trim(), focus).is_ok();
-                        let message = format!(
-                            "{STOPPED} after {} of {} characters; the rest is {}in history",
-                            report.chars,
-                            text.chars().count(),
-                            if kept { "on the clipboard and " } else { "" }
-                        );
-                        if self.config.notify_on_failure {
-                            notify::notify(&message);
-                        }
-                        report.error = Some(message);
+                        self.keep_the_rest(&text, at, focus, STOPPED, &mut report);
                     }
                     Some(at) => {
                         report.chars = text[..at.min(text.len())].chars().count();
@@ -1094,6 +1067,32 @@ impl Injector {
 
     /// The failure fallback: the text stays on the clipboard (not restored), on whichever
     /// clipboard this session has.
+    /// Typing stopped at byte `at` (`why`): what was not typed goes to the clipboard, and the
+    /// report and a notice say how much was typed and where the rest is.
+    fn keep_the_rest(
+        &mut self,
+        text: &str,
+        at: usize,
+        focus: Focus,
+        why: &str,
+        report: &mut InjectReport,
+    ) {
+        let at = at.min(text.len());
+        report.chars = text[..at].chars().count();
+        report.stopped = true;
+        let kept = self.leave_on_clipboard(text[at..].trim(), focus).is_ok();
+        let message = format!(
+            "{why} after {} of {} characters; the rest is {}in history",
+            report.chars,
+            text.chars().count(),
+            if kept { "on the clipboard and " } else { "" }
+        );
+        if self.config.notify_on_failure {
+            notify::notify(&message);
+        }
+        report.error = Some(message);
+    }
+
     fn leave_on_clipboard(&mut self, text: &str, focus: Focus) -> Result<(), String> {
         let mut tried = Vec::new();
         let candidates: &[ClipPath] = match self.session.kind {
