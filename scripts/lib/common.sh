@@ -9,6 +9,28 @@ export DICTUM_TEST_ASSETS="${DICTUM_TEST_ASSETS:-$repo_root/../shared}"
 # CI run says where its time went.
 log() { printf '==> [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*" >&2; }
 
+# stage NAME: log NAME as the start of a step whose time stage_report prints (scripts/test's
+# per-stage table: a step lasts until the next one begins).
+stage_names=()
+stage_starts=()
+stage() {
+    stage_names+=("$*")
+    stage_starts+=("$SECONDS")
+    log "$*"
+}
+stage_report() {
+    local status=$? i n=${#stage_names[@]} end
+    [ "$n" -gt 0 ] || return "$status"
+    printf '\nTime per stage (min:s), %s:\n' "$([ "$status" -eq 0 ] && echo "all passed" || echo "FAILED in the last one")" >&2
+    for ((i = 0; i < n; i++)); do
+        end=$SECONDS
+        [ $((i + 1)) -lt "$n" ] && end=${stage_starts[$((i + 1))]}
+        printf '  %3d:%02d  %s\n' $(((end - stage_starts[i]) / 60)) $(((end - stage_starts[i]) % 60)) "${stage_names[$i]%%(*}" >&2
+    done
+    printf '  %3d:%02d  total\n' $((SECONDS / 60)) $((SECONDS % 60)) >&2
+    return "$status"
+}
+
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
 }
