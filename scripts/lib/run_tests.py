@@ -8,8 +8,11 @@ isolates what it starts (its own Xvfb display chosen by pid, its own PulseAudio 
 folders, ports bound to 0, the test user created race-free), so binaries can share the machine;
 tests inside one binary keep cargo's own rules (in-process locks serialise what must be).
 
-Usage: run_tests.py --jobs N [--timeout S] [--log-dir D] < cargo-json
+Usage: run_tests.py --jobs N [--timeout S] [--log-dir D] [--job NAME=SECONDS=COMMAND]... < cargo-json
   cargo-json: the output of `cargo test --no-run --message-format=json` (the test executables).
+  --job: one more job in the same queue, a shell command run from this folder (e.g. scripts/test's
+  accuracy gate, which needs both cores for ~5 min: beside the real-time tests it uses cores they
+  leave idle); SECONDS is its expected time, for the order.
 Each binary runs in its package's folder, as `cargo test` runs it, with its output in
 D/NAME.log; a failing binary's log is printed whole. The longest binaries start first
 (EXPECTED_S below: figures from a CI run on 2 cores; a binary not listed counts as short).
@@ -97,9 +100,14 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=int, default=1200, help="seconds one binary may run")
     ap.add_argument("--log-dir", default="test-logs")
+    ap.add_argument("--job", action="append", default=[], metavar="NAME=SECONDS=COMMAND")
     args = ap.parse_args()
 
     jobs = executables(sys.stdin)
+    for spec in args.job:
+        name, secs, command = spec.split("=", 2)
+        EXPECTED_S[name] = int(secs)
+        jobs.append((name, ["bash", "-c", command], os.getcwd()))
     if not jobs:
         print("run_tests.py: cargo listed no test executables", file=sys.stderr)
         return 1
@@ -120,7 +128,7 @@ def main():
         began = time.monotonic()
         with open(log_path, "wb") as log:
             # Its own process group: a binary past its time is stopped with everything it started.
-            proc = subprocess.Popen([exe], cwd=cwd, stdout=log, stderr=subprocess.STDOUT,
+            proc = subprocess.Popen(exe if isinstance(exe, list) else [exe], cwd=cwd, stdout=log, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, start_new_session=True)
             try:
                 rc = proc.wait(timeout=args.timeout)
