@@ -34,6 +34,7 @@ pub mod shortcut;
 pub mod snippets;
 pub mod store;
 pub mod stt;
+pub mod subtitles;
 pub mod text_safety;
 pub mod timing;
 pub mod vad;
