@@ -10,6 +10,7 @@ pub mod audio;
 pub mod autostart;
 pub mod commands;
 pub mod config;
+pub mod context;
 pub mod dictation;
 pub mod edit;
 pub mod error;
