@@ -3,6 +3,7 @@
 pub mod capture;
 pub mod cues;
 pub mod cut;
+pub mod mic_policy;
 mod resample;
 mod wav;
 
