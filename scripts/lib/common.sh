@@ -222,5 +222,5 @@ ensure_package_deps() {
 # (gnome-keyring on a private D-Bus session) for the keyring path.
 ensure_remote_stt_deps() {
     apt_ensure dbus gnome-keyring flac
-    "$repo_root/scripts/whisper-cpp-baseline" --build-only
+    [ "${1:-}" = --apt-only ] || "$repo_root/scripts/whisper-cpp-baseline" --build-only
 }
