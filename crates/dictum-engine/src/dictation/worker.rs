@@ -397,7 +397,7 @@ impl Worker {
                             None => seg.text.clone(),
                         };
                         if commit {
-                            p.words.push(&seg);
+                            p.words.push(seg.piece());
                             crate::dictation::live_clean::on_commit(
                                 &mut p.live_clean,
                                 &self.engine,
@@ -757,7 +757,7 @@ impl Worker {
         let error = match tail {
             Ok(seg) => {
                 seg.apply_to(entry, timings);
-                p.words.push(&seg);
+                p.words.push(seg.piece());
                 None
             }
             Err(e) => Some(e),

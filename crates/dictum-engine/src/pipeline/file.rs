@@ -3,10 +3,11 @@
 //! the audio decoded as a stream and transcribed in pieces cut at pauses, each with the text
 //! before it as context, so memory stays flat and progress can be shown.
 
-use super::row::{fail_row, store_finished, Words};
+use super::store_finished;
 use super::Engine;
 use crate::audio;
 use crate::llm::LlmReport;
+use crate::store::row::{fail_row, Words};
 use crate::store::{Entry, History, Outcome, Source};
 use crate::timing::{ms_since, StageTimings};
 use crate::{Error, Result};
@@ -125,13 +126,13 @@ impl PieceText {
                     "whisper's text was short for the speech; redone in two halves"
                 );
                 if more as f64 > words {
-                    self.words.adopt(&seg);
+                    self.words.adopt(seg.rewriter.as_ref());
                     self.words.texts = halves.words.texts;
                     self.words.raws.extend(halves.words.raws);
                     break;
                 }
             }
-            self.words.push(&seg);
+            self.words.push(seg.piece());
             let Some(next) = seg.uncovered_from else {
                 break;
             };

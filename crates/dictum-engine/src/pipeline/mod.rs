@@ -3,17 +3,16 @@
 //! utterance (decode → resample → VAD → whisper → LLM cleanup → history) is split by job:
 //! `segment.rs` one stretch of audio through the VAD and whisper; `remote.rs` the speech
 //! server and the fall back to the local model; `file.rs` a file, piece by piece, into its
-//! row; `row.rs` the finished row built from the pieces ([`Words`], [`fail_row`],
-//! [`store_finished`]: the worker's `finish` calls them too).
+//! row; the finished row's model ([`Words`], [`fail_row`]) is
+//! `store/row.rs`, with its writer.
 
 mod file;
 mod remote;
-mod row;
 mod segment;
 
+pub use crate::store::row::{fail_row, keep_rejected_answer, Words};
 pub use file::{FileProgress, Utterance, FILE_PIECE_S};
 pub use remote::{no_local_fallback, NO_LOCAL_FALLBACK};
-pub use row::{fail_row, keep_rejected_answer, store_finished, Words};
 pub use segment::Segment;
 
 use crate::audio::{self, Pcm16k};
@@ -23,7 +22,7 @@ use crate::gpu::speech_plan;
 use crate::llm::{Cleaner, LlmReport, WarmUp};
 use crate::profile::Profile;
 use crate::snippets::Rewriter;
-use crate::store::{Entry, Outcome};
+use crate::store::{Entry, History, Outcome};
 use crate::stt::remote::{RemoteError, RemoteStt};
 use crate::stt::{ResilientTranscriber, SttOptions, Transcriber, Window};
 use crate::timing::StageTimings;
@@ -398,6 +397,12 @@ impl Engine {
             Err(e) => tracing::warn!("could not keep audio in {}: {e}", file.display()),
         }
     }
+}
+
+/// Writes the finished row (the file path's, the live path's before it is typed). Rows of
+/// utterances that never reach the stages are written where they end (see ARCHITECTURE.md).
+pub fn store_finished(history: &History, entry: &Entry) -> Result<()> {
+    history.update(entry)
 }
 
 #[cfg(test)]

@@ -2,11 +2,11 @@
 //! piece): [`Segment`], what whisper made of it, and how its timings and facts go into a row.
 
 use super::remote::{kept_answer, NO_LOCAL_FALLBACK};
-use super::row::rewritten;
 use super::Engine;
 use crate::audio::Pcm16k;
 use crate::config::SttBackend;
 use crate::snippets::Rewriter;
+use crate::store::row::{rewritten, Piece};
 use crate::store::{Entry, Outcome};
 use crate::stt::{is_silence_phrase, strip_nonspeech};
 use crate::timing::{ms_since, timed, StageTimings};
@@ -54,6 +54,15 @@ pub struct Segment {
 }
 
 impl Segment {
+    /// What the row keeps of this segment ([`crate::store::row::Words::push`]).
+    pub fn piece(&self) -> Piece<'_> {
+        Piece {
+            text: &self.text,
+            raw: &self.raw,
+            rewriter: self.rewriter.as_ref(),
+        }
+    }
+
     /// Adds what whisper made of the rest of the same stretch (see
     /// [`Engine::transcribe_segment`]): its text after this one, its time on top. The speech
     /// found was already counted over the whole stretch.
@@ -348,5 +357,33 @@ impl Engine {
             (true, false) => context.to_string(),
             (false, false) => format!("{vocabulary}. {context}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::row::tests::rules;
+    use crate::store::Source;
+
+    fn seg(text: &str, rewriter: Option<Arc<Rewriter>>) -> Segment {
+        Segment {
+            text: text.into(),
+            raw: format!(" {text}"),
+            rewriter,
+            ..Segment::default()
+        }
+    }
+
+    /// A retried dictation's one segment gets the rules; a segment made without rules keeps
+    /// its words.
+    #[test]
+    fn a_segments_row_text_gets_replacements_and_snippets() {
+        let mut entry = Entry::new(Source::Mic);
+        seg("cooper netties", Some(rules())).into_row_text(&mut entry);
+        assert_eq!(entry.text.as_deref(), Some("Kubernetes"));
+        let mut entry = Entry::new(Source::Mic);
+        seg("cooper netties", None).into_row_text(&mut entry);
+        assert_eq!(entry.text.as_deref(), Some("cooper netties"));
     }
 }

@@ -22,29 +22,11 @@ impl History {
     /// text, control characters other than newline and tab, and more than
     /// [`MAX_CORRECTION_CHARS`]; an unknown id is an error naming it.
     pub fn set_correction(&self, id: i64, text: &str) -> Result<()> {
+        check_correction(self, text)?;
         let bad = |reason: String| Error::Store {
             path: self.path.clone(),
             reason,
         };
-        if text.trim().is_empty() {
-            return Err(bad(
-                "the correction is empty; give the text as it should have been".into(),
-            ));
-        }
-        if text
-            .chars()
-            .any(|c| c.is_control() && c != '\n' && c != '\t')
-        {
-            return Err(bad(
-                "the correction contains control characters; give plain text".into(),
-            ));
-        }
-        let n = text.chars().count();
-        if n > MAX_CORRECTION_CHARS {
-            return Err(bad(format!(
-                "the correction is {n} characters; at most {MAX_CORRECTION_CHARS} are kept"
-            )));
-        }
         let changed = self
             .conn
             .execute(
@@ -94,4 +76,33 @@ impl History {
         rows.collect::<rusqlite::Result<Vec<_>>>()
             .map_err(|e| self.err(e))
     }
+}
+
+/// Refuses a correction that is empty, has control characters other than newline and tab, or
+/// more than [`MAX_CORRECTION_CHARS`].
+pub(super) fn check_correction(history: &History, text: &str) -> Result<()> {
+    let bad = |reason: String| Error::Store {
+        path: history.path.clone(),
+        reason,
+    };
+    if text.trim().is_empty() {
+        return Err(bad(
+            "the correction is empty; give the text as it should have been".into(),
+        ));
+    }
+    if text
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
+        return Err(bad(
+            "the correction contains control characters; give plain text".into(),
+        ));
+    }
+    let n = text.chars().count();
+    if n > MAX_CORRECTION_CHARS {
+        return Err(bad(format!(
+            "the correction is {n} characters; at most {MAX_CORRECTION_CHARS} are kept"
+        )));
+    }
+    Ok(())
 }

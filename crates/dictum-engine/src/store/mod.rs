@@ -13,6 +13,7 @@ mod migrations;
 mod open;
 pub mod recovery;
 pub mod retention;
+pub mod row;
 pub mod spool;
 
 pub use browse::{
@@ -24,6 +25,7 @@ pub use edit::EditRecord;
 pub use entry::{Entry, Outcome, Source};
 pub use migrations::{migrations, MIGRATION_FILES};
 pub use open::Recovered;
+pub use row::{Applied, RowState, RowUpdate, RowWriter, WholeRow};
 
 use crate::{Error, Result};
 use rusqlite::{params, Connection, OptionalExtension};
