@@ -3,11 +3,10 @@
 //! the audio decoded as a stream and transcribed in pieces cut at pauses, each with the text
 //! before it as context, so memory stays flat and progress can be shown.
 
-use super::store_finished;
 use super::Engine;
 use crate::audio;
 use crate::llm::LlmReport;
-use crate::store::row::{fail_row, Words};
+use crate::store::row::{fail_row, RowState, RowWriter, WholeRow, Words};
 use crate::store::{Entry, History, Outcome, Source};
 use crate::timing::{ms_since, StageTimings};
 use crate::{Error, Result};
@@ -176,7 +175,8 @@ impl Engine {
         entry.source_path = Some(path.display().to_string());
         entry.model = Some(self.config.stt.model.clone());
         entry.language = Some(self.config.stt.language.clone());
-        history.insert(&mut entry)?;
+        let rows = RowWriter::new(history);
+        rows.create(&mut entry, RowState::Started)?;
 
         let mut timings = StageTimings::default();
         let result = self.run_file(path, &mut entry, &mut timings, progress);
@@ -195,7 +195,7 @@ impl Engine {
                 Some(e)
             }
         };
-        store_finished(history, &entry)?;
+        rows.write(&mut entry, WholeRow::Cleaned)?;
         Ok(Utterance {
             entry,
             timings,

@@ -390,6 +390,18 @@ impl<'h> RowWriter<'h> {
         Ok(Applied::Written)
     }
 
+    /// Applies a whole-row update (the row's id is its entry's); an entry never created is
+    /// an error, as an update of it always was.
+    pub fn apply(&self, update: RowUpdate<'_>) -> Result<Applied> {
+        match update.entry().and_then(|e| e.id) {
+            Some(id) => self.update(id, update),
+            None => Err(Error::Store {
+                path: self.history.path.clone(),
+                reason: "update of an entry that was never inserted".into(),
+            }),
+        }
+    }
+
     /// Applies a whole-row update to `entry`'s row; an `entry` never created (its press could
     /// not store it) is created whole at the update's state.
     pub fn write(&self, entry: &mut Entry, update: WholeRow) -> Result<Applied> {
