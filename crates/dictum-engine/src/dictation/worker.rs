@@ -14,7 +14,7 @@ use crate::gpu::monitor::{Verdict, VramMonitor};
 use crate::gpu::NvmlProbe;
 use crate::pipeline::{self, Engine, Segment, Words};
 use crate::profile::Profile;
-use crate::store::{Entry, History, Outcome};
+use crate::store::{Entry, History, Outcome, RowUpdate, RowWriter};
 use crate::timing::{ms_since, StageTimings};
 use crate::Error;
 use serde::Serialize;
@@ -632,9 +632,9 @@ impl Worker {
         // The first words go out while the last are cleaned; the raw words are in history
         // before any of them is typed.
         let to_injector = self.to_injector.clone();
-        let history = &self.history;
+        let rows = RowWriter::new(&self.history);
         let mut early = |raw: &Entry, text: &str| {
-            if let Err(e) = pipeline::store_finished(history, raw) {
+            if let Err(e) = rows.apply(RowUpdate::Transcribed(raw)) {
                 tracing::warn!("could not store the raw words before typing them: {e}");
             }
             let _ = to_injector.send(InjectorMsg::Part(Box::new(Part {
@@ -648,7 +648,7 @@ impl Worker {
         };
         self.clean(&mut entry, &mut timings, &profile, live, &mut early);
         entry.release_to_text_ms = Some(ms_since(release_at));
-        if let Err(e) = pipeline::store_finished(&self.history, &entry) {
+        if let Err(e) = rows.apply(RowUpdate::Cleaned(&entry)) {
             let _ = self
                 .to_controller
                 .send(Input::Notice(format!("could not store the dictation: {e}")));
