@@ -9,7 +9,7 @@ use crate::dictation::segmenter::{Decision, Segmenter};
 use crate::dictation::worker::{Job, Queue};
 use crate::profile::Profile;
 use crate::store::spool::Spool;
-use crate::store::{Entry, Outcome, Source};
+use crate::store::{Entry, Outcome, RowState, RowUpdate, RowWriter, Source};
 use crate::timing::ms_since;
 use crate::SAMPLE_RATE;
 use std::sync::atomic::Ordering;
@@ -164,7 +164,7 @@ impl Controller {
         let profile = self.pick_profile(entry);
         entry.language = Some(profile.language(&self.config).to_string());
         entry.profile = Some(profile.name.clone());
-        if let Err(e) = self.history.insert(entry) {
+        if let Err(e) = RowWriter::new(&self.history).create(entry, RowState::Started) {
             self.notice(format!("could not store the dictation: {e}"));
         }
         profile
@@ -190,7 +190,7 @@ impl Controller {
             live.entry.error_kind = Some("cancelled".into());
             live.entry.error = Some("cancelled with the cancel key; nothing was typed".into());
             live.entry.audio_ms = Some((audio as u64 * 1000 / SAMPLE_RATE as u64) as i64);
-            let _ = crate::pipeline::store_finished(&self.history, &live.entry);
+            let _ = RowWriter::new(&self.history).apply(RowUpdate::Failed(&live.entry));
             self.notice("dictation cancelled".into());
         } else if !self.flights.is_empty() {
             // Everything recorded so far is still transcribed and stored, just not typed.
