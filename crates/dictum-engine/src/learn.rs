@@ -23,7 +23,7 @@
 
 use crate::config::snippets::{phrase_words, word_spans, ReplaceConfig};
 use crate::config::Config;
-use crate::store::{Corrected, History};
+use crate::store::{Corrected, History, RowUpdate, RowWriter};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
@@ -422,7 +422,7 @@ pub fn review(history: &History, id: i64, text: Option<&str>, config: &Config) -
         })?;
     let correction = match text {
         Some(text) => {
-            history.set_correction(id, text)?;
+            RowWriter::new(history).update(id, RowUpdate::Corrected { text })?;
             text.to_string()
         }
         None => history.correction(id)?.ok_or_else(|| {
