@@ -5,7 +5,8 @@
 use crate::context::{load_config, open_history};
 use dictum_engine::learn::{self, Proposal, Written};
 use dictum_engine::paths;
-use dictum_engine::store::{Corrected, RowUpdate, RowWriter};
+use dictum_engine::store::row::{RowUpdate, RowWriter};
+use dictum_engine::store::Corrected;
 use serde_json::json;
 use std::process::ExitCode;
 

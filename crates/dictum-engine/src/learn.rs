@@ -23,7 +23,8 @@
 
 use crate::config::snippets::{phrase_words, word_spans, ReplaceConfig};
 use crate::config::Config;
-use crate::store::{Corrected, History, RowUpdate, RowWriter};
+use crate::store::row::{RowUpdate, RowWriter};
+use crate::store::{Corrected, History};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;

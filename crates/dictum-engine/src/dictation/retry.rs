@@ -9,8 +9,9 @@
 
 use crate::dictation::SinkReport;
 use crate::pipeline::Engine;
+use crate::store::row::{RowUpdate, RowWriter};
 use crate::store::spool::{self, Spool};
-use crate::store::{format_utc, now_ms, Entry, History, RowUpdate, RowWriter};
+use crate::store::{format_utc, now_ms, Entry, History};
 use crate::timing::StageTimings;
 use std::path::{Path, PathBuf};
 

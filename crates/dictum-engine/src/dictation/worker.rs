@@ -14,7 +14,8 @@ use crate::gpu::monitor::{Verdict, VramMonitor};
 use crate::gpu::NvmlProbe;
 use crate::pipeline::{self, Engine, Segment, Words};
 use crate::profile::Profile;
-use crate::store::{Entry, History, Outcome, RowUpdate, RowWriter};
+use crate::store::row::{RowUpdate, RowWriter};
+use crate::store::{Entry, History, Outcome};
 use crate::timing::{ms_since, StageTimings};
 use crate::Error;
 use serde::Serialize;
@@ -739,7 +740,7 @@ impl Worker {
         (tail, path)
     }
 
-    /// The finished row from the chunks and the tail (`pipeline::Words`, as a file's
+    /// The finished row from the chunks and the tail (`store::row::Words`, as a file's
     /// pieces): a failed tail still delivers what the committed chunks hold; with nothing,
     /// the audio is kept so the dictation is not lost.
     fn build_row(

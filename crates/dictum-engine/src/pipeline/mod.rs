@@ -22,7 +22,7 @@ use crate::gpu::speech_plan;
 use crate::llm::{Cleaner, LlmReport, WarmUp};
 use crate::profile::Profile;
 use crate::snippets::Rewriter;
-use crate::store::{Entry, History, Outcome};
+use crate::store::{Entry, Outcome};
 use crate::stt::remote::{RemoteError, RemoteStt};
 use crate::stt::{ResilientTranscriber, SttOptions, Transcriber, Window};
 use crate::timing::StageTimings;
@@ -397,12 +397,6 @@ impl Engine {
             Err(e) => tracing::warn!("could not keep audio in {}: {e}", file.display()),
         }
     }
-}
-
-/// Writes the finished row (the file path's, the live path's before it is typed). Rows of
-/// utterances that never reach the stages are written where they end (see ARCHITECTURE.md).
-pub fn store_finished(history: &History, entry: &Entry) -> Result<()> {
-    history.update(entry)
 }
 
 #[cfg(test)]

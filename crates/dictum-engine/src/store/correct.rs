@@ -18,30 +18,6 @@ pub struct Corrected {
 }
 
 impl History {
-    /// Stores `text` as row `id`'s correction (replacing an earlier one). Refuses an empty
-    /// text, control characters other than newline and tab, and more than
-    /// [`MAX_CORRECTION_CHARS`]; an unknown id is an error naming it.
-    pub fn set_correction(&self, id: i64, text: &str) -> Result<()> {
-        check_correction(self, text)?;
-        let bad = |reason: String| Error::Store {
-            path: self.path.clone(),
-            reason,
-        };
-        let changed = self
-            .conn
-            .execute(
-                "UPDATE dictations SET correction = ?1 WHERE id = ?2",
-                params![text, id],
-            )
-            .map_err(|e| self.err(e))?;
-        if changed != 1 {
-            return Err(bad(format!(
-                "no entry #{id} (see the ids with `dictum history`)"
-            )));
-        }
-        Ok(())
-    }
-
     /// Row `id`'s correction; `None` when the row was never corrected (or does not exist).
     pub fn correction(&self, id: i64) -> Result<Option<String>> {
         self.conn

@@ -141,29 +141,6 @@ impl Journal {
     }
 }
 
-/// Writes `entry`'s row (an update when it has an id, else an insert); a row the database
-/// refuses goes to the journal. Returns the database's error, if any, with where the row is.
-pub fn write_or_journal(history: &History, entry: &mut Entry) -> Result<(), String> {
-    let written = match entry.id {
-        Some(_) => history.update(entry),
-        None => history.insert(entry).map(|_| ()),
-    };
-    let Err(e) = written else {
-        return Ok(());
-    };
-    let journal = Journal::for_history(history.path());
-    match journal.append(entry) {
-        Ok(()) => Err(format!(
-            "{e}; the row is kept in {} and written at the next start",
-            journal.path().display()
-        )),
-        Err(j) => Err(format!(
-            "{e}; it could not be kept in {} either ({j})",
-            journal.path().display()
-        )),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,7 +25,6 @@ pub use edit::EditRecord;
 pub use entry::{Entry, Outcome, Source};
 pub use migrations::{migrations, MIGRATION_FILES};
 pub use open::Recovered;
-pub use row::{Applied, RowState, RowUpdate, RowWriter, WholeRow};
 
 use crate::{Error, Result};
 use rusqlite::{params, Connection, OptionalExtension};

@@ -9,7 +9,7 @@ use super::Controller;
 use crate::dictation::{Command, Input};
 use crate::edit::{self, AtPress};
 use crate::hotkey::Hotkeys;
-use crate::store::{RowUpdate, RowWriter};
+use crate::store::row::{RowUpdate, RowWriter};
 use std::sync::{mpsc, Arc};
 use std::time::Instant;
 

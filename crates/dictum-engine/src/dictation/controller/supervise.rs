@@ -9,8 +9,9 @@ use crate::dictation::fault;
 use crate::dictation::worker::{Job, Queue};
 use crate::profile::Profile;
 
+use crate::store::row::{RowUpdate, RowWriter};
 use crate::store::spool::{retry_hint, Spool};
-use crate::store::{Outcome, RowUpdate, RowWriter};
+use crate::store::Outcome;
 use crate::SAMPLE_RATE;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
