@@ -7,9 +7,8 @@
 //! gave up, retried, edit, corrected), each one transaction that checks the row's stored
 //! state ([`RowState`]) and moves it forward, so a late update (a replaced worker's) never
 //! overwrites a row already delivered. A whole row the database refuses can go to the journal
-//! ([`RowWriter::write_or_journal`]).
+//! (`journal::write_or_journal`).
 
-use super::journal::Journal;
 use super::{Entry, History, Outcome, Source};
 use crate::snippets::Rewriter;
 use crate::{Error, Result};
@@ -413,30 +412,6 @@ impl<'h> RowWriter<'h> {
             }
         }
     }
-
-    /// [`RowWriter::write`]; a row the database refuses goes to the journal (replayed at the
-    /// next start). The error says where the row is.
-    pub fn write_or_journal(
-        &self,
-        entry: &mut Entry,
-        update: WholeRow,
-    ) -> std::result::Result<Applied, String> {
-        let e = match self.write(entry, update) {
-            Ok(applied) => return Ok(applied),
-            Err(e) => e,
-        };
-        let journal = Journal::for_history(self.history.path());
-        match journal.append(entry) {
-            Ok(()) => Err(format!(
-                "{e}; the row is kept in {} and written at the next start",
-                journal.path().display()
-            )),
-            Err(j) => Err(format!(
-                "{e}; it could not be kept in {} either ({j})",
-                journal.path().display()
-            )),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -495,11 +470,11 @@ pub(crate) mod tests {
         }
     }
 
-    fn open(dir: &tempfile::TempDir) -> History {
+    pub(crate) fn open(dir: &tempfile::TempDir) -> History {
         History::open(&dir.path().join("history.sqlite3")).expect("open")
     }
 
-    fn state_of(history: &History, id: i64) -> i64 {
+    pub(crate) fn state_of(history: &History, id: i64) -> i64 {
         history
             .conn
             .query_row(
@@ -510,7 +485,7 @@ pub(crate) mod tests {
             .expect("row_state")
     }
 
-    fn with_text(entry: &Entry, text: &str) -> Entry {
+    pub(crate) fn with_text(entry: &Entry, text: &str) -> Entry {
         let mut e = entry.clone();
         e.outcome = Outcome::Ok;
         e.text = Some(text.into());
@@ -629,48 +604,5 @@ pub(crate) mod tests {
         );
         // A row deleted meanwhile is an error, as before.
         assert!(writer.update(9999, RowUpdate::Cleaned(&late)).is_err());
-    }
-
-    /// The database refuses the write (another program holds the write lock): nothing of the
-    /// update is applied, and the row goes to the journal, from which it is replayed.
-    #[test]
-    fn a_refused_write_goes_to_the_journal() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let history = open(&dir);
-        let mut entry = Entry::new(Source::Mic);
-        RowWriter::new(&history)
-            .create(&mut entry, RowState::Started)
-            .expect("create");
-        let refused = History::open(history.path()).expect("open");
-        refused
-            .conn
-            .busy_timeout(std::time::Duration::ZERO)
-            .expect("no wait");
-        let other = rusqlite::Connection::open(history.path()).expect("open");
-        other.execute_batch("BEGIN IMMEDIATE;").expect("lock");
-        let mut failed = entry.clone();
-        failed.outcome = Outcome::Error;
-        failed.error_kind = Some("queue_full".into());
-        let why = RowWriter::new(&refused)
-            .write_or_journal(&mut failed, WholeRow::Failed)
-            .expect_err("refused");
-        assert!(why.contains("journal"), "{why}");
-        other.execute_batch("COMMIT;").expect("unlock");
-        let id = entry.id.expect("id");
-        let row = history.get(id).expect("get").expect("row");
-        assert_eq!(row.outcome, Outcome::Pending, "nothing applied");
-        assert_eq!(state_of(&history, id), RowState::Started as i64);
-        let journal = Journal::for_history(history.path());
-        assert!(!journal.is_empty());
-        journal.replay(&history).expect("replay");
-        let row = history.get(id).expect("get").expect("row");
-        assert_eq!(row.error_kind.as_deref(), Some("queue_full"));
-        // A row never created (its press could not store it) is created whole.
-        let mut fresh = with_text(&Entry::new(Source::Mic), "typed");
-        RowWriter::new(&history)
-            .write(&mut fresh, WholeRow::Delivered)
-            .expect("created");
-        let fresh_id = fresh.id.expect("id");
-        assert_eq!(state_of(&history, fresh_id), RowState::Delivered as i64);
     }
 }

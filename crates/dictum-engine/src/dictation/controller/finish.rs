@@ -9,6 +9,7 @@ use super::{Controller, Flight, Live};
 use crate::dictation::release::{self, AtRelease};
 use crate::dictation::segmenter::Segmenter;
 use crate::dictation::worker::{Finish, Job};
+use crate::store::journal;
 use crate::store::row::{RowUpdate, RowWriter, WholeRow};
 use crate::store::spool::{retry_hint, Spool};
 use crate::store::{Entry, Outcome, Source};
@@ -248,7 +249,8 @@ impl Controller {
             self.flights.len()
         );
         entry.error = Some(message.clone());
-        if let Err(e) = RowWriter::new(&self.history).write_or_journal(&mut entry, WholeRow::Failed)
+        if let Err(e) =
+            journal::write_or_journal(&RowWriter::new(&self.history), &mut entry, WholeRow::Failed)
         {
             tracing::warn!("could not store dictation {id}: {e}");
         }
