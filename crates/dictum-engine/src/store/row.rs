@@ -270,19 +270,31 @@ impl<'h> RowWriter<'h> {
     }
 
     /// Creates `entry`'s row (normally `pending`, [`RowState::Started`]; a row whose press
-    /// could not store it is created whole at `state`) and sets its id.
+    /// could not store it is created whole at `state`) and sets its id. When the database
+    /// refuses it, `entry` keeps no id (nothing was created: a later write creates it).
     pub fn create(&self, entry: &mut Entry, state: RowState) -> Result<i64> {
         let h = self.history;
-        let tx = Transaction::new_unchecked(&h.conn, TransactionBehavior::Immediate)
-            .map_err(|e| h.err(e))?;
-        let id = h.insert(entry)?;
-        tx.execute(
-            "UPDATE dictations SET row_state = ?1 WHERE id = ?2",
-            params![state as i64, id],
-        )
-        .map_err(|e| h.err(e))?;
-        tx.commit().map_err(|e| h.err(e))?;
-        Ok(id)
+        if state == RowState::Started {
+            // One statement: its own transaction; the id is set only once it succeeded.
+            return h.insert(entry);
+        }
+        let created = Transaction::new_unchecked(&h.conn, TransactionBehavior::Immediate)
+            .map_err(|e| h.err(e))
+            .and_then(|tx| {
+                let id = h.insert(entry)?;
+                tx.execute(
+                    "UPDATE dictations SET row_state = ?1 WHERE id = ?2",
+                    params![state as i64, id],
+                )
+                .map_err(|e| h.err(e))?;
+                tx.commit().map_err(|e| h.err(e))?;
+                Ok(id)
+            });
+        if created.is_err() {
+            // Rolled back (a full disk fails the commit): the row does not exist.
+            entry.id = None;
+        }
+        created
     }
 
     /// Applies `update` to row `id` in one transaction (`BEGIN IMMEDIATE`: the state is read
@@ -540,6 +552,39 @@ pub(crate) mod tests {
         assert!(writer
             .update(id, RowUpdate::Corrected { text: " " })
             .is_err());
+    }
+
+    /// A row created whole that the database refuses half-way (here a trigger; a full disk
+    /// fails the commit the same way) does not exist, and its entry keeps no id, so the next
+    /// write creates it instead of updating a row that was never there.
+    #[test]
+    fn a_create_that_fails_leaves_no_row_and_no_id() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let history = open(&dir);
+        history
+            .conn
+            .execute_batch(
+                "CREATE TRIGGER refuse BEFORE UPDATE OF row_state ON dictations \
+                 BEGIN SELECT RAISE(ABORT, 'refused'); END;",
+            )
+            .expect("trigger");
+        let writer = RowWriter::new(&history);
+        let mut typed = with_text(&Entry::new(Source::Mic), "typed");
+        assert!(writer.write(&mut typed, WholeRow::Delivered).is_err());
+        assert_eq!(typed.id, None);
+        let all = history.list(&crate::store::Query::default()).expect("list");
+        assert!(all.is_empty(), "{all:?}");
+        history
+            .conn
+            .execute_batch("DROP TRIGGER refuse;")
+            .expect("drop");
+        writer
+            .write(&mut typed, WholeRow::Delivered)
+            .expect("created now");
+        assert_eq!(
+            state_of(&history, typed.id.expect("id")),
+            RowState::Delivered as i64
+        );
     }
 
     /// A replaced worker's late result cannot overwrite a delivered row: refused, the row
