@@ -387,9 +387,12 @@ pub async fn history_export(
 }
 
 /// Types an entry's text again into the window that had the focus before Dictum's: the
-/// calling window is hidden first so the focus goes back there.
+/// calling window is hidden first so the focus goes back there. The running dictation types
+/// it, through its gate (the character budget of its audio, the cancel key, the focus check;
+/// the row records a refusal); with no dictation running the text goes to the clipboard.
 #[tauri::command]
 pub async fn history_reinject(
+    app: AppHandle,
     window: tauri::WebviewWindow,
     state: State<'_, AppState>,
     id: i64,
@@ -401,22 +404,23 @@ pub async fn history_reinject(
     if text.trim().is_empty() {
         return Err("this entry has no text to type".into());
     }
-    let config = state.config();
-    // "Type again" is held to the same character budget as the dictation was.
-    if let Some(why) =
-        dictum_engine::inject::gate::over_budget(&config.inject, &text, entry.audio_ms)
-    {
-        return Err(why);
-    }
     let _ = window.hide();
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    let mut injector =
-        dictum_engine::inject::Injector::new(&config.inject).map_err(|e| e.to_string())?;
-    let report = injector.inject(&text);
+    let typed = tauri::async_runtime::spawn_blocking(move || crate::controller::type_stored(id))
+        .await
+        .map_err(|e| format!("typing stopped: {e}"))?;
     let _ = window.show();
-    match report.error {
-        Some(e) => Err(format!("{e} (the text is on the clipboard)")),
-        None => Ok(()),
+    match typed {
+        Some(done) => done.map(drop),
+        None => {
+            crate::tray::copy_text(&app, &text)?;
+            Err(
+                "dictation is not running, so nothing was typed: the text is on the \
+                 clipboard (typing goes only through a running dictation, where the cancel \
+                 key stops it)"
+                    .into(),
+            )
+        }
     }
 }
 

@@ -312,6 +312,29 @@ pub fn set_paused(app: &AppHandle, state: &AppState, paused: bool) -> Result<Tra
     Ok(status)
 }
 
+/// Types history row `id`'s text through the running dictation's gate (character budget,
+/// cancel key, focus check; the row records how it went), waiting until it is done. Blocks:
+/// never on the GUI thread. None when no dictation runs (nothing is typed then).
+pub fn type_stored(id: i64) -> Option<Result<String, String>> {
+    let (tx, rx) = mpsc::channel();
+    let job = dictum_engine::dictation::TypeStored {
+        id,
+        reply: Some(tx),
+    };
+    with_live(|d| d.send(Command::TypeStored(job)))?;
+    Some(
+        match rx.recv_timeout(dictum_engine::dictation::control::TYPE_WAIT) {
+            Ok(done) => done,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                Err("still typing; the history row says how it went".into())
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                Err("dictation stopped; the text is in history".into())
+            }
+        },
+    )
+}
+
 /// Ends the dictation (the utterance under way is still typed). Blocks until it has ended:
 /// never call it on the GUI thread (see [`quit`]).
 fn stop_live() {

@@ -5,7 +5,7 @@
 //! Dictum's (the calling window is hidden first, as for Re-inject).
 
 use crate::state::AppState;
-use dictum_engine::dictation::{retry, Sink};
+use dictum_engine::dictation::retry;
 use dictum_engine::pipeline::Engine;
 use tauri::State;
 
@@ -13,6 +13,7 @@ type Res<T> = Result<T, String>;
 
 #[tauri::command]
 pub async fn history_retry(
+    app: tauri::AppHandle,
     window: tauri::WebviewWindow,
     state: State<'_, AppState>,
     id: i64,
@@ -50,34 +51,34 @@ pub async fn history_retry(
     }
     let _ = window.hide();
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    let over = dictum_engine::inject::gate::over_budget(&config.inject, &text, entry.audio_ms);
-    let report = match dictum_engine::inject::Injector::new(&config.inject) {
-        // A runaway text is stored, never typed (the character budget of its audio).
-        _ if over.is_some() => dictum_engine::dictation::SinkReport {
-            method: "none".into(),
-            error: over,
-            ..Default::default()
-        },
-        Ok(mut injector) => injector.deliver(&text),
-        Err(e) => dictum_engine::dictation::SinkReport {
-            method: "none".into(),
-            error: Some(e.to_string()),
-            ..Default::default()
-        },
-    };
+    let typed = tauri::async_runtime::spawn_blocking(move || crate::controller::type_stored(id))
+        .await
+        .map_err(|e| format!("typing stopped: {e}"))?;
     let _ = window.show();
-    state.with_history(|h| {
-        retry::delivered(h, &mut entry, &report, keep_audio_dir.as_deref()).map_err(|e| {
-            dictum_engine::Error::Store {
-                path: h.path().to_path_buf(),
-                reason: e,
-            }
-        })
-    })?;
-    match report.error {
-        Some(e) => Err(format!(
-            "the text is stored in history but was not typed: {e} (it is on the clipboard)"
-        )),
-        None => Ok(text),
+    match typed {
+        // The dictation recorded how it went on the row.
+        Some(done) => done.map(|_| text),
+        None => {
+            let copied = crate::tray::copy_text(&app, &text);
+            let report = dictum_engine::dictation::SinkReport {
+                method: if copied.is_ok() { "clipboard" } else { "none" }.into(),
+                error: copied.clone().err(),
+                ..Default::default()
+            };
+            state.with_history(|h| {
+                retry::delivered(h, &mut entry, &report, keep_audio_dir.as_deref()).map_err(|e| {
+                    dictum_engine::Error::Store {
+                        path: h.path().to_path_buf(),
+                        reason: e,
+                    }
+                })
+            })?;
+            copied?;
+            Err(
+                "dictation is not running, so nothing was typed: the text is stored in \
+                 history and on the clipboard"
+                    .into(),
+            )
+        }
     }
 }

@@ -3,7 +3,7 @@
 //! one a dictation's key press uses, and returns its class and title.
 
 use dictum_engine::config::Config;
-use dictum_engine::profile::{self, FocusedWindow};
+use dictum_engine::profile::FocusedWindow;
 use std::time::Duration;
 
 type Res<T> = Result<T, String>;
@@ -15,7 +15,7 @@ pub async fn focused_window_in(seconds: u32) -> Res<FocusedWindow> {
     tauri::async_runtime::spawn_blocking(move || {
         std::thread::sleep(wait);
         let config = Config::load().map(|l| l.config).unwrap_or_default();
-        profile::focused_window(&config)
+        dictum_engine::inject::focused_window(&config)
     })
     .await
     .map_err(|e| format!("reading the focused window crashed: {e}"))

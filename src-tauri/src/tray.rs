@@ -63,6 +63,11 @@ fn copy_last(app: &AppHandle) -> Result<(), String> {
         .unwrap_or_else(|p| p.into_inner())
         .clone()
         .ok_or("no dictation yet")?;
+    copy_text(app, &text)
+}
+
+/// Puts `text` on the clipboard, served by the tray's own injector (kept for that).
+pub fn copy_text(app: &AppHandle, text: &str) -> Result<(), String> {
     let mut copier = COPIER.lock().unwrap_or_else(|p| p.into_inner());
     if copier.is_none() {
         let config = app.state::<crate::state::AppState>().config();
@@ -70,7 +75,7 @@ fn copy_last(app: &AppHandle) -> Result<(), String> {
             Some(dictum_engine::inject::Injector::new(&config.inject).map_err(|e| e.to_string())?);
     }
     match copier.as_mut() {
-        Some(injector) => injector.copy(&text),
+        Some(injector) => injector.copy(text),
         None => Err("no clipboard".into()),
     }
 }

@@ -7,10 +7,11 @@ use std::process::ExitCode;
 #[derive(clap::Args)]
 pub struct Args {
     /// press, release, toggle, cancel, pause, resume, hands-free, edit-press, edit-release
-    /// (edit mode: the selection rewritten on the instruction said in between) or quit;
-    /// `status` says whether one runs.
+    /// (edit mode: the selection rewritten on the instruction said in between), type (the
+    /// text of history entry ID, through the gate: budget, cancel key) or quit; `status`
+    /// says whether one runs.
     command: String,
-    /// For hands-free: on, off or toggle (the default).
+    /// For hands-free: on, off or toggle (the default); for type: the entry's ID.
     argument: Option<String>,
 }
 
@@ -20,8 +21,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(arg) => format!("{} {arg}", args.command),
         None => args.command.clone(),
     };
-    control::parse_request(&line).map_err(|e| anyhow::anyhow!(e))?;
-    let reply = control::send(&line)?;
+    let request = control::parse_request(&line).map_err(|e| anyhow::anyhow!(e))?;
+    // `type ID` answers once the text is typed.
+    let typing = matches!(
+        request,
+        control::Request::Command(dictum_engine::dictation::Command::TypeStored(_))
+    );
+    let reply = if typing {
+        control::send_waiting(&line, control::TYPE_WAIT)?
+    } else {
+        control::send(&line)?
+    };
     if reply != "ok" {
         println!("{reply}");
     }

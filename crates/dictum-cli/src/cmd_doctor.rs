@@ -582,7 +582,7 @@ fn session_checks(config: &Config) -> Vec<Check> {
         ),
         desktop_blind.then(|| {
             "this desktop does not tell which process owns the focused window, so every \
-             window counts as a terminal (sway, Hyprland and X11 sessions tell it). For an app you trust that is no terminal, add a \
+             window counts as a terminal (sway, Hyprland, KDE and X11 sessions tell it). For an app you trust that is no terminal, add a \
              [[profile]] with match_class and terminal = false"
                 .to_string()
         }),

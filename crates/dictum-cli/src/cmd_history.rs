@@ -34,7 +34,9 @@ pub struct Args {
     yes: bool,
     /// Transcribe entry ID again from its kept audio (a dictation whose text was not
     /// delivered: queue full, failed transcription, failed typing, Dictum killed), store the
-    /// text, print it and type it into the focused window.
+    /// text, print it and have the running Dictum type it into the focused window (its gate:
+    /// the cancel key stops it, a runaway text is not typed). With no Dictum running it is
+    /// put on the clipboard instead.
     #[arg(long, value_name = "ID", conflicts_with_all = ["delete", "delete_all", "export", "json", "search"])]
     retry: Option<i64>,
     /// With --retry: put the text on the clipboard instead of typing it.

@@ -947,7 +947,7 @@ fn sigterm_mid_utterance() {
 /// A daemon killed outright (SIGKILL) mid-utterance, with the DEFAULT settings (audio not
 /// kept): the live recording was streamed to the spool, so the next start marks the row
 /// `interrupted` with that audio (a WAV in `spool/`) and says how to retry it, and
-/// `dictum history --retry ID` types the words into the focused window.
+/// `dictum history --retry ID` has the running daemon type the words into the focused window.
 #[test]
 fn crash_leaves_interrupted_rows() {
     let Some(rig) = rig() else { return };
@@ -995,14 +995,15 @@ fn crash_leaves_interrupted_rows() {
         .expect("dictum history");
     let listed = String::from_utf8_lossy(&out.stdout);
     assert!(listed.contains("interrupted"), "{listed}");
-    retried_into(&rig, &term, id);
+    retried_into(&rig, &term, id, true);
     keeps_working(&mut d);
 }
 
 /// More utterances than `[dictation] queue_max` while the speech stage is stuck, with the
 /// DEFAULT settings (audio not kept): the one over the limit is not transcribed, but its
 /// audio goes to the spool, its row and the notice say how to retry it, and
-/// `dictum history --retry ID` types its words into the focused window.
+/// `dictum history --retry ID` with no daemon running puts its words on the clipboard and
+/// types nothing (only a running Dictum types, through its gate: issue 38).
 #[test]
 fn queue_full_keeps_audio_for_retry() {
     let Some(rig) = rig() else { return };
@@ -1033,17 +1034,46 @@ fn queue_full_keeps_audio_for_retry() {
     assert!(rig.path().join("spool").join(format!("{id}.wav")).is_file());
     assert!(!rig.path().join("audio").join(format!("{id}.wav")).exists());
     drop(d);
-    retried_into(&rig, &term, id);
+    retried_into(&rig, &term, id, false);
 }
 
-/// `dictum history --retry ID`: prints the words, types them into the xterm (focused), and
-/// the row then has them, with the spool audio gone.
-fn retried_into(rig: &Rig, term: &Xterm, id: i64) {
-    let out = rig.run_to_end(
-        &["history", "--retry", &id.to_string()],
-        &[],
-        Duration::from_secs(120),
-    );
+/// `dictum history --retry ID`: prints the words; with a daemon running, the daemon types
+/// them into the xterm (focused); with none, they go to the clipboard and nothing is typed.
+/// The row then has them, with the spool audio gone.
+fn retried_into(rig: &Rig, term: &Xterm, id: i64, daemon: bool) {
+    let out = if daemon {
+        rig.run_to_end(
+            &["history", "--retry", &id.to_string()],
+            &[],
+            Duration::from_secs(120),
+        )
+    } else {
+        // The CLI serves the clipboard until it reads a line: read it meanwhile.
+        let mut child = rig
+            .command(&["history", "--retry", &id.to_string()], &[])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start dictum");
+        let deadline = Instant::now() + Duration::from_secs(120);
+        let copied = loop {
+            let held = rig.x.clipboard().unwrap_or_default().to_lowercase();
+            if held.contains("forward") || Instant::now() > deadline {
+                break held;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        let _ = child.stdin.take().map(|mut i| i.write_all(b"\n"));
+        let out = child.wait_with_output().expect("dictum history --retry");
+        assert!(copied.contains("forward"), "on the clipboard: {copied:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("no Dictum is running"),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    };
     let printed = String::from_utf8_lossy(&out.stdout).to_lowercase();
     assert!(
         out.status.success() && printed.contains("forward"),
@@ -1051,7 +1081,14 @@ fn retried_into(rig: &Rig, term: &Xterm, id: i64) {
         String::from_utf8_lossy(&out.stderr)
     );
     let typed = term.line(&rig.x).to_lowercase();
-    assert!(typed.contains("forward"), "typed by --retry: {typed:?}");
+    if daemon {
+        assert!(typed.contains("forward"), "typed by --retry: {typed:?}");
+    } else {
+        assert!(
+            !typed.contains("forward"),
+            "typed with no daemon: {typed:?}"
+        );
+    }
     let row = rig.row(id);
     assert_eq!(row.outcome.as_str(), "ok", "{row:?}");
     assert_eq!(row.error_kind.as_deref(), Some("retried"), "{row:?}");

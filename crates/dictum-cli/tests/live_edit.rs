@@ -10,6 +10,8 @@
 //!   original is on the clipboard, and Ctrl+Z in the box brings the original back.
 //! - Refusals, each with its notice and nothing typed: no selection, silence (no instruction),
 //!   no LLM (`[llm] enabled = false`).
+//! - An answer of 60 lines: the focus moved to an xterm mid-typing, then Escape: typing stops,
+//!   no Return reaches the xterm (issue 38).
 
 #[path = "../../dictum-engine/tests/common/mod.rs"]
 mod common;
@@ -288,4 +290,63 @@ fn edit_mode_replaces_the_selection_and_refuses_clearly() {
     d.no_dictation(Duration::from_millis(1500));
     assert_eq!(tb.text(), ORIGINAL);
     assert_eq!(llm.edit_requests().len(), 1);
+    drop(tb);
+
+    a_long_answer_stops_when_the_focus_moves(&x, py, &mut d, &instruction);
+}
+
+/// Issue 38: an answer of 60 lines, Return between them (`[edit] type_newlines`), typed into
+/// the box; the focus moves to an xterm mid-typing, then Escape: typing stops, no Return
+/// reaches the xterm (its `cat` writes a line only at a Return), the row says it stopped.
+fn a_long_answer_stops_when_the_focus_moves(x: &Xvfb, py: &str, d: &mut Daemon, said: &Path) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let answer: Vec<String> = (1..=60)
+        .map(|i| format!("Line {i} of the long answer, typed one line after the other."))
+        .collect();
+    let llm = Standin::start(dir.path(), &answer.join("\n"));
+    d.write_config(&format!(
+        "{}type_newlines = true\n",
+        edit_config(&llm.url, true)
+    ));
+    d.wait_notice("config applied");
+    // The answer's budget is 4 x (selection + instruction) + 400 characters.
+    let selection = "The old text of this note, to be rewritten. ".repeat(30);
+    let xterm = common::x11::Xterm::start_as(x, "Dictum xterm", "XTerm", "80x10+0+420");
+    // The box takes the pointer (the focus: no window manager).
+    let tb = TextBox::start(x, py, dir.path(), selection.trim_end(), true);
+    x.xdotool(&["keydown", EDIT_KEY]);
+    std::thread::sleep(Duration::from_millis(100));
+    let played = Command::new("paplay")
+        .arg("--device=dictum_sink")
+        .arg(said)
+        .status()
+        .expect("paplay");
+    assert!(played.success());
+    std::thread::sleep(Duration::from_millis(300));
+    x.xdotool(&["keyup", EDIT_KEY]);
+    // Mid-typing: a few lines in the box, then the focus goes to the xterm, then Escape.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while tb.text().matches('\n').count() < 3 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let at_move = tb.text().matches('\n').count();
+    assert!(at_move >= 3, "typing did not start: {:?}", d.notices);
+    xterm.point_at(x);
+    x.xdotool(&["key", "Escape"]);
+    let ev = d.next("dictation", Duration::from_secs(60));
+    eprintln!("long answer, {at_move} lines when the focus moved: {ev}");
+    std::thread::sleep(Duration::from_millis(1000));
+    let error = ev["inject_error"].as_str().unwrap_or_default();
+    assert!(error.contains("typing stopped"), "{ev}");
+    let lines = tb.text().matches('\n').count();
+    assert!(
+        lines < 59,
+        "typing stopped early: {lines} line breaks in the box"
+    );
+    assert!(
+        !std::fs::read_to_string(&xterm.file)
+            .unwrap_or_default()
+            .contains('\n'),
+        "no Return reached the xterm: {ev}"
+    );
 }

@@ -32,7 +32,7 @@ mod events;
 #[path = "support/session_daemon.rs"]
 mod session_daemon;
 use common::pulse::Pulse;
-use dictum_engine::portal::RemoteKeyboard;
+use dictum_engine::inject::backends::portal::RemoteKeyboard;
 use kde::{tools, Kde, ALT_L, CONTROL_L, SPACE};
 use session_daemon::{check_typed, ms, speak, write_config, Daemon, Growth};
 use std::time::{Duration, Instant};

@@ -7,11 +7,15 @@
 //!   pressed, no file `pwned` appears (until the test itself presses Return: the shell is
 //!   live). The row and the event name the refused command and why.
 //! - Push-to-talk "New line." said alone into the shell presses Return (a typed command runs).
-//! - A one-word 300 kB answer: refused by the character budget, stored, nothing typed; a 2 MB
-//!   one is past the 1 MiB answer cap: the local model stands in, the row says why.
+//! - A one-word 300 kB answer: refused by the character budget, stored, nothing typed; its
+//!   retry (`dictum history --retry`) and "type again" (`dictum ctl type`) go through the
+//!   daemon's gate: refused too, the refusal on the row. A 2 MB one is past the 1 MiB answer
+//!   cap: the local model stands in, the row says why.
 //! - The cancel key (Escape) while a long text is typed stops it at the next word.
 //! - Hands-free, a clip "… Press enter." played into a terminal: no Return; "Press enter."
-//!   alone into a window that is not a terminal, after a pause: Return.
+//!   alone into a window that is not a terminal, after a pause: Return. Begun in a terminal
+//!   whose profile says `commands = true` (Return there when the focus stays), the focus moved
+//!   to a plain xterm before the pause: no Return.
 
 #[path = "../../dictum-engine/tests/common/mod.rs"]
 mod common;
@@ -100,6 +104,7 @@ fn words_the_user_did_not_say_never_act() {
     let _pulse = Pulse::start();
     push_to_talk_keys_act_only_when_the_user_clearly_meant_them();
     hands_free_keys_never_act_in_terminals_and_only_alone_elsewhere();
+    hands_free_keys_go_by_the_window_of_delivery();
     a_renamed_terminal_is_a_terminal_and_invisible_text_is_not_typed();
     an_unknown_window_counts_as_a_terminal();
 }
@@ -269,6 +274,7 @@ fn push_to_talk_keys_act_only_when_the_user_clearly_meant_them() {
         Some(300_000),
         "the row keeps the whole answer"
     );
+    stored_texts_type_only_through_the_gate(&x, dir.path(), &ev, &cat.file);
 
     // 5. A 2 MB one-word answer is past what any answer may be (1 MiB, read as a stream):
     //    not a transcript; the local model stands in and types what was said.
@@ -297,6 +303,55 @@ fn push_to_talk_keys_act_only_when_the_user_clearly_meant_them() {
         "the row says why the server's answer was not used: {:?}",
         stored.stt_fallback
     );
+}
+
+/// Issue 38: a retry (`dictum history --retry`) and "type again" (`dictum ctl type`, the
+/// history window's button) of the 300 kB row are typed by the running daemon through its
+/// gate: refused by the budget, the refusal on the row, nothing typed into `file`.
+fn stored_texts_type_only_through_the_gate(x: &Xvfb, dir: &Path, ev: &Value, file: &Path) {
+    let id = ev["id"].as_i64().expect("row id").to_string();
+    let before = std::fs::metadata(file).map_or(0, |m| m.len());
+    let dictum = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_dictum"))
+            .args(args)
+            .env("DISPLAY", &x.display)
+            .env_remove("WAYLAND_DISPLAY")
+            .env("DICTUM_DATA_DIR", dir)
+            .env("DICTUM_CONFIG", dir.join("config.toml"))
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run dictum")
+    };
+    // Its audio is kept (not delivered): the retry transcribes it again (the same runaway
+    // server answers) and hands it to the daemon, which refuses it.
+    for args in [&["history", "--retry", &id][..], &["ctl", "type", &id][..]] {
+        let out = dictum(args);
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        eprintln!("dictum {args:?}: {err}");
+        assert!(!out.status.success(), "{args:?}: {err}");
+        assert!(
+            err.contains("not typed") && err.contains("max_chars_per_second"),
+            "{args:?}: {err}"
+        );
+        let stored = row(dir, ev);
+        assert_eq!(stored.text.map(|t| t.len()), Some(300_000), "{args:?}");
+        assert!(
+            stored
+                .inject_error
+                .as_deref()
+                .is_some_and(|e| e.contains("max_chars_per_second")),
+            "the refusal is on the row: {:?}",
+            stored.inject_error
+        );
+        std::thread::sleep(Duration::from_millis(500));
+        let after = std::fs::metadata(file).map_or(0, |m| m.len());
+        assert_eq!(
+            after,
+            before,
+            "{args:?} typed {} characters",
+            after - before
+        );
+    }
 }
 
 fn hands_free_keys_never_act_in_terminals_and_only_alone_elsewhere() {
@@ -369,6 +424,83 @@ fn hands_free_keys_never_act_in_terminals_and_only_alone_elsewhere() {
         "{line:?}"
     );
     assert_eq!(line.matches('\n').count(), 1, "one Return only: {line:?}");
+    send(&mut d, "hands-free off");
+}
+
+/// Issue 38: hands-free, "Press enter." said alone into a terminal whose class-matched
+/// profile says `commands = true` presses Return there; the same speech begun there with the
+/// focus moved to a plain xterm before the pause presses none (the profile that decides is the
+/// one of the window at delivery, and a window other than the one at the start gets no keys).
+fn hands_free_keys_go_by_the_window_of_delivery() {
+    let clips = tempfile::tempdir().expect("tempdir");
+    let alone = speak(clips.path(), "alone", "Press enter.");
+    let x = Xvfb::start();
+    let keys = Xterm::start_named(&x, "Dictum keys", "Keysterm", "keysterm", "80x10+0+420");
+    let term = Xterm::start(&x, "Dictum terminal");
+    let dir = tempfile::tempdir().expect("tempdir");
+    x11_daemon::write_initial_config(dir.path());
+    let mut d = Daemon::start(dir.path(), &x);
+    d.notices.clear();
+    d.write_config(
+        "[dictation]\ninput_device = \"dictum_mic\"\n\n[[profile]]\nname = \"keys\"\n\
+         match_class = \"^keysterm$\"\ncommands = true\n",
+    );
+    d.wait_notice("config applied");
+    send(&mut d, "hands-free on");
+    d.wait_notice("hands-free on");
+    let play = |moved: Option<&Xterm>| {
+        let mut child = std::process::Command::new("paplay")
+            .arg("--device=dictum_sink")
+            .arg(&alone)
+            .spawn()
+            .expect("paplay");
+        if let Some(to) = moved {
+            // The dictation opens at the speech (200 ms of it); the pause ends it later.
+            std::thread::sleep(Duration::from_millis(700));
+            to.point_at(&x);
+        }
+        assert!(child.wait().expect("paplay").success());
+    };
+
+    // Said alone into the window whose profile turns commands on: Return.
+    keys.point_at(&x);
+    std::thread::sleep(Duration::from_millis(500));
+    play(None);
+    let ev = d.next("dictation", Duration::from_secs(60));
+    eprintln!("commands = true, alone: {ev}");
+    assert_eq!(ev["commands"], serde_json::json!(["press enter"]), "{ev}");
+    assert!(
+        wait_for("a line in the keys window", Duration::from_secs(5), || {
+            std::fs::read_to_string(&keys.file).is_ok_and(|t| t.contains('\n'))
+        }),
+        "Return reached the window whose profile allows keys"
+    );
+
+    // Begun there, the focus moved to a plain xterm before the pause: no Return anywhere.
+    keys.point_at(&x);
+    std::thread::sleep(Duration::from_millis(1000));
+    play(Some(&term));
+    let ev = d.next("dictation", Duration::from_secs(60));
+    eprintln!("commands = true, focus moved: {ev}");
+    assert_eq!(
+        row(dir.path(), &ev).app_class.as_deref(),
+        Some("Keysterm"),
+        "the speech began in the keys window: {ev}"
+    );
+    assert_eq!(refused(&ev), ["press enter"], "{ev}");
+    std::thread::sleep(Duration::from_millis(1000));
+    assert!(
+        !std::fs::read_to_string(&term.file)
+            .unwrap_or_default()
+            .contains('\n'),
+        "no Return reached the xterm: {ev}"
+    );
+    let lines = std::fs::read_to_string(&keys.file).unwrap_or_default();
+    assert_eq!(
+        lines.matches('\n').count(),
+        1,
+        "none in the keys window: {lines:?}"
+    );
     send(&mut d, "hands-free off");
 }
 

@@ -14,6 +14,7 @@ pub mod dictation;
 pub mod edit;
 pub mod error;
 pub mod eval;
+pub(crate) mod fault;
 pub mod gpu;
 pub mod hotkey;
 pub mod inject;

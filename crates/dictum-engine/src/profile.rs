@@ -25,9 +25,9 @@
 //! Validation happens when the config is loaded: a bad pattern is an error naming the
 //! profile and the pattern.
 
+use crate::config::inject::InjectMethod;
 pub use crate::config::profile::{ProfileConfig, ProfileError, DEFAULT_PROFILE};
 use crate::config::{Config, SttTask};
-use crate::inject::InjectMethod;
 use regex::Regex;
 #[cfg(test)]
 use serde::Deserialize;
@@ -285,22 +285,6 @@ pub struct FocusedWindow {
     /// False where the focused app cannot be known (GNOME/KDE Wayland, no display):
     /// dictations there use the default profile.
     pub known: bool,
-}
-
-/// The window focused now, read as a dictation's key press reads it
-/// (`dictation::window_probe`: an `Injector` on the `[inject]` settings, its
-/// `focused_window`). Built here from `inject` directly, so this layer does not import
-/// `dictation` above it (docs/ARCHITECTURE.md "Module graph").
-pub fn focused_window(config: &Config) -> FocusedWindow {
-    let Ok(mut injector) = crate::inject::Injector::new(&config.inject) else {
-        return FocusedWindow::default();
-    };
-    let window = injector.focused_window();
-    FocusedWindow {
-        known: window.class.is_some() || window.title.is_some(),
-        class: window.class,
-        title: window.title,
-    }
 }
 
 #[cfg(test)]

@@ -26,9 +26,9 @@ mod gnome;
 #[path = "common/portal_desktop.rs"]
 mod portal_desktop;
 
+use dictum_engine::inject::backends::portal::RemoteKeyboard;
 use dictum_engine::inject::session::hotkey_path;
 use dictum_engine::inject::{Delivery, Focus, HotkeyPath, TypePath};
-use dictum_engine::portal::RemoteKeyboard;
 use gnome::{tools, Gnome};
 use std::time::Instant;
 

@@ -28,8 +28,9 @@ mod kde;
 #[path = "common/portal_desktop.rs"]
 mod portal_desktop;
 
+use dictum_engine::inject::backends::portal::RemoteKeyboard;
 use dictum_engine::inject::{Delivery, Focus, TypePath};
-use dictum_engine::portal::{PortalShortcut, RemoteKeyboard, ShortcutEvent, ShortcutRequest};
+use dictum_engine::portal::{PortalShortcut, ShortcutEvent, ShortcutRequest};
 use kde::{tools, Kde, ALT_L, CONTROL_L, SOCKET, SPACE};
 use std::sync::mpsc;
 use std::sync::Mutex;
@@ -176,8 +177,9 @@ fn real_kde_portal_types_into_a_wayland_window_and_drives_push_to_talk() {
     );
 }
 
-/// Per-app profiles on KDE: KWin tells the active window through a script Dictum loads over
-/// D-Bus (`inject::focus_dbus`), here the GTK text box, on the real KWin 5.27.
+/// Per-app profiles on KDE: KWin tells the active window (and its pid, for the gate) through
+/// a script Dictum loads over D-Bus (`inject::focus_dbus`), here the GTK text box, on the real
+/// KWin 5.27.
 #[test]
 fn kwin_tells_the_active_window_through_a_script() {
     let Some(tools) = tools() else {
@@ -191,6 +193,17 @@ fn kwin_tells_the_active_window_through_a_script() {
     eprintln!("KWin's active window: {w:?} in {ms:.0} ms");
     assert_eq!(w.title.as_deref(), Some("Dictum textbox"), "{w:?}");
     assert!(w.class.as_deref().is_some_and(|c| !c.is_empty()), "{w:?}");
+    // Its process too (issue 38): the text box's, so the gate judges the window by what runs
+    // it, not as an unknown window (every KDE window counted as a terminal before).
+    let pid = w.pid.expect("KWin tells the pid");
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).expect("the process");
+    assert!(
+        String::from_utf8_lossy(&cmdline).contains("wayland_textbox.py"),
+        "pid {pid} is the text box: {:?}",
+        String::from_utf8_lossy(&cmdline)
+    );
+    let verdict = dictum_engine::inject::gate::judge(&[], &w, None);
+    assert!(!verdict.terminal, "{verdict:?}");
     // Asked again (the script is unloaded each time): the same answer.
     let again = dictum_engine::inject::focus_dbus::kde_focused(&bus).expect("KWin answers");
     assert_eq!(again, w);

@@ -13,12 +13,13 @@
 //! What runs against the real KDE portal is in `portal_kde.rs`.
 //!
 //! Needs `dbus-daemon` and python3-dbus-next (`/usr/bin/python3`); skipped without them unless
-//! `DICTUM_REQUIRE_E2E` is set. Numbers: `cargo test -p dictum-engine --test portal_standin -- --nocapture`.
+//! `DICTUM_REQUIRE_E2E` is set. Numbers:
+//! `cargo test -p dictum-engine --features test-hooks --test portal_standin -- --nocapture`.
 #![cfg(target_os = "linux")]
 
+use dictum_engine::inject::backends::portal::RemoteKeyboard;
 use dictum_engine::portal::{
-    self, keysyms_for_text, Bus, PortalShortcut, RemoteKeyboard, ShortcutEvent, ShortcutRequest,
-    KEYSYM_RETURN,
+    self, keysyms_for_text, Bus, PortalShortcut, ShortcutEvent, ShortcutRequest, KEYSYM_RETURN,
 };
 use serde_json::Value as Json;
 use std::io::{BufRead, BufReader, Write};

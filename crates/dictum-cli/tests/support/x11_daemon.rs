@@ -89,8 +89,9 @@ impl Daemon {
             to.push('\n');
         }
         let text = format!(
-            "[stt]\nmodel = \"{}\"\nthreads = 2\n{stt}\n[inject]\nnotify_on_failure = false\n{rest}{EDITOR_PROFILE}",
-            model.display()
+            "[stt]\nmodel = \"{}\"\nthreads = 2\n{stt}\n[inject]\nnotify_on_failure = false\n{rest}{}",
+            model.display(),
+            editor_profile()
         );
         let path = self.dir.join("config.toml");
         // Written whole and renamed: the daemon never reads half a file.
@@ -114,10 +115,24 @@ pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
 pub const EDITOR_PROFILE: &str =
     "\n[[profile]]\nname = \"editor\"\nmatch_class = \"^editor$\"\nterminal = false\n";
 
+/// [`EDITOR_PROFILE`], less its `terminal` key for a `DICTUM_BIN` built before the typing
+/// gate (`DICTUM_BIN_PRE_GATE=1`, e.g. `scripts/bench-live --versus-bin` against main before
+/// issue 38): such a build rejects the unknown key, and treats no editor as a terminal.
+fn editor_profile() -> &'static str {
+    let pre_gate = std::env::var_os("DICTUM_BIN").is_some()
+        && std::env::var_os("DICTUM_BIN_PRE_GATE").is_some_and(|v| v == "1");
+    if pre_gate {
+        "\n[[profile]]\nname = \"editor\"\nmatch_class = \"^editor$\"\n"
+    } else {
+        EDITOR_PROFILE
+    }
+}
+
 pub fn write_initial_config(dir: &Path) {
     let text = format!(
-        "[stt]\nmodel = \"{}\"\nthreads = 2\n\n[inject]\nnotify_on_failure = false\n{EDITOR_PROFILE}",
-        crate::common::tiny_model().display()
+        "[stt]\nmodel = \"{}\"\nthreads = 2\n\n[inject]\nnotify_on_failure = false\n{}",
+        crate::common::tiny_model().display(),
+        editor_profile()
     );
     std::fs::write(dir.join("config.toml"), text).expect("write config");
 }

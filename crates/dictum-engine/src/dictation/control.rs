@@ -19,7 +19,7 @@ use std::sync::mpsc::Sender;
 
 /// The words `dictum ctl` and `dictum run --stdin-commands` understand.
 pub const COMMANDS: &str =
-    "press, release, toggle, cancel, pause, resume, hands-free [on|off|toggle], edit-press, edit-release, quit";
+    "press, release, toggle, cancel, pause, resume, hands-free [on|off|toggle], edit-press, edit-release, type ID, quit";
 
 /// Longest request line the socket reads, newline included; a longer one is refused.
 pub const MAX_LINE: usize = 256;
@@ -29,6 +29,10 @@ pub const MAX_CLIENTS: usize = 16;
 
 /// How long a connection may take to send its line.
 pub const READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// How long `type ID` waits for the typing to end before answering (the typing goes on; the
+/// row says how it went).
+pub const TYPE_WAIT: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// One command word as a [`Command`].
 pub fn parse_command(word: &str) -> std::result::Result<Command, String> {
@@ -47,6 +51,15 @@ pub fn parse_command(word: &str) -> std::result::Result<Command, String> {
             }
         };
         return Ok(Command::HandsFree(on));
+    }
+    if first == "type" {
+        return match (words.next().map(str::parse::<i64>), words.next()) {
+            (Some(Ok(id)), None) => Ok(Command::TypeStored(super::TypeStored { id, reply: None })),
+            _ => Err(format!(
+                "unknown command `{}` (type ID: the history row whose text is typed)",
+                word.trim()
+            )),
+        };
     }
     Ok(match word.trim() {
         "press" => Command::Press,
@@ -344,6 +357,28 @@ mod imp {
                 let _ = stream.shutdown(std::net::Shutdown::Both);
                 return commands.send(Command::Shutdown).is_ok();
             }
+            Ok(Request::Command(Command::TypeStored(mut job))) => {
+                // Answered once typed: `dictum history --retry` tells how it went.
+                let (tx, rx) = std::sync::mpsc::channel();
+                job.reply = Some(tx);
+                match commands.send(Command::TypeStored(job)) {
+                    Err(_) => ("error: dictation has stopped".to_string(), false),
+                    Ok(()) => match rx.recv_timeout(TYPE_WAIT) {
+                        Ok(Ok(done)) => (format!("ok {done}"), true),
+                        Ok(Err(why)) => (format!("error: {why}"), true),
+                        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => (
+                            "error: still typing after the wait; the row says how it went \
+                             (`dictum history`)"
+                                .to_string(),
+                            true,
+                        ),
+                        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => (
+                            "error: the dictation is not running; nothing was typed".to_string(),
+                            true,
+                        ),
+                    },
+                }
+            }
             Ok(Request::Command(cmd)) => match commands.send(cmd) {
                 Ok(()) => ("ok".to_string(), true),
                 Err(_) => ("error: dictation has stopped".to_string(), false),
@@ -357,6 +392,10 @@ mod imp {
     }
 
     pub fn send(word: &str) -> Result<String> {
+        send_waiting(word, Duration::from_secs(5))
+    }
+
+    pub fn send_waiting(word: &str, wait: Duration) -> Result<String> {
         let path = socket_path()?;
         let mut stream = UnixStream::connect(&path).map_err(|e| {
             Error::Control(format!(
@@ -364,7 +403,7 @@ mod imp {
                 path.display()
             ))
         })?;
-        let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+        let _ = stream.set_read_timeout(Some(wait));
         stream
             .write_all(format!("{}\n", word.trim()).as_bytes())
             .map_err(|e| Error::Control(format!("cannot send to {}: {e}", path.display())))?;
@@ -396,7 +435,11 @@ mod imp {
         ))
     }
 
-    pub fn send(_word: &str) -> Result<String> {
+    pub fn send(word: &str) -> Result<String> {
+        send_waiting(word, std::time::Duration::ZERO)
+    }
+
+    pub fn send_waiting(_word: &str, _wait: std::time::Duration) -> Result<String> {
         Err(Error::Control(
             "`dictum ctl` needs a Unix system; use the hotkey or the tray menu".into(),
         ))
@@ -415,6 +458,16 @@ pub fn send(word: &str) -> Result<String> {
     imp::send(word)
 }
 
+/// [`send`], waiting up to `wait` for the answer (`type ID` answers once typed).
+pub fn send_waiting(word: &str, wait: std::time::Duration) -> Result<String> {
+    imp::send_waiting(word, wait)
+}
+
+/// Whether a Dictum (`dictum run` or the tray app) answers on [`socket_path`].
+pub fn running() -> bool {
+    send("status").is_ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -429,6 +482,20 @@ mod tests {
         assert_eq!(pauses, [10, 20, 40, 80, 160, 320, 640, 1000, 1000, 1000]);
         b.succeeded();
         assert_eq!(b.failed(), Duration::from_millis(10));
+    }
+
+    #[test]
+    fn type_takes_one_row_id() {
+        match parse_request("type 42\n") {
+            Ok(Request::Command(Command::TypeStored(job))) => {
+                assert_eq!(job.id, 42);
+                assert!(job.reply.is_none());
+            }
+            other => panic!("{other:?}"),
+        }
+        for bad in ["type", "type x", "type 4 2", "type -"] {
+            assert!(parse_request(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

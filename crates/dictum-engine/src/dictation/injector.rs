@@ -6,6 +6,7 @@
 use crate::commands::trust::{self, Situation};
 use crate::commands::{Action, Chord, Key};
 use crate::config::Config;
+use crate::dictation::messages::SinkReport;
 use crate::dictation::worker::{report, Part, Typed};
 use crate::dictation::{catch, fault, Input, Shared};
 use crate::inject::{InjectMethod, Injector, StopCheck};
@@ -37,6 +38,12 @@ pub trait Sink {
     /// sink may press Return there where the window is no terminal; by default the spaces.
     fn deliver_lines(&mut self, text: &str, breaks: &[usize], stop: StopCheck) -> SinkReport {
         let _ = breaks;
+        self.deliver_until(text, stop)
+    }
+
+    /// [`Sink::deliver_until`] of a stored text (a retry, "type again"): when the cancel key
+    /// stops it, the rest is left on the clipboard as well, with a notice.
+    fn deliver_stored(&mut self, text: &str, stop: StopCheck) -> SinkReport {
         self.deliver_until(text, stop)
     }
 
@@ -91,20 +98,6 @@ pub trait Sink {
     }
 }
 
-#[derive(Debug, Clone, Default)]
-pub struct SinkReport {
-    pub method: String,
-    pub error: Option<String>,
-    /// Ms from the call until the text was handed over (last key sent, or the paste chord),
-    /// when the sink does more afterwards (paste: restoring the clipboard).
-    pub handed_over_ms: Option<f64>,
-    /// The window that received the text, when the sink knows it.
-    pub app_class: Option<String>,
-    pub window_title: Option<String>,
-    /// Characters delivered (a trailing space included), when the sink knows.
-    pub chars: Option<usize>,
-}
-
 /// The product's sink: typing or pasting into the focused window.
 impl Sink for Injector {
     fn deliver(&mut self, text: &str) -> SinkReport {
@@ -116,20 +109,11 @@ impl Sink for Injector {
     }
 
     fn deliver_lines(&mut self, text: &str, breaks: &[usize], stop: StopCheck) -> SinkReport {
-        let r = self.inject_lines(text, breaks, Some(stop));
-        let mut error = r.error;
-        if let Some(w) = r.warning {
-            tracing::warn!("{w}");
-            error.get_or_insert(w);
-        }
-        SinkReport {
-            method: r.method.map_or("none", |m| m.as_str()).to_string(),
-            error,
-            handed_over_ms: Some(r.inject_ms),
-            app_class: r.app_class,
-            window_title: r.window_title,
-            chars: Some(r.chars),
-        }
+        sink_report(self.inject_lines(text, breaks, Some(stop)))
+    }
+
+    fn deliver_stored(&mut self, text: &str, stop: StopCheck) -> SinkReport {
+        sink_report(self.inject_stored(text, Some(stop)))
     }
 
     fn release_grace(&self) -> std::time::Duration {
@@ -177,6 +161,23 @@ impl Sink for Injector {
     }
 }
 
+/// The injector's report as the sink's.
+fn sink_report(r: crate::inject::InjectReport) -> SinkReport {
+    let mut error = r.error;
+    if let Some(w) = r.warning {
+        tracing::warn!("{w}");
+        error.get_or_insert(w);
+    }
+    SinkReport {
+        method: r.method.map_or("none", |m| m.as_str()).to_string(),
+        error,
+        handed_over_ms: Some(r.inject_ms),
+        app_class: r.app_class,
+        window_title: r.window_title,
+        chars: Some(r.chars),
+    }
+}
+
 /// Builds [`Injector`] sinks from the config's `[inject]` section, with `method` (if given)
 /// overriding its method.
 pub fn injector_sink(method: Option<InjectMethod>) -> SinkFactory {
@@ -219,6 +220,8 @@ pub(crate) enum InjectorMsg {
     /// A dictation's first words, ahead of its [`Typed`].
     Part(Box<Part>),
     Reconfigure(Box<Config>),
+    /// A stored row's text to type through the gate (`Command::TypeStored`).
+    Stored(crate::dictation::TypeStored),
     Stop,
 }
 
@@ -385,6 +388,27 @@ pub(crate) fn run(
                 config = *new;
                 continue;
             }
+            InjectorMsg::Stored(job) => {
+                let id = job.id;
+                let done = catch(|| type_stored(sink.as_mut(), &history, &config, &shared, id))
+                    .unwrap_or_else(|msg| {
+                        shared.set_injecting(false);
+                        Err(format!(
+                            "typing #{id} crashed ({msg}); its text is in history (`dictum history`)"
+                        ))
+                    });
+                shared
+                    .stored
+                    .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                let _ = to_controller.send(Input::StateChanged);
+                if let Err(why) = &done {
+                    notice(why.clone());
+                }
+                if let Some(reply) = job.reply {
+                    let _ = reply.send(done);
+                }
+                continue;
+            }
             InjectorMsg::Stop => break,
         };
         if let Some(m) = backlog.retry(&history) {
@@ -497,6 +521,65 @@ fn profile_method(
         }
     }
     (method, problem)
+}
+
+/// Types the text of row `id` (a retry, "type again") as the gate allows: within the
+/// character budget of its audio, stopped by the cancel key (the rest left on the clipboard)
+/// and by a focus change. The row records how it went (`retry::delivered`: a retried row's
+/// spool audio goes once delivered). Ok: what was done; Err: why not (also on the row).
+fn type_stored(
+    sink: &mut dyn Sink,
+    history: &History,
+    config: &Config,
+    shared: &Arc<Shared>,
+    id: i64,
+) -> Result<String, String> {
+    let mut entry = history
+        .get(id)
+        .map_err(|e| format!("cannot read #{id}: {e}"))?
+        .ok_or_else(|| format!("no entry #{id} (see the ids with `dictum history`)"))?;
+    let text = entry.text.clone().unwrap_or_default();
+    if text.trim().is_empty() {
+        return Err(format!("#{id} has no text to type"));
+    }
+    let report = match crate::inject::gate::over_budget(&config.inject, &text, entry.audio_ms) {
+        // A runaway text (a speech server gone wild) is stored, never typed.
+        Some(why) => SinkReport {
+            method: "none".into(),
+            error: Some(why),
+            ..SinkReport::default()
+        },
+        None => {
+            wait_for_release(sink, shared, Instant::now());
+            shared
+                .stored_stop
+                .store(false, std::sync::atomic::Ordering::SeqCst);
+            shared.set_injecting(true);
+            let stop = {
+                let shared = Arc::clone(shared);
+                Arc::new(move || shared.stored_stop.load(std::sync::atomic::Ordering::SeqCst))
+                    as StopCheck
+            };
+            let report = sink.deliver_stored(&text, stop);
+            shared.set_injecting(false);
+            report
+        }
+    };
+    let keep_audio_dir = config
+        .history
+        .keep_audio
+        .then(crate::paths::audio_dir)
+        .and_then(Result::ok);
+    crate::dictation::retry::delivered(history, &mut entry, &report, keep_audio_dir.as_deref())
+        .map_err(|e| format!("#{id}: how it was typed could not be stored: {e}"))?;
+    match report.error {
+        Some(e) => Err(format!("#{id}: {e}")),
+        None => Ok(format!(
+            "#{id} typed ({} characters, {})",
+            report.chars.unwrap_or(0),
+            report.method
+        )),
+    }
 }
 
 /// First words typed ahead of their dictation ([`Part`]), and how that went.

@@ -36,6 +36,7 @@ mod controller;
 pub mod hands_free;
 mod injector;
 pub mod live_clean;
+pub mod messages;
 pub mod microphone;
 pub mod release;
 pub mod retry;
@@ -43,7 +44,8 @@ pub mod segmenter;
 pub mod state;
 mod worker;
 
-pub use injector::{injector_sink, window_probe, Sink, SinkFactory, SinkReport, StdoutSink};
+pub use injector::{injector_sink, window_probe, Sink, SinkFactory, StdoutSink};
+pub use messages::SinkReport;
 pub use state::State;
 pub use worker::ReleasePath;
 
@@ -52,7 +54,7 @@ use crate::store::Outcome;
 use serde::Serialize;
 use std::collections::HashSet;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -86,7 +88,21 @@ pub enum Command {
     /// on the instruction said while it is held.
     EditPress,
     EditRelease,
+    /// Types a stored row's text (a retry, "type again") through this dictation's injector,
+    /// so the gate applies: the character budget of its audio, the cancel key, the focus
+    /// check. `dictum history --retry`, `dictum ctl type ID`, the history window.
+    TypeStored(TypeStored),
     Shutdown,
+}
+
+/// A stored row to type ([`Command::TypeStored`]) and who waits for how it went.
+#[derive(Debug, Clone)]
+pub struct TypeStored {
+    /// The history row whose text is typed; its `inject_method`/`inject_error` record how.
+    pub id: i64,
+    /// Told once it is typed (`Ok`: what was done) or not (`Err`: why; the text stays in
+    /// history, and the rest of a stopped typing on the clipboard).
+    pub reply: Option<mpsc::Sender<Result<String, String>>>,
 }
 
 impl Command {
@@ -269,6 +285,11 @@ pub(crate) struct Shared {
     injecting: AtomicBool,
     /// Dictations with an id up to this are not injected (cancel key while processing).
     cancel_upto: AtomicI64,
+    /// Stored texts ([`Command::TypeStored`]) handed to the injector and not typed yet: the
+    /// cancel key is armed while there are any.
+    stored: AtomicUsize,
+    /// The cancel key was pressed since the stored text now typed began.
+    stored_stop: AtomicBool,
     /// The push-to-talk key is held for the next utterance: typing now would combine the
     /// text with its modifiers, so earlier results wait for the release.
     key_held: AtomicBool,
@@ -297,6 +318,12 @@ impl Shared {
     }
     fn cancelled(&self, id: i64) -> bool {
         id <= self.cancel_upto.load(Ordering::SeqCst)
+    }
+    fn typing_stored(&self) -> bool {
+        self.stored.load(Ordering::SeqCst) > 0
+    }
+    fn stop_stored(&self) {
+        self.stored_stop.store(true, Ordering::SeqCst)
     }
     fn abandon(&self, seq: u64) {
         self.abandoned
@@ -334,79 +361,8 @@ pub(crate) fn catch<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     })
 }
 
-/// Test hooks, compiled into debug builds and `--features test-hooks` only (release builds and
-/// the packages have none of this):
-/// `DICTUM_FAULT=point[@n],...` makes `point` fail its n-th time (default 1; `@*` every time).
-/// Points: `stt_panic`, `llm_panic`, `inject_panic` (panic in that stage), `stt_hang`,
-/// `inject_hang` (the stage never returns), `focus_unknown` (no focused window can be
-/// known, as on GNOME/KDE Wayland). `DICTUM_FAULT_DEADLINE_MS` replaces the minimum
-/// time an utterance may take before the controller gives up on it (60 s).
-#[cfg(any(debug_assertions, feature = "test-hooks"))]
-pub(crate) mod fault {
-    use std::collections::HashMap;
-    use std::sync::Mutex;
-    use std::time::Duration;
-
-    static SEEN: Mutex<Option<HashMap<String, u32>>> = Mutex::new(None);
-
-    /// True when `point` should fail now.
-    fn due(point: &str) -> bool {
-        let Ok(spec) = std::env::var("DICTUM_FAULT") else {
-            return false;
-        };
-        let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
-        let count = seen.get_or_insert_with(HashMap::new);
-        for item in spec.split(',') {
-            let (name, at) = item.split_once('@').unwrap_or((item, "1"));
-            if name.trim() != point {
-                continue;
-            }
-            let n = count.entry(point.to_string()).or_insert(0);
-            *n += 1;
-            return at == "*" || at.parse::<u32>().is_ok_and(|at| at == *n);
-        }
-        false
-    }
-
-    pub fn point(point: &str) {
-        if due(point) {
-            if point.ends_with("_hang") {
-                tracing::warn!("test hook DICTUM_FAULT: {point}");
-                std::thread::sleep(Duration::from_secs(3600));
-            } else {
-                panic!("test hook DICTUM_FAULT: {point}");
-            }
-        }
-    }
-
-    /// True while `point` is due (`focus_unknown@*`: the focused window cannot be known,
-    /// as on GNOME or KDE Wayland).
-    pub fn active(point: &str) -> bool {
-        due(point)
-    }
-
-    pub fn min_deadline() -> Option<Duration> {
-        std::env::var("DICTUM_FAULT_DEADLINE_MS")
-            .ok()?
-            .parse()
-            .ok()
-            .map(Duration::from_millis)
-    }
-}
-
-#[cfg(not(any(debug_assertions, feature = "test-hooks")))]
-pub(crate) mod fault {
-    #[inline(always)]
-    pub fn point(_: &str) {}
-    #[inline(always)]
-    pub fn active(_: &str) -> bool {
-        false
-    }
-    #[inline(always)]
-    pub fn min_deadline() -> Option<std::time::Duration> {
-        None
-    }
-}
+// The test hooks live at the bottom of the layers (inject uses them too).
+pub(crate) use crate::fault;
 
 /// A running dictation engine.
 pub struct Dictation {

@@ -7,7 +7,7 @@
 //! A retry types text only: voice commands in it are not done (the words were not heard
 //! live, in the window they were meant for).
 
-use crate::dictation::SinkReport;
+use crate::dictation::messages::SinkReport;
 use crate::pipeline::Engine;
 use crate::store::row::{RowUpdate, RowWriter};
 use crate::store::spool::{self, Spool};

@@ -4,8 +4,9 @@
 //!
 //! - **KDE (KWin 5.27 and 6):** KWin runs scripts loaded over D-Bus, and a script may call
 //!   D-Bus methods. Dictum serves one method on its own connection, loads a three-line script
-//!   that calls it with the active window's class, instance and caption, runs it, and unloads
-//!   it (what kdotool does).
+//!   that calls it with the active window's class, instance, caption and process id, runs it,
+//!   and unloads it (what kdotool does). The pid lets the gate judge the window by its
+//!   process (`inject/gate.rs`) instead of counting every KDE window as a terminal.
 //! - **GNOME:** only a Shell extension can see the focused window. Two published ones answer
 //!   on D-Bus: "Focused Window D-Bus" (`org.gnome.shell.extensions.FocusedWindow.Get`, a
 //!   JSON object) and "Window Calls" (`org.gnome.Shell.Extensions.Windows.List`, a JSON array
@@ -32,7 +33,8 @@ const KWIN_SCRIPT: &str = r#"function s(v) {
 }
 const w = workspace.activeWindow || workspace.activeClient;
 callDBus("@DEST@", "/org/dictum/FocusReply", "org.dictum.FocusReply", "Focused",
-    w ? s(w.resourceClass) : "", w ? s(w.resourceName) : "", w ? s(w.caption) : "");
+    w ? s(w.resourceClass) : "", w ? s(w.resourceName) : "", w ? s(w.caption) : "",
+    w && w.pid > 0 ? String(w.pid) : "");
 "#;
 
 async fn connect(bus: &Bus) -> Result<zbus::Connection, String> {
@@ -47,23 +49,26 @@ async fn connect(bus: &Bus) -> Result<zbus::Connection, String> {
         .map_err(|e| format!("no session bus: {e}"))
 }
 
-struct Reply(tokio::sync::mpsc::UnboundedSender<(String, String, String)>);
+/// What the script tells: class, instance, caption and pid (as text; "" when unknown).
+type Told = (String, String, String, String);
+
+struct Reply(tokio::sync::mpsc::UnboundedSender<Told>);
 
 #[zbus::interface(name = "org.dictum.FocusReply")]
 impl Reply {
-    async fn focused(&self, class: String, instance: String, caption: String) {
-        let _ = self.0.send((class, instance, caption));
+    async fn focused(&self, class: String, instance: String, caption: String, pid: String) {
+        let _ = self.0.send((class, instance, caption, pid));
     }
 }
 
-fn info(class: &str, instance: &str, title: &str) -> WindowInfo {
+fn info(class: &str, instance: &str, title: &str, pid: &str) -> WindowInfo {
     let some = |s: &str| (!s.is_empty()).then(|| s.to_string());
     WindowInfo {
         id: None,
         instance: some(instance),
         class: some(class),
         title: some(title),
-        pid: None,
+        pid: pid.trim().parse::<u32>().ok().filter(|&p| p > 0),
     }
 }
 
@@ -151,8 +156,8 @@ async fn kde_query(bus: Bus) -> Result<WindowInfo, String> {
         .await;
     // KWin read the file when it ran the script; it is not needed past this point.
     drop(script);
-    let (class, instance, caption) = result?;
-    Ok(info(&class, &instance, &caption))
+    let (class, instance, caption, pid) = result?;
+    Ok(info(&class, &instance, &caption, &pid))
 }
 
 /// The script file KWin loads: created new (never an existing file or link followed) with
@@ -346,7 +351,7 @@ async fn gnome_query(bus: Bus) -> Result<WindowInfo, String> {
 
 fn gnome_window(w: &Value) -> WindowInfo {
     let s = |k: &str| w[k].as_str().unwrap_or_default().to_string();
-    info(&s("wm_class"), &s("wm_class_instance"), &s("title"))
+    info(&s("wm_class"), &s("wm_class_instance"), &s("title"), "")
 }
 
 #[cfg(test)]

@@ -7,17 +7,18 @@
 //! - **is the window a terminal?** ([`judge`]) A window is a terminal when its class,
 //!   instance or app id is on `[inject] terminal_classes`, when its process is a terminal
 //!   emulator, **or when that cannot be known**. The process is found from the window
-//!   (X11: the X-Resource extension's client pid, else `_NET_WM_PID`; sway and Hyprland
-//!   report a pid) and judged by what it is, not what it calls itself: its executable
-//!   (`/proc/PID/exe`), its script for Python-based terminals (`cmdline`), or a
-//!   pseudo-terminal master (`/dev/ptmx`) open by it or one of its children. GNOME and KDE
-//!   Wayland tell no pid: there every window is a terminal. A `[[profile]]` matched by the
+//!   (X11: the X-Resource extension's client pid, else `_NET_WM_PID`; sway, Hyprland and
+//!   KWin (through its script, `focus_dbus.rs`) report a pid) and judged by what it is, not
+//!   what it calls itself: its executable (`/proc/PID/exe`), its script for Python-based
+//!   terminals (`cmdline`), or a pseudo-terminal master (`/dev/ptmx`) open by it or one of
+//!   its children. GNOME Wayland tells no pid: there every window is a terminal. A `[[profile]]` matched by the
 //!   window's class that says `terminal = false` is the way out of a false positive.
 //! - **what may go out**: control, bidi and invisible characters never
 //!   (`text_safety::strip_control`, in `Injector::final_text`).
 //!
-//! The typing backends (`x11`/enigo, `vkbd`, `uinput`, `wayland`, `wlclip`, the portal)
-//! are private to `inject/`: nothing outside it can type except through the injector.
+//! The typing backends (`x11`/enigo, `vkbd`, `uinput`, `wayland`, `wlclip`, the portal's
+//! `RemoteKeyboard`) are private to `inject/` (the portal's to the engine, used only by
+//! `inject/`): nothing outside it can type except through the injector.
 //!
 //! ```compile_fail,E0603
 //! // The backends are not reachable from outside `inject/` (without the test-only
@@ -31,6 +32,11 @@
 //!
 //! ```compile_fail,E0603
 //! let _ = dictum_engine::inject::wayland::type_text;
+//! ```
+//!
+//! ```compile_fail,E0603
+//! // The RemoteDesktop portal's keyboard types too.
+//! let _ = dictum_engine::portal::RemoteKeyboard::connect;
 //! ```
 
 use super::window::WindowInfo;
@@ -303,7 +309,7 @@ mod tests {
     #[test]
     fn unknown_windows_and_processes_count_as_terminals() {
         let none = |_| Ok(None);
-        // Nothing known (GNOME/KDE Wayland without a helper, no display).
+        // Nothing known (GNOME Wayland without a helper, no display).
         let v = judge_with(&classes(), &WindowInfo::default(), None, &none);
         assert!(v.terminal, "{v:?}");
         assert!(v.reason.contains("cannot be known"), "{v:?}");

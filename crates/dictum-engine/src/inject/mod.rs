@@ -76,6 +76,9 @@ pub mod backends {
     pub mod wlclip {
         pub use crate::inject::wlclip::WlClipboard;
     }
+    pub mod portal {
+        pub use crate::portal::remote::RemoteKeyboard;
+    }
     pub mod uinput {
         pub use crate::inject::uinput::{
             user_layout, LayoutMap, LayoutSource, Names, Stroke, UinputKeyboard,
@@ -354,6 +357,9 @@ pub struct Injector {
     keywatch: Option<keywatch::KeyWatch>,
     /// Asked between words while typing (the cancel key); set for one `inject_until`.
     stop: Option<StopCheck>,
+    /// A stored text is typed ([`Injector::inject_stored`]): when the cancel key stops it,
+    /// the rest goes to the clipboard.
+    keep_rest: bool,
     /// The config's `[[profile]]` tables: a class-matched one may say `terminal = false`.
     profiles: crate::profile::Profiles,
 }
@@ -390,6 +396,7 @@ impl Injector {
             wl: WaylandParts::default(),
             keywatch: None,
             stop: None,
+            keep_rest: false,
             profiles: crate::profile::Profiles::default(),
         };
         injector.warm_up();
@@ -474,7 +481,7 @@ impl Injector {
     /// The window that would receive the text; all `None` when unknown (no display, GNOME
     /// or KDE, nothing focused). Never fails.
     pub fn focused_window(&mut self) -> WindowInfo {
-        if crate::dictation::fault::active("focus_unknown") {
+        if crate::fault::active("focus_unknown") {
             return WindowInfo::default();
         }
         #[cfg(target_os = "linux")]
@@ -501,7 +508,7 @@ impl Injector {
 
     /// The focused window and its kind.
     pub fn focused(&mut self) -> (WindowInfo, Focus) {
-        if crate::dictation::fault::active("focus_unknown") {
+        if crate::fault::active("focus_unknown") {
             return (WindowInfo::default(), Focus::Unknown);
         }
         match self.session.kind {
@@ -535,6 +542,16 @@ impl Injector {
         self.stop = stop;
         let report = self.inject_text(text);
         self.stop = None;
+        report
+    }
+
+    /// [`Injector::inject_until`] of a stored text (a retry, "type again"): when the cancel
+    /// key stops it, the rest is left on the clipboard (and the row keeps it all), with a
+    /// notice, as for a focus change.
+    pub fn inject_stored(&mut self, text: &str, stop: Option<StopCheck>) -> InjectReport {
+        self.keep_rest = true;
+        let report = self.inject_until(text, stop);
+        self.keep_rest = false;
         report
     }
 
@@ -638,21 +655,11 @@ impl Injector {
                     Some(at) if moved.load(std::sync::atomic::Ordering::SeqCst) => {
                         // The focus moved: the rest goes to the clipboard, not to another
                         // window, and the user is told.
-                        let at = at.min(text.len());
-                        report.chars = text[..at].chars().count();
-                        report.stopped = true;
-                        let rest = text[at..].trim();
-                        let kept = self.leave_on_clipboard(rest, focus).is_ok();
-                        let message = format!(
-                            "{FOCUS_MOVED} after {} of {} characters; the rest is {}in history",
-                            report.chars,
-                            text.chars().count(),
-                            if kept { "on the clipboard and " } else { "" }
-                        );
-                        if self.config.notify_on_failure {
-                            notify::notify(&message);
-                        }
-                        report.error = Some(message);
+                        self.keep_the_rest(&text, at, focus, FOCUS_MOVED, &mut report);
+                    }
+                    Some(at) if self.keep_rest => {
+                        // A stored text: what was not typed goes to the clipboard.
+                        self.keep_the_rest(&text, at, focus, STOPPED, &mut report);
                     }
                     Some(at) => {
                         report.chars = text[..at.min(text.len())].chars().count();
@@ -1060,6 +1067,32 @@ impl Injector {
 
     /// The failure fallback: the text stays on the clipboard (not restored), on whichever
     /// clipboard this session has.
+    /// Typing stopped at byte `at` (`why`): what was not typed goes to the clipboard, and the
+    /// report and a notice say how much was typed and where the rest is.
+    fn keep_the_rest(
+        &mut self,
+        text: &str,
+        at: usize,
+        focus: Focus,
+        why: &str,
+        report: &mut InjectReport,
+    ) {
+        let at = at.min(text.len());
+        report.chars = text[..at].chars().count();
+        report.stopped = true;
+        let kept = self.leave_on_clipboard(text[at..].trim(), focus).is_ok();
+        let message = format!(
+            "{why} after {} of {} characters; the rest is {}in history",
+            report.chars,
+            text.chars().count(),
+            if kept { "on the clipboard and " } else { "" }
+        );
+        if self.config.notify_on_failure {
+            notify::notify(&message);
+        }
+        report.error = Some(message);
+    }
+
     fn leave_on_clipboard(&mut self, text: &str, focus: Focus) -> Result<(), String> {
         let mut tried = Vec::new();
         let candidates: &[ClipPath] = match self.session.kind {
@@ -1142,6 +1175,20 @@ fn ms_since(start: Instant) -> f64 {
     start.elapsed().as_secs_f64() * 1e3
 }
 
+/// The window focused now, read as a dictation's key press reads it (an `Injector` on the
+/// `[inject]` settings, its `focused_window`): the tray's profile picker.
+pub fn focused_window(config: &crate::config::Config) -> crate::profile::FocusedWindow {
+    let Ok(mut injector) = Injector::new(&config.inject) else {
+        return crate::profile::FocusedWindow::default();
+    };
+    let window = injector.focused_window();
+    crate::profile::FocusedWindow {
+        known: window.class.is_some() || window.title.is_some(),
+        class: window.class,
+        title: window.title,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1155,6 +1202,7 @@ mod tests {
             wl: WaylandParts::default(),
             keywatch: None,
             stop: None,
+            keep_rest: false,
             profiles: crate::profile::Profiles::default(),
         }
     }

@@ -1,7 +1,7 @@
 //! The XDG desktop portals Dictum uses on Wayland, usable from the engine's plain threads:
 //!
 //! - [`probe`]: which portal interfaces the session bus offers (bounded to 1 s);
-//! - [`RemoteKeyboard`]: typing through `org.freedesktop.portal.RemoteDesktop`
+//! - `RemoteKeyboard`: typing through `org.freedesktop.portal.RemoteDesktop`
 //!   (`NotifyKeyboardKeysym`), GNOME and KDE; the session stays open between dictations and its
 //!   restore token is kept in a file so the user consents once (portal version ≥ 2);
 //! - [`PortalShortcut`]: push-to-talk through `org.freedesktop.portal.GlobalShortcuts`
@@ -22,8 +22,12 @@
 //! - GNOME 43 (mutter 43 and xdg-desktop-portal-gnome 43, `tests/portal_gnome.rs`): RemoteDesktop
 //!   version 1, a consent dialog at every session (no restore token); keysyms the layout lacks
 //!   are dropped like on KDE; the first key events of a new session are lost, so
-//!   [`RemoteKeyboard`] primes it with a lone Shift tap. Newer GNOME portals hand out restore
+//!   `RemoteKeyboard` primes it with a lone Shift tap. Newer GNOME portals hand out restore
 //!   tokens (persist mode 2): asked once.
+//!
+//! `RemoteKeyboard` types, so it is private to the engine: only the injector (`inject/`, the
+//! gate) uses it; its own tests reach it through `inject::backends::portal` (the test-only
+//! feature `test-hooks`).
 //!
 //! Linux only (zbus, the portals); elsewhere `unsupported.rs` gives the same API, every call
 //! saying the portal is not there, and [`probe`] finds nothing.
@@ -33,7 +37,8 @@ mod dbus;
 #[cfg(target_os = "linux")]
 mod keysym;
 #[cfg(target_os = "linux")]
-mod remote;
+#[allow(dead_code)] // some items are for the backend tests only
+pub(crate) mod remote;
 #[cfg(target_os = "linux")]
 pub(crate) mod rt;
 #[cfg(target_os = "linux")]
@@ -44,11 +49,13 @@ mod unsupported;
 #[cfg(target_os = "linux")]
 pub use keysym::{keysym_for, keysyms_for_text, KEYSYM_RETURN};
 #[cfg(target_os = "linux")]
-pub use remote::RemoteKeyboard;
+pub(crate) use remote::RemoteKeyboard;
 #[cfg(target_os = "linux")]
 pub use shortcut::{portal_trigger, PortalShortcut, ShortcutEvent, ShortcutRequest};
 #[cfg(not(target_os = "linux"))]
-pub use unsupported::{PortalShortcut, RemoteKeyboard, ShortcutEvent, ShortcutRequest};
+pub(crate) use unsupported::RemoteKeyboard;
+#[cfg(not(target_os = "linux"))]
+pub use unsupported::{PortalShortcut, ShortcutEvent, ShortcutRequest};
 
 use std::time::Duration;
 

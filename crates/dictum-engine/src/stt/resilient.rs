@@ -5,7 +5,8 @@
 //! fresh one before the next utterance; one that crashed means the card is contested, and
 //! speech stays on the CPU.
 
-use super::whisper::{SttOptions, SttOutput, Transcriber};
+use super::pass::{SttOptions, SttOutput};
+use super::whisper::Transcriber;
 use crate::{Error, Result};
 
 /// GPU failures after which speech stays on the CPU for the rest of the process.

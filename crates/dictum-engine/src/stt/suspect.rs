@@ -25,7 +25,7 @@
 //! says the same, the repeat is kept.
 
 use super::certain_loop::degenerate;
-use super::whisper::SttOutput;
+use super::pass::SttOutput;
 use crate::SAMPLE_RATE;
 use std::io::Write as _;
 

@@ -19,7 +19,8 @@
 //! the worker is killed and reported stalled ([`WorkerProcess::stalled`]): the utterance is
 //! redone on the CPU and a fresh worker is started for the next one (`resilient.rs`).
 
-use super::whisper::{SttOptions, SttOutput, Transcriber, Window};
+use super::pass::{SttOptions, SttOutput, Window};
+use super::whisper::Transcriber;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader, Read, Write};

@@ -219,6 +219,10 @@ impl Controller {
                         let trigger = match (id.as_str(), pressed) {
                             ("dictate", true) => Some(Trigger::Key(KeyEvent::Pressed)),
                             ("dictate", false) => Some(Trigger::Key(KeyEvent::Released)),
+                            // A stored text being typed is something to cancel too.
+                            ("cancel", true) if self.shared.typing_stored() => {
+                                Some(Trigger::Cancel)
+                            }
                             ("cancel", true) => Some(Trigger::PortalCancel),
                             _ => None,
                         };
@@ -258,6 +262,10 @@ impl Controller {
                         }
                         Command::EditRelease => {
                             self.edit_release(at);
+                            None
+                        }
+                        Command::TypeStored(job) => {
+                            self.type_stored(job);
                             None
                         }
                     };
@@ -315,6 +323,27 @@ impl Controller {
         self.mic.discard();
     }
 
+    /// Hands a stored row's text to the injector, which types it through the gate; the
+    /// cancel key is armed before the first key goes out.
+    fn type_stored(&mut self, job: crate::dictation::TypeStored) {
+        if self.shutdown_at.is_some() {
+            if let Some(reply) = &job.reply {
+                let _ = reply.send(Err("Dictum is quitting; nothing was typed".into()));
+            }
+            return;
+        }
+        self.shared.stored.fetch_add(1, Ordering::SeqCst);
+        self.publish_state();
+        if let Err(mpsc::SendError(InjectorMsg::Stored(job))) =
+            self.to_injector.send(InjectorMsg::Stored(job))
+        {
+            self.shared.stored.fetch_sub(1, Ordering::SeqCst);
+            if let Some(reply) = &job.reply {
+                let _ = reply.send(Err("typing has stopped; nothing was typed".into()));
+            }
+        }
+    }
+
     fn notice(&self, message: String) {
         tracing::warn!("{message}");
         let _ = self.events.send(Event::Notice { message });
@@ -338,7 +367,9 @@ impl Controller {
             let _ = self.events.send(Event::State { state });
         }
         if let HotkeySource::X11(h) = &mut self.hotkeys {
-            h.arm_cancel(self.live.is_some() || !self.flights.is_empty());
+            h.arm_cancel(
+                self.live.is_some() || !self.flights.is_empty() || self.shared.typing_stored(),
+            );
         }
     }
 

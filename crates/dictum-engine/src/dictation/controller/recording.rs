@@ -173,6 +173,8 @@ impl Controller {
 
     pub(super) fn cancel(&mut self) {
         self.shared.set_key_held(false);
+        // A stored text being typed (retry, "type again") stops at its next word.
+        self.shared.stop_stored();
         if let Some(mut live) = self.live.take() {
             let audio = match self.hands_free.as_ref() {
                 // Listening goes on; the rest of this utterance is dropped until its pause.
