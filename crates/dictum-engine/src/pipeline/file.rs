@@ -3,7 +3,7 @@
 //! the audio decoded as a stream and transcribed in pieces cut at pauses, each with the text
 //! before it as context, so memory stays flat and progress can be shown.
 
-use super::Engine;
+use super::engine::Engine;
 use crate::audio;
 use crate::llm::LlmReport;
 use crate::store::row::{fail_row, RowState, RowWriter, WholeRow, Words};
@@ -12,10 +12,6 @@ use crate::timing::{ms_since, StageTimings};
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-
-/// The default [`Engine::file_piece_s`]: two minutes (whisper reads 30 s windows; a piece of a
-/// few windows keeps its own context handling, and the cut falls in a pause).
-pub const FILE_PIECE_S: u32 = 120;
 
 /// How far the transcription of a long file has got.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -2,13 +2,11 @@
 //! the circuit breaker, its answer judged and turned into a segment, and the reason the local
 //! model stands in when it fails (docs/REMOTE.md).
 
-use super::segment::Segment;
-use super::Engine;
-use crate::config::{Config, SttBackend};
+use super::engine::{no_local_fallback, Engine};
+use super::segment::{kept_answer, Segment};
 use crate::stt::remote::{Gate, RemoteError, RemoteOutput, RemoteStt};
 use crate::stt::{degenerate, is_silence_phrase, strip_nonspeech};
 use crate::Error;
-use std::path::PathBuf;
 use std::time::Instant;
 
 impl Engine {
@@ -112,34 +110,6 @@ impl Engine {
     }
 }
 
-/// What a thin client (speech server, no local model) says once at start-up, and what an
-/// utterance the server fails says in its row.
-pub const NO_LOCAL_FALLBACK: &str =
-    "no local model: utterances the speech server fails are kept for retry (no local fallback)";
-
-/// [`NO_LOCAL_FALLBACK`] when `config` sends speech to a server and its local model
-/// (`stt.model`) is not installed in `model_dirs`: Dictum starts anyway, as a thin client.
-pub fn no_local_fallback(config: &Config, model_dirs: &[PathBuf]) -> Option<&'static str> {
-    (config.stt.backend == SttBackend::Openai
-        && crate::models::resolve(&config.stt.model, model_dirs).is_err())
-    .then_some(NO_LOCAL_FALLBACK)
-}
-
-/// Characters of a rejected server answer kept in the row: minutes of speech (at 5 words/s,
-/// ~6 characters a word, 10 minutes is 18 000), not the 1 MiB a server may send.
-const KEPT_ANSWER_CHARS: usize = 20_000;
-
-/// A rejected server answer as the row keeps it: control characters dropped, cut at
-/// [`KEPT_ANSWER_CHARS`] with "…".
-pub(super) fn kept_answer(answer: &str) -> String {
-    let clean = crate::text_safety::strip_control(answer, false);
-    let mut kept: String = clean.chars().take(KEPT_ANSWER_CHARS).collect();
-    if clean.chars().nth(KEPT_ANSWER_CHARS).is_some() {
-        kept.push('…');
-    }
-    kept
-}
-
 /// Why the speech server's answer was not used: the one-line reason, and the answer itself
 /// when the server gave one that was judged not a transcript.
 pub(super) struct RemoteFailure {
@@ -162,20 +132,4 @@ impl RemoteFailure {
             None => Error::Transcribe(why),
         }
     }
-}
-
-/// Whether the speech server's client must be rebuilt for `new`.
-pub(super) fn server_settings_changed(
-    old: &crate::config::SttConfig,
-    new: &crate::config::SttConfig,
-) -> bool {
-    old.backend != new.backend
-        || old.url != new.url
-        || old.remote_model != new.remote_model
-        || old.api_key_env != new.api_key_env
-        || old.timeout_ms != new.timeout_ms
-        || old.allow_insecure != new.allow_insecure
-        || old.retry_after_ms != new.retry_after_ms
-        || old.language != new.language
-        || old.upload != new.upload
 }

@@ -1,8 +1,7 @@
 //! One stretch of audio through the VAD and whisper (a live chunk, a live tail, a file's
 //! piece): [`Segment`], what whisper made of it, and how its timings and facts go into a row.
 
-use super::remote::{kept_answer, NO_LOCAL_FALLBACK};
-use super::Engine;
+use super::engine::{Engine, NO_LOCAL_FALLBACK};
 use crate::audio::Pcm16k;
 use crate::config::SttBackend;
 use crate::snippets::Rewriter;
@@ -41,7 +40,7 @@ pub struct Segment {
     /// "openai" when the speech server's answer was used, "local" otherwise.
     pub backend: Option<String>,
     /// Why the local model stood in for the speech server (with the server's answer when it
-    /// was judged not a transcript: kept, see [`super::remote::kept_answer`]).
+    /// was judged not a transcript: kept, see [`kept_answer`]).
     pub stt_fallback: Option<String>,
     /// `stt_fallback` holds an answer the server gave (each one is kept in the row).
     pub server_answer_kept: bool,
@@ -149,6 +148,21 @@ impl Segment {
             entry.stt_server_ms = Some(entry.stt_server_ms.unwrap_or(0.0) + ms);
         }
     }
+}
+
+/// Characters of a rejected server answer kept in the row: minutes of speech (at 5 words/s,
+/// ~6 characters a word, 10 minutes is 18 000), not the 1 MiB a server may send.
+const KEPT_ANSWER_CHARS: usize = 20_000;
+
+/// A rejected server answer as the row keeps it: control characters dropped, cut at
+/// [`KEPT_ANSWER_CHARS`] with "…".
+pub(super) fn kept_answer(answer: &str) -> String {
+    let clean = crate::text_safety::strip_control(answer, false);
+    let mut kept: String = clean.chars().take(KEPT_ANSWER_CHARS).collect();
+    if clean.chars().nth(KEPT_ANSWER_CHARS).is_some() {
+        kept.push('…');
+    }
+    kept
 }
 
 /// The last `n` characters of `s`, starting at a word boundary.
