@@ -5,6 +5,7 @@
 use crate::context::{load_config, open_history};
 use dictum_engine::learn::{self, Proposal, Written};
 use dictum_engine::paths;
+use dictum_engine::store::row::{RowUpdate, RowWriter};
 use dictum_engine::store::Corrected;
 use serde_json::json;
 use std::process::ExitCode;
@@ -33,7 +34,7 @@ pub fn run(correct: &[String], accept: Option<&str>, as_json: bool) -> anyhow::R
         })?;
     let correction = match text {
         Some(text) => {
-            history.set_correction(id, text)?;
+            RowWriter::new(&history).update(id, RowUpdate::Corrected { text })?;
             text.clone()
         }
         None => history.correction(id)?.ok_or_else(|| {

@@ -23,6 +23,7 @@
 
 use crate::config::snippets::{phrase_words, word_spans, ReplaceConfig};
 use crate::config::Config;
+use crate::store::row::{RowUpdate, RowWriter};
 use crate::store::{Corrected, History};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -422,7 +423,7 @@ pub fn review(history: &History, id: i64, text: Option<&str>, config: &Config) -
         })?;
     let correction = match text {
         Some(text) => {
-            history.set_correction(id, text)?;
+            RowWriter::new(history).update(id, RowUpdate::Corrected { text })?;
             text.to_string()
         }
         None => history.correction(id)?.ok_or_else(|| {

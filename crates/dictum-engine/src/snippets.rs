@@ -7,7 +7,7 @@
 //!
 //! One pass each, left to right, longest phrase first at each word: what a rule wrote is never
 //! matched again (no rule can feed another, nothing can loop). Pure: the engine applies it
-//! where a row's text is made (`pipeline::Words::into_row`, `Segment::into_row_text`), so
+//! where a row's text is made (`store::row::Words::into_row`, `Segment::into_row_text`), so
 //! files, live dictation and the speech server's text all get it, before voice commands and
 //! the LLM see the text.
 

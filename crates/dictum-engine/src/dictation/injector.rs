@@ -11,6 +11,7 @@ use crate::dictation::worker::{report, Part, Typed};
 use crate::dictation::{catch, fault, Input, Shared};
 use crate::inject::{InjectMethod, Injector, StopCheck};
 use crate::store::journal::Journal;
+use crate::store::row::{RowWriter, WholeRow};
 use crate::store::spool::Spool;
 use crate::store::{History, Outcome};
 use crate::timing::ms_since;
@@ -266,14 +267,12 @@ impl Backlog {
         }
     }
 
-    /// Writes `entry` (inserting it when the press could not), or keeps it for later.
+    /// Completes `entry`'s row as delivered (created whole when the press could not create
+    /// it), or keeps it for later.
     fn store(&mut self, history: &History, entry: &mut crate::store::Entry) -> Option<String> {
-        let written = if entry.id.is_some() {
-            crate::pipeline::store_finished(history, entry)
-        } else {
-            history.insert(entry).map(|_| ())
-        };
-        let e = written.err()?;
+        let e = RowWriter::new(history)
+            .write(entry, WholeRow::Delivered)
+            .err()?;
         let kept = match self.journal.append(entry) {
             Ok(()) => format!("it is kept in {}", self.journal.path().display()),
             Err(j) => {
@@ -299,13 +298,9 @@ impl Backlog {
     /// Retries the rows held back; returns a message once they are all written.
     fn retry(&mut self, history: &History) -> Option<String> {
         let mut left = Vec::new();
+        let rows = RowWriter::new(history);
         for mut entry in std::mem::take(&mut self.rows) {
-            let written = if entry.id.is_some() {
-                crate::pipeline::store_finished(history, &entry)
-            } else {
-                history.insert(&mut entry).map(|_| ())
-            };
-            if written.is_err() {
+            if rows.write(&mut entry, WholeRow::Delivered).is_err() {
                 left.push(entry);
             }
         }

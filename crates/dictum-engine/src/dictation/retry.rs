@@ -9,6 +9,7 @@
 
 use crate::dictation::messages::SinkReport;
 use crate::pipeline::Engine;
+use crate::store::row::{RowUpdate, RowWriter};
 use crate::store::spool::{self, Spool};
 use crate::store::{format_utc, now_ms, Entry, History};
 use crate::timing::StageTimings;
@@ -71,7 +72,9 @@ pub fn transcribe(history: &History, engine: &mut Engine, id: i64) -> Result<Ent
     entry.inject_method = None;
     entry.inject_error = None;
     entry.commands = None;
-    crate::pipeline::store_finished(history, &entry).map_err(|e| e.to_string())?;
+    RowWriter::new(history)
+        .apply(RowUpdate::Retried(&entry))
+        .map_err(|e| e.to_string())?;
     Ok(entry)
 }
 
@@ -105,5 +108,8 @@ pub fn delivered(
         }
         spool.remove(id);
     }
-    crate::pipeline::store_finished(history, entry).map_err(|e| e.to_string())
+    RowWriter::new(history)
+        .apply(RowUpdate::Delivered(entry))
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }

@@ -14,6 +14,7 @@ use crate::gpu::monitor::{Verdict, VramMonitor};
 use crate::gpu::NvmlProbe;
 use crate::pipeline::{self, Engine, Segment, Words};
 use crate::profile::Profile;
+use crate::store::row::{RowUpdate, RowWriter};
 use crate::store::{Entry, History, Outcome};
 use crate::timing::{ms_since, StageTimings};
 use crate::Error;
@@ -397,7 +398,7 @@ impl Worker {
                             None => seg.text.clone(),
                         };
                         if commit {
-                            p.words.push(&seg);
+                            p.words.push(seg.piece());
                             crate::dictation::live_clean::on_commit(
                                 &mut p.live_clean,
                                 &self.engine,
@@ -632,9 +633,9 @@ impl Worker {
         // The first words go out while the last are cleaned; the raw words are in history
         // before any of them is typed.
         let to_injector = self.to_injector.clone();
-        let history = &self.history;
+        let rows = RowWriter::new(&self.history);
         let mut early = |raw: &Entry, text: &str| {
-            if let Err(e) = pipeline::store_finished(history, raw) {
+            if let Err(e) = rows.apply(RowUpdate::Transcribed(raw)) {
                 tracing::warn!("could not store the raw words before typing them: {e}");
             }
             let _ = to_injector.send(InjectorMsg::Part(Box::new(Part {
@@ -648,7 +649,7 @@ impl Worker {
         };
         self.clean(&mut entry, &mut timings, &profile, live, &mut early);
         entry.release_to_text_ms = Some(ms_since(release_at));
-        if let Err(e) = pipeline::store_finished(&self.history, &entry) {
+        if let Err(e) = rows.apply(RowUpdate::Cleaned(&entry)) {
             let _ = self
                 .to_controller
                 .send(Input::Notice(format!("could not store the dictation: {e}")));
@@ -739,7 +740,7 @@ impl Worker {
         (tail, path)
     }
 
-    /// The finished row from the chunks and the tail (`pipeline::Words`, as a file's
+    /// The finished row from the chunks and the tail (`store::row::Words`, as a file's
     /// pieces): a failed tail still delivers what the committed chunks hold; with nothing,
     /// the audio is kept so the dictation is not lost.
     fn build_row(
@@ -757,7 +758,7 @@ impl Worker {
         let error = match tail {
             Ok(seg) => {
                 seg.apply_to(entry, timings);
-                p.words.push(&seg);
+                p.words.push(seg.piece());
                 None
             }
             Err(e) => Some(e),

@@ -18,48 +18,6 @@ pub struct Corrected {
 }
 
 impl History {
-    /// Stores `text` as row `id`'s correction (replacing an earlier one). Refuses an empty
-    /// text, control characters other than newline and tab, and more than
-    /// [`MAX_CORRECTION_CHARS`]; an unknown id is an error naming it.
-    pub fn set_correction(&self, id: i64, text: &str) -> Result<()> {
-        let bad = |reason: String| Error::Store {
-            path: self.path.clone(),
-            reason,
-        };
-        if text.trim().is_empty() {
-            return Err(bad(
-                "the correction is empty; give the text as it should have been".into(),
-            ));
-        }
-        if text
-            .chars()
-            .any(|c| c.is_control() && c != '\n' && c != '\t')
-        {
-            return Err(bad(
-                "the correction contains control characters; give plain text".into(),
-            ));
-        }
-        let n = text.chars().count();
-        if n > MAX_CORRECTION_CHARS {
-            return Err(bad(format!(
-                "the correction is {n} characters; at most {MAX_CORRECTION_CHARS} are kept"
-            )));
-        }
-        let changed = self
-            .conn
-            .execute(
-                "UPDATE dictations SET correction = ?1 WHERE id = ?2",
-                params![text, id],
-            )
-            .map_err(|e| self.err(e))?;
-        if changed != 1 {
-            return Err(bad(format!(
-                "no entry #{id} (see the ids with `dictum history`)"
-            )));
-        }
-        Ok(())
-    }
-
     /// Row `id`'s correction; `None` when the row was never corrected (or does not exist).
     pub fn correction(&self, id: i64) -> Result<Option<String>> {
         self.conn
@@ -94,4 +52,33 @@ impl History {
         rows.collect::<rusqlite::Result<Vec<_>>>()
             .map_err(|e| self.err(e))
     }
+}
+
+/// Refuses a correction that is empty, has control characters other than newline and tab, or
+/// more than [`MAX_CORRECTION_CHARS`].
+pub(super) fn check_correction(history: &History, text: &str) -> Result<()> {
+    let bad = |reason: String| Error::Store {
+        path: history.path.clone(),
+        reason,
+    };
+    if text.trim().is_empty() {
+        return Err(bad(
+            "the correction is empty; give the text as it should have been".into(),
+        ));
+    }
+    if text
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
+        return Err(bad(
+            "the correction contains control characters; give plain text".into(),
+        ));
+    }
+    let n = text.chars().count();
+    if n > MAX_CORRECTION_CHARS {
+        return Err(bad(format!(
+            "the correction is {n} characters; at most {MAX_CORRECTION_CHARS} are kept"
+        )));
+    }
+    Ok(())
 }

@@ -19,29 +19,9 @@ pub struct EditRecord {
 }
 
 /// The row's `mode` for an edit.
-pub const MODE_EDIT: &str = "edit";
+pub(super) const MODE_EDIT: &str = "edit";
 
 impl History {
-    /// Marks row `id` as an edit of `selection` (its length is counted here).
-    pub fn mark_edit(&self, id: i64, selection: &str) -> Result<()> {
-        let chars = selection.chars().count() as i64;
-        let changed = self
-            .conn
-            .execute(
-                "UPDATE dictations SET mode = ?1, edit_selection = ?2, edit_selection_chars = ?3 \
-                 WHERE id = ?4",
-                params![MODE_EDIT, selection, chars, id],
-            )
-            .map_err(|e| self.err(e))?;
-        if changed != 1 {
-            return Err(crate::Error::Store {
-                path: self.path.clone(),
-                reason: format!("no entry #{id} to mark as an edit"),
-            });
-        }
-        Ok(())
-    }
-
     /// Row `id`'s edit, or None when it is a dictation (or does not exist).
     pub fn edit_of(&self, id: i64) -> Result<Option<EditRecord>> {
         self.conn
@@ -75,6 +55,7 @@ impl History {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::row::{RowUpdate, RowWriter};
     use crate::store::{Entry, Outcome, Source};
 
     #[test]
@@ -84,12 +65,15 @@ mod tests {
         let mut edit = Entry::new(Source::Mic);
         h.insert(&mut edit).expect("insert");
         let id = edit.id.expect("id");
-        h.mark_edit(id, "Ünïcode selection").expect("mark");
+        let mark = |id, selection| RowWriter::new(&h).update(id, RowUpdate::Edit { selection });
+        mark(id, "Ünïcode selection").expect("mark");
         // The row's ordinary update (the injector completing it) leaves the edit alone.
         edit.outcome = Outcome::Ok;
         edit.raw_text = Some("make it shorter".into());
         edit.text = Some("Short.".into());
-        h.update(&edit).expect("update");
+        RowWriter::new(&h)
+            .apply(RowUpdate::Delivered(&edit))
+            .expect("update");
         let got = h.edit_of(id).expect("read").expect("an edit");
         assert_eq!(got.selection, "Ünïcode selection");
         assert_eq!(got.selection_chars, 17);
@@ -101,6 +85,6 @@ mod tests {
         let among = h.edits_among(&[id, plain]).expect("among");
         assert_eq!(among.len(), 1);
         assert!(among.contains_key(&id));
-        assert!(h.mark_edit(9999, "x").is_err());
+        assert!(mark(9999, "x").is_err());
     }
 }

@@ -4,6 +4,7 @@
 //! It is replayed into the database at the next start and whenever the database accepts
 //! writes again, then removed. A torn last line (killed mid-write) is skipped.
 
+use super::row::{Applied, RowWriter, WholeRow};
 use super::{Entry, History};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -59,8 +60,8 @@ impl Journal {
         file.sync_data()
     }
 
-    /// Writes the journal's rows into `history`, in order (an update for a row with an id,
-    /// an insert for one that never got one). When all are written the journal is removed;
+    /// Writes the journal's rows into `history`, in order, through the row writer (an update
+    /// for a row with an id, created whole for one that never got one). When all are written the journal is removed;
     /// otherwise it keeps the rows still refused, and the error says why.
     pub fn replay(&self, history: &History) -> Result<Replayed, (Replayed, String)> {
         let _guard = LOCK.lock().unwrap_or_else(|p| p.into_inner());
@@ -98,19 +99,16 @@ impl Journal {
                 }
             };
             // Ok(true): written; Ok(false): the row was deleted meanwhile (by the user),
-            // nothing to restore.
-            let written = match entry.id {
-                Some(id) => {
-                    history
-                        .update(&entry)
-                        .map(|_| true)
-                        .or_else(|e| match history.get(id) {
-                            Ok(None) => Ok(false),
-                            _ => Err(e),
-                        })
-                }
-                None => history.insert(&mut entry).map(|_| true),
-            };
+            // nothing to restore. A journaled row is a completed one (the injector's, a full
+            // queue's): it is written as delivered, or created whole when it never was.
+            let id = entry.id;
+            let written = RowWriter::new(history)
+                .write(&mut entry, WholeRow::Delivered)
+                .map(|_| true)
+                .or_else(|e| match id.map(|id| history.get(id)) {
+                    Some(Ok(None)) => Ok(false),
+                    _ => Err(e),
+                });
             match written {
                 Ok(true) => done.written += 1,
                 Ok(false) => done.skipped += 1,
@@ -141,17 +139,18 @@ impl Journal {
     }
 }
 
-/// Writes `entry`'s row (an update when it has an id, else an insert); a row the database
-/// refuses goes to the journal. Returns the database's error, if any, with where the row is.
-pub fn write_or_journal(history: &History, entry: &mut Entry) -> Result<(), String> {
-    let written = match entry.id {
-        Some(_) => history.update(entry),
-        None => history.insert(entry).map(|_| ()),
+/// [`RowWriter::write`]; a row the database refuses goes to the journal (replayed at the next
+/// start). The error says where the row is.
+pub fn write_or_journal(
+    rows: &RowWriter<'_>,
+    entry: &mut Entry,
+    update: WholeRow,
+) -> Result<Applied, String> {
+    let e = match rows.write(entry, update) {
+        Ok(applied) => return Ok(applied),
+        Err(e) => e,
     };
-    let Err(e) = written else {
-        return Ok(());
-    };
-    let journal = Journal::for_history(history.path());
+    let journal = Journal::for_history(rows.history().path());
     match journal.append(entry) {
         Ok(()) => Err(format!(
             "{e}; the row is kept in {} and written at the next start",
@@ -167,6 +166,8 @@ pub fn write_or_journal(history: &History, entry: &mut Entry) -> Result<(), Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::row::tests::{open, state_of, with_text};
+    use crate::store::row::RowState;
     use crate::store::{Outcome, Source};
 
     #[test]
@@ -300,5 +301,47 @@ mod tests {
         let got = journal.replay(&history).expect("replay");
         assert_eq!(got.written, 1);
         assert!(!journal.path().exists());
+    }
+
+    /// The database refuses the write (another program holds the write lock): nothing of the
+    /// update is applied, and the row goes to the journal, from which it is replayed.
+    #[test]
+    fn a_refused_write_goes_to_the_journal() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let history = open(&dir);
+        let mut entry = Entry::new(Source::Mic);
+        RowWriter::new(&history)
+            .create(&mut entry, RowState::Started)
+            .expect("create");
+        let refused = History::open(history.path()).expect("open");
+        refused
+            .conn
+            .busy_timeout(std::time::Duration::ZERO)
+            .expect("no wait");
+        let other = rusqlite::Connection::open(history.path()).expect("open");
+        other.execute_batch("BEGIN IMMEDIATE;").expect("lock");
+        let mut failed = entry.clone();
+        failed.outcome = Outcome::Error;
+        failed.error_kind = Some("queue_full".into());
+        let why = write_or_journal(&RowWriter::new(&refused), &mut failed, WholeRow::Failed)
+            .expect_err("refused");
+        assert!(why.contains("journal"), "{why}");
+        other.execute_batch("COMMIT;").expect("unlock");
+        let id = entry.id.expect("id");
+        let row = history.get(id).expect("get").expect("row");
+        assert_eq!(row.outcome, Outcome::Pending, "nothing applied");
+        assert_eq!(state_of(&history, id), RowState::Started as i64);
+        let journal = Journal::for_history(history.path());
+        assert!(!journal.is_empty());
+        journal.replay(&history).expect("replay");
+        let row = history.get(id).expect("get").expect("row");
+        assert_eq!(row.error_kind.as_deref(), Some("queue_full"));
+        // A row never created (its press could not store it) is created whole.
+        let mut fresh = with_text(&Entry::new(Source::Mic), "typed");
+        RowWriter::new(&history)
+            .write(&mut fresh, WholeRow::Delivered)
+            .expect("created");
+        let fresh_id = fresh.id.expect("id");
+        assert_eq!(state_of(&history, fresh_id), RowState::Delivered as i64);
     }
 }

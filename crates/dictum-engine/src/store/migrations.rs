@@ -60,6 +60,10 @@ pub const MIGRATION_FILES: &[(&str, &str)] = &[
         "0012_edit.sql",
         include_str!("../../../../migrations/0012_edit.sql"),
     ),
+    (
+        "0013_row_state.sql",
+        include_str!("../../../../migrations/0013_row_state.sql"),
+    ),
 ];
 
 pub fn migrations() -> Migrations<'static> {

@@ -13,6 +13,7 @@ mod migrations;
 mod open;
 pub mod recovery;
 pub mod retention;
+pub mod row;
 pub mod spool;
 
 pub use browse::{

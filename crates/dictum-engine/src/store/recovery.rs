@@ -12,6 +12,8 @@
 //!   next start.
 
 use super::{History, Outcome};
+
+use super::row::{Applied, RowUpdate, RowWriter};
 use crate::Result;
 use rusqlite::params;
 use std::fs::File;
@@ -195,15 +197,18 @@ pub fn fail_if_pending(
     message: &str,
     audio_path: Option<&str>,
 ) -> Result<bool> {
-    let n = history
-        .conn
-        .execute(
-            "UPDATE dictations SET outcome = ?2, error_kind = ?3, error = ?4, \
-             audio_path = COALESCE(?5, audio_path) WHERE id = ?1 AND outcome = 'pending'",
-            params![id, outcome.as_str(), kind, message, audio_path],
-        )
-        .map_err(|e| history.err(e))?;
-    Ok(n == 1)
+    let gave_up = RowUpdate::GaveUp {
+        outcome,
+        kind,
+        message,
+        audio_path,
+    };
+    match RowWriter::new(history).update(id, gave_up) {
+        Ok(applied) => Ok(applied == Applied::Written),
+        // Deleted meanwhile: nothing to mark.
+        Err(_) if history.get(id)?.is_none() => Ok(false),
+        Err(e) => Err(e),
+    }
 }
 
 /// Pids of this user's running `dictum transcribe` processes (other than this one).

@@ -3,7 +3,7 @@
 //! whisper.cpp (ggml) does not return CUDA errors: when VRAM runs out it aborts the whole
 //! process (`GGML_ASSERT(buffer) failed`, seen on an H100 with another program holding the
 //! card). In the child that abort is an ended pipe: the parent notices, and the utterance is
-//! redone on the CPU (`resilient.rs`), the model load falls back to the CPU (`pipeline.rs`).
+//! redone on the CPU (`resilient.rs`), the model load falls back to the CPU (`pipeline/engine.rs`).
 //!
 //! The child is this same executable started with `DICTUM_STT_WORKER` set (`dictum` and
 //! `dictum-tray` call [`serve_if_requested`] first thing in `main`). Protocol over its

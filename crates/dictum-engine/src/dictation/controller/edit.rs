@@ -9,6 +9,7 @@ use super::Controller;
 use crate::dictation::{Command, Input};
 use crate::edit::{self, AtPress};
 use crate::hotkey::Hotkeys;
+use crate::store::row::{RowUpdate, RowWriter};
 use std::sync::{mpsc, Arc};
 use std::time::Instant;
 
@@ -119,7 +120,10 @@ impl Controller {
         // The instruction is neither cleaned nor a voice command.
         live.profile = Arc::new(edit::profile_for(&live.profile));
         if let Some(id) = live.entry.id {
-            if let Err(e) = self.history.mark_edit(id, &request.selection) {
+            let edit = RowUpdate::Edit {
+                selection: &request.selection,
+            };
+            if let Err(e) = RowWriter::new(&self.history).update(id, edit) {
                 tracing::warn!("edit: the row could not be marked as an edit: {e}");
             }
         }

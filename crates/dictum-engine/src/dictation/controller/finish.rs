@@ -9,8 +9,8 @@ use super::{Controller, Flight, Live};
 use crate::dictation::release::{self, AtRelease};
 use crate::dictation::segmenter::Segmenter;
 use crate::dictation::worker::{Finish, Job};
-use crate::pipeline;
 use crate::store::journal;
+use crate::store::row::{RowUpdate, RowWriter, WholeRow};
 use crate::store::spool::{retry_hint, Spool};
 use crate::store::{Entry, Outcome, Source};
 use crate::timing::StageTimings;
@@ -65,7 +65,7 @@ impl Controller {
                 live.entry.outcome = Outcome::Error;
                 live.entry.error_kind = Some("capture".into());
                 live.entry.error = Some(e.to_string());
-                let _ = pipeline::store_finished(&self.history, &live.entry);
+                let _ = RowWriter::new(&self.history).apply(RowUpdate::Failed(&live.entry));
                 return;
             }
         };
@@ -249,7 +249,9 @@ impl Controller {
             self.flights.len()
         );
         entry.error = Some(message.clone());
-        if let Err(e) = journal::write_or_journal(&self.history, &mut entry) {
+        if let Err(e) =
+            journal::write_or_journal(&RowWriter::new(&self.history), &mut entry, WholeRow::Failed)
+        {
             tracing::warn!("could not store dictation {id}: {e}");
         }
         self.notice(message);

@@ -8,6 +8,7 @@ use crate::dictation::config::Mode;
 use crate::dictation::segmenter::{Decision, Segmenter};
 use crate::dictation::worker::{Job, Queue};
 use crate::profile::Profile;
+use crate::store::row::{RowState, RowUpdate, RowWriter};
 use crate::store::spool::Spool;
 use crate::store::{Entry, Outcome, Source};
 use crate::timing::ms_since;
@@ -164,7 +165,7 @@ impl Controller {
         let profile = self.pick_profile(entry);
         entry.language = Some(profile.language(&self.config).to_string());
         entry.profile = Some(profile.name.clone());
-        if let Err(e) = self.history.insert(entry) {
+        if let Err(e) = RowWriter::new(&self.history).create(entry, RowState::Started) {
             self.notice(format!("could not store the dictation: {e}"));
         }
         profile
@@ -192,7 +193,7 @@ impl Controller {
             live.entry.error_kind = Some("cancelled".into());
             live.entry.error = Some("cancelled with the cancel key; nothing was typed".into());
             live.entry.audio_ms = Some((audio as u64 * 1000 / SAMPLE_RATE as u64) as i64);
-            let _ = crate::pipeline::store_finished(&self.history, &live.entry);
+            let _ = RowWriter::new(&self.history).apply(RowUpdate::Failed(&live.entry));
             self.notice("dictation cancelled".into());
         } else if !self.flights.is_empty() {
             // Everything recorded so far is still transcribed and stored, just not typed.

@@ -8,7 +8,8 @@ use crate::config::Config;
 use crate::dictation::fault;
 use crate::dictation::worker::{Job, Queue};
 use crate::profile::Profile;
-use crate::store::recovery;
+
+use crate::store::row::{RowUpdate, RowWriter};
 use crate::store::spool::{retry_hint, Spool};
 use crate::store::Outcome;
 use crate::SAMPLE_RATE;
@@ -164,14 +165,13 @@ impl Controller {
             };
         if let Some(id) = flight.id {
             let message = format!("{what}; {kept}");
-            if let Err(e) = recovery::fail_if_pending(
-                &self.history,
-                id,
+            let gave_up = RowUpdate::GaveUp {
                 outcome,
                 kind,
-                &message,
-                path.as_deref(),
-            ) {
+                message: &message,
+                audio_path: path.as_deref(),
+            };
+            if let Err(e) = RowWriter::new(&self.history).update(id, gave_up) {
                 tracing::warn!("could not mark dictation #{id}: {e}");
             }
         }

@@ -1,0 +1,311 @@
+//! A file through the pipeline: its row inserted as `pending` before any stage runs and
+//! completed at the end whatever happened (success, no speech, or an error with its message);
+//! the audio decoded as a stream and transcribed in pieces cut at pauses, each with the text
+//! before it as context, so memory stays flat and progress can be shown.
+
+use super::engine::Engine;
+use crate::audio;
+use crate::llm::LlmReport;
+use crate::store::row::{fail_row, RowState, RowWriter, WholeRow, Words};
+use crate::store::{Entry, History, Outcome, Source};
+use crate::timing::{ms_since, StageTimings};
+use crate::{Error, Result};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// How far the transcription of a long file has got.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FileProgress {
+    /// Audio transcribed so far, and in all (from the file's header).
+    pub done_ms: u64,
+    pub total_ms: u64,
+    /// Pieces transcribed so far.
+    pub pieces: usize,
+    /// Wall time since the file was opened.
+    pub elapsed_ms: f64,
+}
+
+impl FileProgress {
+    /// The expected wall time still to go, from the pace so far.
+    pub fn remaining_ms(&self) -> f64 {
+        if self.done_ms == 0 {
+            return 0.0;
+        }
+        let rest = self.total_ms.saturating_sub(self.done_ms) as f64;
+        self.elapsed_ms / self.done_ms as f64 * rest
+    }
+}
+
+/// The text of a file transcribed piece by piece.
+#[derive(Default)]
+struct PieceText {
+    words: Words,
+    /// Time spent in VAD and whisper (the rest of the decoding loop is decoding).
+    ms: f64,
+}
+
+impl PieceText {
+    /// Transcribes the next piece, with the text so far as context (`full_window`: see
+    /// [`Engine::transcribe_piece`]).
+    fn add(
+        &mut self,
+        engine: &mut Engine,
+        full_window: bool,
+        samples: &[f32],
+        entry: &mut Entry,
+        timings: &mut StageTimings,
+    ) -> Result<()> {
+        let speech_before = entry.speech_ms.unwrap_or(0);
+        let speech = self.add_checked(engine, full_window, samples, entry, timings, 0)?;
+        // Second looks re-analyse audio already counted: the piece's speech counts once.
+        entry.speech_ms = Some(speech_before + speech);
+        Ok(())
+    }
+
+    /// Whisper sometimes ends a long stretch at a pause and drops what follows (tiny.en does
+    /// it on 10 to 20 s of several sentences). Two checks catch it: speech left after the
+    /// last segment's end is transcribed on its own, and a text far too short for the speech
+    /// in it (under 0.8 words per second of speech) is redone as two halves cut at the
+    /// quietest point, kept if they say more. Returns the piece's speech ms.
+    fn add_checked(
+        &mut self,
+        engine: &mut Engine,
+        full_window: bool,
+        samples: &[f32],
+        entry: &mut Entry,
+        timings: &mut StageTimings,
+        depth: u32,
+    ) -> Result<i64> {
+        let rate = crate::SAMPLE_RATE as usize;
+        let mut from = 0;
+        let mut speech = None;
+        for _ in 0..4 {
+            let part = &samples[from..];
+            let t = Instant::now();
+            let seg = engine.transcribe_piece(part, &self.words.text(), full_window);
+            self.ms += ms_since(t);
+            let seg = seg?;
+            seg.apply_to(entry, timings);
+            speech.get_or_insert(seg.speech_ms);
+            tracing::debug!(
+                seconds = part.len() as f64 / rate as f64,
+                speech_ms = seg.speech_ms,
+                text = seg.text,
+                "file piece transcribed"
+            );
+            let words = seg.text.split_whitespace().count() as f64;
+            let too_short = words < seg.speech_ms as f64 / 1000.0 * 0.8 - 2.0;
+            if full_window && too_short && depth < 2 && part.len() >= 4 * rate {
+                let cut =
+                    crate::audio::cut::quietest_point(part, part.len() / 4, part.len() * 3 / 4);
+                let mut halves = PieceText {
+                    words: Words {
+                        texts: self.words.texts.clone(),
+                        raws: Vec::new(),
+                        rewriter: None,
+                    },
+                    ms: 0.0,
+                };
+                halves.add_checked(engine, true, &part[..cut], entry, timings, depth + 1)?;
+                halves.add_checked(engine, true, &part[cut..], entry, timings, depth + 1)?;
+                self.ms += halves.ms;
+                let said = |t: &[String]| {
+                    t.iter()
+                        .map(|t| t.split_whitespace().count())
+                        .sum::<usize>()
+                };
+                let more = said(&halves.words.texts[self.words.texts.len()..]);
+                tracing::debug!(
+                    whole = words,
+                    halves = more,
+                    "whisper's text was short for the speech; redone in two halves"
+                );
+                if more as f64 > words {
+                    self.words.adopt(seg.rewriter.as_ref());
+                    self.words.texts = halves.words.texts;
+                    self.words.raws.extend(halves.words.raws);
+                    break;
+                }
+            }
+            self.words.push(seg.piece());
+            let Some(next) = seg.uncovered_from else {
+                break;
+            };
+            tracing::debug!(
+                at_s = (from + next) as f64 / rate as f64,
+                "whisper stopped before the speech did; transcribing the rest"
+            );
+            from += next;
+        }
+        Ok(speech.unwrap_or(0))
+    }
+}
+
+/// The outcome of one utterance, as stored in history, plus the error if there was one.
+#[derive(Debug)]
+pub struct Utterance {
+    pub entry: Entry,
+    pub timings: StageTimings,
+    pub error: Option<Error>,
+    /// The LLM cleanup, when the stage ran.
+    pub llm: Option<LlmReport>,
+}
+
+impl Engine {
+    /// Transcribes a file into `history`. Never returns without having stored the row
+    /// (unless the database itself fails, which is the `Err`).
+    pub fn transcribe_file(&mut self, history: &History, path: &Path) -> Result<Utterance> {
+        self.transcribe_file_with(history, path, &mut |_| {})
+    }
+
+    /// [`Engine::transcribe_file`], calling `progress` after each piece of a file longer than
+    /// [`Engine::file_piece_s`] (shorter files are one piece and report nothing).
+    pub fn transcribe_file_with(
+        &mut self,
+        history: &History,
+        path: &Path,
+        progress: &mut dyn FnMut(&FileProgress),
+    ) -> Result<Utterance> {
+        let start = Instant::now();
+        let mut entry = Entry::new(Source::File);
+        entry.source_path = Some(path.display().to_string());
+        entry.model = Some(self.config.stt.model.clone());
+        entry.language = Some(self.config.stt.language.clone());
+        let rows = RowWriter::new(history);
+        rows.create(&mut entry, RowState::Started)?;
+
+        let mut timings = StageTimings::default();
+        let result = self.run_file(path, &mut entry, &mut timings, progress);
+        let llm = if result.is_ok() {
+            // Cannot fail: any LLM problem is recorded in the row and the raw text is kept.
+            self.clean_entry(&mut entry, &mut timings)
+        } else {
+            None
+        };
+        timings.total = Some(ms_since(start));
+        entry.total_ms = timings.total;
+        let error = match result {
+            Ok(()) => None,
+            Err(e) => {
+                fail_row(&mut entry, &e, Outcome::Error, e.to_string());
+                Some(e)
+            }
+        };
+        rows.write(&mut entry, WholeRow::Cleaned)?;
+        Ok(Utterance {
+            entry,
+            timings,
+            error,
+            llm,
+        })
+    }
+
+    fn run_file(
+        &mut self,
+        path: &Path,
+        entry: &mut Entry,
+        timings: &mut StageTimings,
+        progress: &mut dyn FnMut(&FileProgress),
+    ) -> Result<()> {
+        // Decoded, downmixed and resampled in one streaming pass (the header is checked
+        // first: rate, size, duration cap); whisper takes the audio piece by piece as it
+        // comes, so memory is one piece whatever the file's length.
+        let start = Instant::now();
+        let rate = crate::SAMPLE_RATE as usize;
+        let piece_max = (self.file_piece_s.max(1) as usize).saturating_mul(rate);
+        let piece_min = piece_max * 3 / 4;
+        let mut pending: Vec<f32> = Vec::new();
+        let mut text = PieceText::default();
+        let mut done: u64 = 0;
+        let mut total: u64 = 0;
+        let mut pieces = 0usize;
+        let mut kept = self.kept_audio_writer(entry);
+        let decoded =
+            audio::decode_16k_blocks(path, self.config.stt.max_file_s, &mut |block, expected| {
+                total = expected;
+                if let Some((writer, _)) = kept.as_mut() {
+                    if let Err(e) = writer.write(block) {
+                        tracing::warn!("could not keep the audio: {e}");
+                        kept = None;
+                    }
+                }
+                pending.extend_from_slice(block);
+                while pending.len() >= piece_max {
+                    let cut = audio::cut::quietest_point(&pending, piece_min, piece_max).max(1);
+                    text.add(self, true, &pending[..cut], entry, timings)?;
+                    pending.drain(..cut);
+                    done += cut as u64;
+                    pieces += 1;
+                    progress(&FileProgress {
+                        done_ms: done * 1000 / rate as u64,
+                        total_ms: (total * 1000 / rate as u64).max(done * 1000 / rate as u64),
+                        pieces,
+                        elapsed_ms: ms_since(start),
+                    });
+                }
+                Ok(())
+            });
+        let info = match decoded {
+            Ok(info) => info,
+            Err(e) => {
+                timings.decode = Some((ms_since(start) - text.ms).max(0.0));
+                entry.decode_ms = timings.decode;
+                return Err(e);
+            }
+        };
+        let resample_ms = info.resample.as_secs_f64() * 1000.0;
+        timings.decode = Some((ms_since(start) - text.ms - resample_ms).max(0.0));
+        entry.decode_ms = timings.decode;
+        timings.resample = Some(resample_ms);
+        entry.resample_ms = Some(resample_ms);
+        entry.audio_ms = Some(info.duration_ms() as i64);
+        if let Some((writer, file)) = kept {
+            match writer.finish() {
+                Ok(()) => entry.audio_path = Some(file.display().to_string()),
+                Err(e) => tracing::warn!("could not keep audio in {}: {e}", file.display()),
+            }
+        }
+        let long = pieces > 0;
+        if !pending.is_empty() || pieces == 0 {
+            text.add(self, long, &pending, entry, timings)?;
+            done += pending.len() as u64;
+            pieces += 1;
+        }
+        if long {
+            progress(&FileProgress {
+                done_ms: done * 1000 / rate as u64,
+                total_ms: done * 1000 / rate as u64,
+                pieces,
+                elapsed_ms: ms_since(start),
+            });
+        }
+        // A file of one piece keeps whisper's raw text as it came (untrimmed).
+        let single_raw = match text.words.raws.as_slice() {
+            [one] => Some(one.clone()),
+            _ => None,
+        };
+        text.words.into_row(entry);
+        if single_raw.is_some() {
+            entry.raw_text = single_raw;
+        }
+        Ok(())
+    }
+
+    /// Where a file's 16 kHz copy goes while it is decoded, when `history.keep_audio` is on.
+    fn kept_audio_writer(&self, entry: &Entry) -> Option<(audio::WavWriter16k, PathBuf)> {
+        if !self.config.history.keep_audio {
+            return None;
+        }
+        let (dir, id) = (self.audio_dir.as_ref()?, entry.id?);
+        let file = dir.join(format!("{id}.wav"));
+        let writer = crate::paths::create_private_dir_all(dir)
+            .and_then(|_| audio::WavWriter16k::create(&file));
+        match writer {
+            Ok(w) => Some((w, file)),
+            Err(e) => {
+                tracing::warn!("could not keep audio in {}: {e}", file.display());
+                None
+            }
+        }
+    }
+}
