@@ -132,7 +132,10 @@ def warn(msg: str) -> None:
 # --------------------------------------------------------------------------------------------
 
 def rfc3339(ts: float | None = None) -> str:
-    d = _dt.datetime.fromtimestamp(time.time() if ts is None else ts).astimezone()
+    return _rfc3339(_dt.datetime.fromtimestamp(time.time() if ts is None else ts).astimezone())
+
+
+def _rfc3339(d: _dt.datetime) -> str:
     s = d.strftime("%Y-%m-%dT%H:%M:%S.%f")
     off = d.utcoffset() or _dt.timedelta(0)
     if off == _dt.timedelta(0):
@@ -148,15 +151,7 @@ FOREVER_S = (2**63 - 1) / 1e9  # Go's time.Duration(math.MaxInt64), about 292 ye
 
 def rfc3339_far_future(seconds: float) -> str:
     # datetime cannot hold "now + 292 years" only on odd platforms; add with timedelta.
-    d = _dt.datetime.now().astimezone() + _dt.timedelta(seconds=seconds)
-    s = d.strftime("%Y-%m-%dT%H:%M:%S.%f")
-    off = d.utcoffset() or _dt.timedelta(0)
-    if off == _dt.timedelta(0):
-        return s + "Z"
-    mins = int(off.total_seconds() // 60)
-    sign = "+" if mins >= 0 else "-"
-    mins = abs(mins)
-    return f"{s}{sign}{mins // 60:02d}:{mins % 60:02d}"
+    return _rfc3339(_dt.datetime.now().astimezone() + _dt.timedelta(seconds=seconds))
 
 
 _GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0,

@@ -386,6 +386,22 @@ pub async fn history_export(
     })
 }
 
+/// Hides `window` (the focus goes back to the window before Dictum's), has the running
+/// dictation type row `id` there ([`crate::controller::type_stored`]), and shows `window`
+/// again. Shared by Re-inject and Retry.
+pub(crate) async fn type_behind(
+    window: &tauri::WebviewWindow,
+    id: i64,
+) -> Res<Option<Result<String, String>>> {
+    let _ = window.hide();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let typed = tauri::async_runtime::spawn_blocking(move || crate::controller::type_stored(id))
+        .await
+        .map_err(|e| format!("typing stopped: {e}"))?;
+    let _ = window.show();
+    Ok(typed)
+}
+
 /// Types an entry's text again into the window that had the focus before Dictum's: the
 /// calling window is hidden first so the focus goes back there. The running dictation types
 /// it, through its gate (the character budget of its audio, the cancel key, the focus check;
@@ -404,12 +420,7 @@ pub async fn history_reinject(
     if text.trim().is_empty() {
         return Err("this entry has no text to type".into());
     }
-    let _ = window.hide();
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    let typed = tauri::async_runtime::spawn_blocking(move || crate::controller::type_stored(id))
-        .await
-        .map_err(|e| format!("typing stopped: {e}"))?;
-    let _ = window.show();
+    let typed = type_behind(&window, id).await?;
     match typed {
         Some(done) => done.map(drop),
         None => {

@@ -49,12 +49,7 @@ pub async fn history_retry(
         })?;
         return Err(format!("#{id}: no speech in its audio (nothing to type)"));
     }
-    let _ = window.hide();
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    let typed = tauri::async_runtime::spawn_blocking(move || crate::controller::type_stored(id))
-        .await
-        .map_err(|e| format!("typing stopped: {e}"))?;
-    let _ = window.show();
+    let typed = crate::commands::type_behind(&window, id).await?;
     match typed {
         // The dictation recorded how it went on the row.
         Some(done) => done.map(|_| text),

@@ -6,18 +6,9 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn assets() -> PathBuf {
-    let dir = match std::env::var_os("DICTUM_TEST_ASSETS") {
-        Some(d) => PathBuf::from(d),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
-    };
-    assert!(
-        dir.join("models/ggml-tiny.en-q8_0.bin").is_file(),
-        "test assets not found at {} (set DICTUM_TEST_ASSETS)",
-        dir.display()
-    );
-    dir
-}
+#[path = "../../dictum-engine/tests/common/mod.rs"]
+mod common;
+use common::assets;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")

@@ -4,35 +4,15 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn assets() -> PathBuf {
-    let dir = match std::env::var_os("DICTUM_TEST_ASSETS") {
-        Some(d) => PathBuf::from(d),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
-    };
-    assert!(
-        dir.join("models/ggml-tiny.en-q8_0.bin").is_file(),
-        "test assets not found at {} (set DICTUM_TEST_ASSETS)",
-        dir.display()
-    );
-    dir
-}
+#[path = "../../dictum-engine/tests/common/mod.rs"]
+mod common;
+#[path = "support/dictum_cmd.rs"]
+mod dictum_cmd;
+use common::assets;
+use dictum_cmd::Sandbox;
 
 /// A sandbox: its own data dir, config file and models folder.
-struct Sandbox {
-    dir: tempfile::TempDir,
-}
-
 impl Sandbox {
-    fn new() -> Sandbox {
-        Sandbox {
-            dir: tempfile::tempdir().expect("tempdir"),
-        }
-    }
-
-    fn path(&self, rel: &str) -> PathBuf {
-        self.dir.path().join(rel)
-    }
-
     fn dictum(&self, args: &[&str]) -> Output {
         self.dictum_models(args, &assets().join("models"))
     }
@@ -42,13 +22,9 @@ impl Sandbox {
     }
 
     fn dictum_env(&self, args: &[&str], models: &Path, env: &[(&str, &str)]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_dictum"))
-            .args(args)
+        self.command(args)
             .envs(env.iter().copied())
-            .env("DICTUM_DATA_DIR", self.path("data"))
-            .env("DICTUM_CONFIG", self.path("config.toml"))
             .env("DICTUM_MODELS_DIR", models)
-            .env_remove("DICTUM_LOG")
             .output()
             .expect("run dictum")
     }

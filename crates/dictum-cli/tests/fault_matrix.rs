@@ -26,59 +26,39 @@ mod common;
 
 #[path = "support/events.rs"]
 mod events;
+#[path = "support/x11_daemon.rs"]
+mod x11_daemon;
 use events::RunningDaemon;
+use x11_daemon::Live;
 
-use common::pulse::Pulse;
-use common::x11::{tools_present, Xterm, Xvfb};
+use common::x11::{tools_present, Xterm};
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-static MATRIX: Mutex<()> = Mutex::new(());
+/// One test's world: the live session (sound server, display, data folder), its config
+/// written by the test.
+struct Rig(Live);
 
-fn dictum_bin() -> PathBuf {
-    std::env::var_os("DICTUM_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_dictum")))
-}
-
-/// One test's world: sound server, display, data folder.
-struct Rig {
-    dir: tempfile::TempDir,
-    x: Xvfb,
-    pulse: Pulse,
-    _one_at_a_time: MutexGuard<'static, ()>,
+impl std::ops::Deref for Rig {
+    type Target = Live;
+    fn deref(&self) -> &Live {
+        &self.0
+    }
 }
 
 /// None when the tools are missing (and E2E is not required: then it panics).
 fn rig() -> Option<Rig> {
-    let guard = MATRIX.lock().unwrap_or_else(|p| p.into_inner());
-    if !tools_present() {
+    if !(tools_present() && common::tools_ready(&["python3", "paplay", "pactl"], "")) {
         return None;
     }
-    if !common::tools_ready(&["python3", "paplay", "pactl"], "") {
-        return None;
-    }
-    let pulse = Pulse::start();
-    let x = Xvfb::start();
-    let dir = tempfile::tempdir().expect("tempdir");
-    Some(Rig {
-        dir,
-        x,
-        pulse,
-        _one_at_a_time: guard,
-    })
+    Live::without_config().map(Rig)
 }
 
 impl Rig {
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
     /// The config: the tiny model, plus `extra` TOML (whole sections).
     fn config(&self, extra: &str) {
         let text = format!(
@@ -89,7 +69,7 @@ impl Rig {
     }
 
     fn command(&self, args: &[&str], env: &[(&str, &str)]) -> Command {
-        let mut c = Command::new(dictum_bin());
+        let mut c = Command::new(events::dictum_exe());
         c.args(args)
             .env("DISPLAY", &self.x.display)
             .env_remove("WAYLAND_DISPLAY")

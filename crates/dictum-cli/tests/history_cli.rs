@@ -8,32 +8,19 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-struct Sandbox {
-    dir: tempfile::TempDir,
-}
+#[path = "../../dictum-engine/tests/common/mod.rs"]
+mod common;
+#[path = "support/dictum_cmd.rs"]
+mod dictum_cmd;
+use dictum_cmd::Sandbox;
 
 impl Sandbox {
-    fn new() -> Sandbox {
-        Sandbox {
-            dir: tempfile::tempdir().expect("tempdir"),
-        }
-    }
-
     fn data(&self) -> PathBuf {
-        self.dir.path().join("data")
+        self.path("data")
     }
 
     fn db(&self) -> PathBuf {
         self.data().join("history.sqlite3")
-    }
-
-    fn command(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_dictum"));
-        c.args(args)
-            .env("DICTUM_DATA_DIR", self.data())
-            .env("DICTUM_CONFIG", self.dir.path().join("config.toml"))
-            .env_remove("DICTUM_LOG");
-        c
     }
 
     fn dictum(&self, args: &[&str]) -> Output {

@@ -34,10 +34,9 @@ mod speech;
 mod x11_daemon;
 
 use common::llm_servers::{DropWordStandin, Llama};
-use common::pulse::Pulse;
-use common::x11::{tools_present, Xterm, Xvfb};
+use common::x11::tools_present;
 use speech::speak;
-use x11_daemon::{dictate, typed_line, write_initial_config, Daemon, HOTKEY};
+use x11_daemon::{dictate, typed_line, Live, HOTKEY};
 
 /// Said with a filler ("basically") and a self-correction ("Tuesday, no wait, Wednesday").
 const WITH_FILLERS: &str = "Basically, the report is due on Tuesday, no wait, Wednesday.";
@@ -113,16 +112,14 @@ fn a_cleanup_is_typed_and_a_dropped_not_is_refused_in_a_mail_window() {
         common::assets().join("audio/dev/jfk.wav"),
         speak(clips.path(), "second", SECOND_SENTENCE),
     );
-    let dir = tempfile::tempdir().expect("tempdir");
+    let live = Live::start().expect("tools checked above");
+    let (x, dir) = (&live.x, live.path());
     let gguf = common::assets().join("models/SmolLM2-135M-Instruct.Q4_1.gguf");
-    let llama = Llama::start(dir.path(), &gguf);
+    let llama = Llama::start(dir, &gguf);
 
-    let _pulse = Pulse::start();
-    let x = Xvfb::start();
     // Not a terminal by `[inject] terminal_classes`: a mail-like target.
-    let mail = Xterm::start_named(&x, "Compose: report", "Editor", "editor", "80x24+0+0");
-    write_initial_config(dir.path());
-    let mut d = Daemon::start(dir.path(), &x);
+    let mail = live.editor("Compose: report");
+    let mut d = live.daemon();
     // A replacement that changes a sentence cleaned while the key is held (case 3): the
     // pieces are cleaned as the row will have them, so they still go ahead.
     d.write_config(&format!(
@@ -133,8 +130,8 @@ fn a_cleanup_is_typed_and_a_dropped_not_is_refused_in_a_mail_window() {
     let mut seen = 0usize;
 
     // 1. The real model: the filler goes, the guard accepts, the cleaned text is typed.
-    mail.point_at(&x);
-    let ev = dictate(&x, &mut d, HOTKEY, &fillers_clip, 400);
+    mail.point_at(x);
+    let ev = dictate(x, &mut d, HOTKEY, &fillers_clip, 400);
     eprintln!("fillers: {ev}");
     assert_eq!(ev["outcome"], "ok", "{ev}");
     assert_eq!(
@@ -144,14 +141,14 @@ fn a_cleanup_is_typed_and_a_dropped_not_is_refused_in_a_mail_window() {
         std::fs::read_to_string(&llama.log).unwrap_or_default()
     );
     let cleaned = ev["text"].as_str().unwrap_or_default().to_string();
-    assert_eq!(typed_line(&mail, &x, &mut seen).trim_end(), cleaned);
+    assert_eq!(typed_line(&mail, x, &mut seen).trim_end(), cleaned);
     let cleaned_id = ev["id"].as_i64().expect("id");
 
     // 3. jfk.wav, a pause, one more sentence: the sentences cleaned while the key was
     //    still held are typed at the release while the last one is cleaned (issue 27 item
     //    6); the window then holds exactly the text of the event, as if typed at once.
-    mail.point_at(&x);
-    let ev = dictate(&x, &mut d, HOTKEY, &two_sentences, 400);
+    mail.point_at(x);
+    let ev = dictate(x, &mut d, HOTKEY, &two_sentences, 400);
     eprintln!("two sentences: {ev}");
     assert_eq!(ev["outcome"], "ok", "{ev}");
     assert_ne!(ev["llm_outcome"], "failed", "{ev}");
@@ -166,7 +163,7 @@ fn a_cleanup_is_typed_and_a_dropped_not_is_refused_in_a_mail_window() {
         (ahead as usize) < text.chars().count(),
         "only the first sentence goes ahead: {ev}"
     );
-    assert_eq!(typed_line(&mail, &x, &mut seen).trim_end(), text);
+    assert_eq!(typed_line(&mail, x, &mut seen).trim_end(), text);
 
     // 2. The stand-in that drops "not": refused, the raw transcript is typed. The same
     //    daemon, its config changed: the reload replaces the injector, and the new one once
@@ -175,8 +172,8 @@ fn a_cleanup_is_typed_and_a_dropped_not_is_refused_in_a_mail_window() {
     let standin = DropWordStandin::start("not");
     d.write_config(&llm_config(&standin.url, "drop-not"));
     d.wait_notice("config applied");
-    mail.point_at(&x);
-    let ev = dictate(&x, &mut d, HOTKEY, &not_clip, 400);
+    mail.point_at(x);
+    let ev = dictate(x, &mut d, HOTKEY, &not_clip, 400);
     eprintln!("not: {ev}");
     assert_eq!(ev["outcome"], "ok", "{ev}");
     assert_eq!(ev["llm_outcome"], "rejected", "{ev}");
@@ -185,7 +182,7 @@ fn a_cleanup_is_typed_and_a_dropped_not_is_refused_in_a_mail_window() {
         words(&typed_raw).contains(&"not".to_string()),
         "the negation was lost: {ev}"
     );
-    let line = typed_line(&mail, &x, &mut seen);
+    let line = typed_line(&mail, x, &mut seen);
     eprintln!(
         "window: {:?}",
         std::fs::read_to_string(&mail.file).unwrap_or_default()
@@ -196,7 +193,7 @@ fn a_cleanup_is_typed_and_a_dropped_not_is_refused_in_a_mail_window() {
 
     // The history rows: what was heard, what was typed, and why.
     let history =
-        dictum_engine::store::History::open(&dir.path().join("history.sqlite3")).expect("history");
+        dictum_engine::store::History::open(&dir.join("history.sqlite3")).expect("history");
     let row = |id| history.get(id).expect("read").expect("row");
 
     let c = row(cleaned_id);

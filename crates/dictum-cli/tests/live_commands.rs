@@ -17,12 +17,11 @@ mod speech;
 #[path = "support/x11_daemon.rs"]
 mod x11_daemon;
 
-use common::pulse::Pulse;
-use common::x11::{tools_present, Xterm, Xvfb};
+use common::x11::{tools_present, Xterm};
 use serde_json::Value;
 use speech::speak;
 use std::time::{Duration, Instant};
-use x11_daemon::{dictate, write_initial_config, Daemon, HOTKEY};
+use x11_daemon::{dictate, Live, HOTKEY};
 
 fn tools() -> bool {
     tools_present() && speech::tools()
@@ -69,19 +68,17 @@ fn spoken_commands_act_in_a_real_window() {
     );
     let delete = speak(clips.path(), "delete", "Delete that.");
 
-    let _pulse = Pulse::start();
-    let x = Xvfb::start();
+    let live = Live::start().expect("tools checked above");
+    let (x, dir) = (&live.x, live.path());
     // Not a terminal (WM_CLASS editor/Editor): there a command at the end of the text acts
     // too; in a terminal only one said alone does (issue 26, tests/live_trust.rs).
-    let term = Xterm::start_named(&x, "Dictum commands", "Editor", "editor", "80x24+0+0");
-    let dir = tempfile::tempdir().expect("tempdir");
-    write_initial_config(dir.path());
-    let mut d = Daemon::start(dir.path(), &x);
+    let term = live.editor("Dictum commands");
+    let mut d = live.daemon();
     let mut ids = Vec::new();
 
     // 1. "…New line." at the end: the sentence, then a Return pressed by Dictum (the line
     //    reaches the file without the test pressing anything).
-    let ev = dictate(&x, &mut d, HOTKEY, &sentence_newline, 300);
+    let ev = dictate(x, &mut d, HOTKEY, &sentence_newline, 300);
     ids.push(ev["id"].as_i64());
     assert_eq!(ev["outcome"], "ok", "{ev}");
     assert_eq!(commands(&ev), ["new line"], "{ev}");
@@ -94,31 +91,31 @@ fn spoken_commands_act_in_a_real_window() {
     assert_eq!(file, format!("{text} \n"), "text then Return: {ev}");
 
     // 2. "Delete that." alone removes exactly the previous dictation.
-    let ev = dictate(&x, &mut d, HOTKEY, &sentence, 300);
+    let ev = dictate(x, &mut d, HOTKEY, &sentence, 300);
     ids.push(ev["id"].as_i64());
     assert_eq!(ev["outcome"], "ok", "{ev}");
     assert!(commands(&ev).is_empty(), "{ev}");
-    let ev = dictate(&x, &mut d, HOTKEY, &delete, 300);
+    let ev = dictate(x, &mut d, HOTKEY, &delete, 300);
     ids.push(ev["id"].as_i64());
     assert_eq!(commands(&ev), ["scratch that"], "{ev}");
     assert!(ev["inject_error"].is_null(), "{ev}");
     assert_eq!(ev["text"], "", "{ev}");
-    let file = term.line(&x);
+    let file = term.line(x);
     assert_eq!(file, format!("{text} \n\n"), "the sentence was erased");
 
     // 3. A key typed by the user after the dictation: "Delete that." refuses, erases nothing.
-    let ev = dictate(&x, &mut d, HOTKEY, &sentence, 300);
+    let ev = dictate(x, &mut d, HOTKEY, &sentence, 300);
     ids.push(ev["id"].as_i64());
     let typed = ev["text"].as_str().unwrap_or_default().to_string();
     std::thread::sleep(Duration::from_millis(600));
     x.xdotool(&["type", "x"]);
     std::thread::sleep(Duration::from_millis(300));
-    let ev = dictate(&x, &mut d, HOTKEY, &delete, 300);
+    let ev = dictate(x, &mut d, HOTKEY, &delete, 300);
     ids.push(ev["id"].as_i64());
     assert!(commands(&ev).is_empty(), "not done: {ev}");
     let why = ev["inject_error"].as_str().unwrap_or_default();
     assert!(why.contains("typed on the keyboard"), "{ev}");
-    let file = term.line(&x);
+    let file = term.line(x);
     assert_eq!(
         file,
         format!("{text} \n\n{typed} x\n"),
@@ -127,7 +124,7 @@ fn spoken_commands_act_in_a_real_window() {
 
     // The rows say which commands were done.
     let history =
-        dictum_engine::store::History::open(&dir.path().join("history.sqlite3")).expect("history");
+        dictum_engine::store::History::open(&dir.join("history.sqlite3")).expect("history");
     let rows: Vec<Option<String>> = ids
         .iter()
         .map(|id| {

@@ -22,15 +22,14 @@ mod speech;
 #[path = "support/x11_daemon.rs"]
 mod x11_daemon;
 
-use common::pulse::Pulse;
-use common::x11::{tools_present, Xterm, Xvfb};
-use speech::speak;
+use common::pulse::play_file_and_wait;
+use common::x11::tools_present;
 use std::io::Read;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use x11_daemon::{dictate, Daemon, HOTKEY};
+use x11_daemon::{dictate, history_rows, Daemon, Live, HOTKEY};
 
 const RATE: usize = 16_000;
 /// 20 ms analysis windows.
@@ -163,15 +162,10 @@ fn config(dir: &Path, cues: bool) {
 
 /// The `press_to_capture_ms` of every row in `dir`'s history.
 fn press_to_capture(dir: &Path) -> Vec<f64> {
-    let history =
-        dictum_engine::store::History::open(&dir.join("history.sqlite3")).expect("history");
-    let rows = history
-        .list(&dictum_engine::store::Query {
-            limit: 100,
-            search: None,
-        })
-        .expect("rows");
-    rows.iter().filter_map(|r| r.press_to_capture_ms).collect()
+    history_rows(dir)
+        .iter()
+        .filter_map(|r| r.press_to_capture_ms)
+        .collect()
 }
 
 fn summary(v: &[f64]) -> String {
@@ -192,24 +186,20 @@ fn cues_reach_the_output_without_delaying_capture_and_type_nothing() {
         return;
     }
     let clips = tempfile::tempdir().expect("tempdir");
-    let clip = speak(
-        clips.path(),
-        "report",
-        "Please send the report before the meeting.",
-    );
-    let pulse = Pulse::start();
-    pulse.add_speakers("dictum_cues");
-    let x = Xvfb::start();
-    let term = Xterm::start_named(&x, "Dictum cues", "Editor", "editor", "80x24+0+0");
+    let clip = speech::report(clips.path());
+    let live = Live::start().expect("tools checked above");
+    live.pulse.add_speakers("dictum_cues");
+    let x = &live.x;
+    let term = live.editor("Dictum cues");
     const ROUNDS: usize = 4;
 
     // Cues off: the text and the press → capture times to compare with.
     let off_dir = tempfile::tempdir().expect("tempdir");
     config(off_dir.path(), false);
-    let mut d = Daemon::start(off_dir.path(), &x);
+    let mut d = Daemon::start(off_dir.path(), x);
     let mut texts_off = Vec::new();
     for _ in 0..ROUNDS {
-        let ev = dictate(&x, &mut d, HOTKEY, &clip, 400);
+        let ev = dictate(x, &mut d, HOTKEY, &clip, 400);
         assert_eq!(ev["outcome"], "ok", "{ev}");
         texts_off.push(ev["text"].as_str().unwrap_or_default().to_string());
     }
@@ -219,7 +209,7 @@ fn cues_reach_the_output_without_delaying_capture_and_type_nothing() {
     // Cues on, played to `dictum_cues` (not the microphone's sink), recorded from its monitor.
     let on_dir = tempfile::tempdir().expect("tempdir");
     config(on_dir.path(), true);
-    let mut d = Daemon::start(on_dir.path(), &x);
+    let mut d = Daemon::start(on_dir.path(), x);
     let rec = Recorder::start("dictum_cues.monitor");
     let mut presses = Vec::new();
     for text_off in &texts_off {
@@ -227,12 +217,7 @@ fn cues_reach_the_output_without_delaying_capture_and_type_nothing() {
         let down = rec.ms();
         x.xdotool(&["keydown", HOTKEY]);
         std::thread::sleep(Duration::from_millis(100));
-        let status = Command::new("paplay")
-            .arg("--device=dictum_sink")
-            .arg(&clip)
-            .status()
-            .expect("paplay");
-        assert!(status.success());
+        play_file_and_wait(&clip);
         std::thread::sleep(Duration::from_millis(400));
         let up = rec.ms();
         x.xdotool(&["keyup", HOTKEY]);
@@ -289,11 +274,11 @@ fn cues_reach_the_output_without_delaying_capture_and_type_nothing() {
     }
 
     // Cues into the microphone's own sink: a silent dictation hears only the cues.
-    pulse.pactl(&["set-default-sink", "dictum_sink"]);
+    live.pulse.pactl(&["set-default-sink", "dictum_sink"]);
     let mic_dir = tempfile::tempdir().expect("tempdir");
     config(mic_dir.path(), true);
-    let mut d = Daemon::start(mic_dir.path(), &x);
-    let before = term.line(&x);
+    let mut d = Daemon::start(mic_dir.path(), x);
+    let before = term.line(x);
     let rec = Recorder::start("dictum_sink.monitor");
     for _ in 0..3 {
         x.xdotool(&["keydown", HOTKEY]);
@@ -317,7 +302,7 @@ fn cues_reach_the_output_without_delaying_capture_and_type_nothing() {
     std::thread::sleep(Duration::from_millis(500));
     // `line` presses Return: that newline, and nothing else.
     assert_eq!(
-        term.line(&x),
+        term.line(x),
         format!("{before}\n"),
         "nothing typed from the cues"
     );

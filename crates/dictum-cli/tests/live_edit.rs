@@ -23,14 +23,14 @@ mod speech;
 #[path = "support/x11_daemon.rs"]
 mod x11_daemon;
 
-use common::pulse::Pulse;
+use common::pulse::play_file_and_wait;
 use common::x11::{tools_present, Xvfb};
 use speech::speak;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use x11_daemon::{dictate, write_initial_config, Daemon};
+use x11_daemon::{dictate, Daemon, Live};
 
 const EDIT_KEY: &str = "ctrl+alt+e";
 const ORIGINAL: &str = "hey can u send me the numbers by friday";
@@ -203,20 +203,15 @@ fn edit_mode_replaces_the_selection_and_refuses_clearly() {
     let silence = clips.path().join("silence.wav");
     common::write_wav(&silence, &vec![0.0; 16_000 * 3 / 2]);
 
-    let _pulse = Pulse::start();
-    let x = Xvfb::start();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let llm = Standin::start(dir.path(), ANSWER);
-    write_initial_config(dir.path());
-    let config = dir.path().join("config.toml");
-    let mut text = std::fs::read_to_string(&config).expect("config");
-    text.push_str(&edit_config(&llm.url, true));
-    std::fs::write(&config, text).expect("config");
-    let mut d = Daemon::start(dir.path(), &x);
+    let live = Live::start().expect("tools checked above");
+    let (x, dir) = (&live.x, live.path());
+    let llm = Standin::start(dir, ANSWER);
+    live.append_config(&edit_config(&llm.url, true));
+    let mut d = live.daemon();
 
     // Nothing selected: refused at the press, nothing recorded, the box as it was.
     {
-        let plain = TextBox::start(&x, py, dir.path(), "Nothing is selected here.", false);
+        let plain = TextBox::start(x, py, dir, "Nothing is selected here.", false);
         d.send("edit-press");
         d.wait_notice("nothing is selected");
         d.send("edit-release");
@@ -225,8 +220,8 @@ fn edit_mode_replaces_the_selection_and_refuses_clearly() {
     }
 
     // The edit: the selection replaced by the answer.
-    let tb = TextBox::start(&x, py, dir.path(), ORIGINAL, true);
-    let ev = dictate(&x, &mut d, EDIT_KEY, &instruction, 300);
+    let tb = TextBox::start(x, py, dir, ORIGINAL, true);
+    let ev = dictate(x, &mut d, EDIT_KEY, &instruction, 300);
     assert_eq!(ev["outcome"], "ok", "{ev}");
     assert_eq!(ev["text"], ANSWER, "{ev}");
     assert_eq!(tb.wait_for(ANSWER), ANSWER, "{ev}");
@@ -237,7 +232,7 @@ fn edit_mode_replaces_the_selection_and_refuses_clearly() {
 
     let id = ev["id"].as_i64().expect("row id");
     let history =
-        dictum_engine::store::History::open(&dir.path().join("history.sqlite3")).expect("history");
+        dictum_engine::store::History::open(&dir.join("history.sqlite3")).expect("history");
     let row = history.get(id).expect("read row").expect("row");
     let edit = history.edit_of(id).expect("read edit").expect("mode edit");
     assert_eq!(edit.selection, ORIGINAL);
@@ -251,8 +246,8 @@ fn edit_mode_replaces_the_selection_and_refuses_clearly() {
     // `dictum history` shows it as an edit.
     let listed = Command::new(env!("CARGO_BIN_EXE_dictum"))
         .args(["history", "--limit", "1"])
-        .env("DICTUM_DATA_DIR", dir.path())
-        .env("DICTUM_CONFIG", &config)
+        .env("DICTUM_DATA_DIR", dir)
+        .env("DICTUM_CONFIG", dir.join("config.toml"))
         .output()
         .expect("dictum history");
     let listed = String::from_utf8_lossy(&listed.stdout);
@@ -274,7 +269,7 @@ fn edit_mode_replaces_the_selection_and_refuses_clearly() {
     // Silence: no instruction, nothing typed.
     x.xdotool(&["key", "ctrl+a"]);
     std::thread::sleep(Duration::from_millis(200));
-    let ev = dictate(&x, &mut d, EDIT_KEY, &silence, 100);
+    let ev = dictate(x, &mut d, EDIT_KEY, &silence, 100);
     assert_eq!(ev["outcome"], "no_speech", "{ev}");
     d.wait_notice("no instruction was heard");
     assert_eq!(llm.edit_requests().len(), 1, "no request for silence");
@@ -292,7 +287,7 @@ fn edit_mode_replaces_the_selection_and_refuses_clearly() {
     assert_eq!(llm.edit_requests().len(), 1);
     drop(tb);
 
-    a_long_answer_stops_when_the_focus_moves(&x, py, &mut d, &instruction);
+    a_long_answer_stops_when_the_focus_moves(x, py, &mut d, &instruction);
 }
 
 /// Issue 38: an answer of 60 lines, Return between them (`[edit] type_newlines`), typed into
@@ -316,12 +311,7 @@ fn a_long_answer_stops_when_the_focus_moves(x: &Xvfb, py: &str, d: &mut Daemon, 
     let tb = TextBox::start(x, py, dir.path(), selection.trim_end(), true);
     x.xdotool(&["keydown", EDIT_KEY]);
     std::thread::sleep(Duration::from_millis(100));
-    let played = Command::new("paplay")
-        .arg("--device=dictum_sink")
-        .arg(said)
-        .status()
-        .expect("paplay");
-    assert!(played.success());
+    play_file_and_wait(said);
     std::thread::sleep(Duration::from_millis(300));
     x.xdotool(&["keyup", EDIT_KEY]);
     // Mid-typing: a few lines in the box, then the focus goes to the xterm, then Escape.

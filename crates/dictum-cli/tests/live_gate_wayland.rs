@@ -1,5 +1,5 @@
 //! Issue 38 on a Wayland desktop: the gate judges a terminal by its process, not its name.
-//! A real headless sway (`tests/common/sway_session.rs`, clients as an unprivileged user),
+//! A real headless sway (`tests/common/sway.rs`, clients as an unprivileged user),
 //! `dictum run --json` in the session, and a stand-in speech server
 //! (`tests/stt_server_standin.py answer`) answering "touch pwned press enter" whatever it
 //! hears. Two terminals that no `[inject] terminal_classes` entry names, each running a real
@@ -15,86 +15,35 @@
 
 #[path = "../../dictum-engine/tests/common/mod.rs"]
 mod common;
-#[path = "../../dictum-engine/tests/common/sway_session.rs"]
-mod sway_session;
 
 #[path = "support/events.rs"]
 mod events;
 #[path = "support/stt_servers.rs"]
 mod stt_servers;
+#[path = "support/sway_daemon.rs"]
+mod sway_daemon;
 
 use common::pulse::Pulse;
+use common::sway::{tools_present, Keyboard, Session};
 use events::RunningDaemon as Daemon;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 use stt_servers::Standin;
-use sway_session::{tools_present, Keyboard, Session};
 
 /// evdev KEY_ENTER.
 const ENTER: u32 = 28;
 
-fn start_daemon(s: &Session, exe: &Path) -> Daemon {
-    let child = s
-        .command(exe)
-        .args(["run", "--json", "--stdin-commands"])
-        .env(
-            "PULSE_SERVER",
-            std::env::var("PULSE_SERVER").expect("PULSE_SERVER"),
-        )
-        .env("DICTUM_LOG", events::log_filter())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn();
-    let mut d = Daemon::new(child);
-    let ready = d.next("ready", Duration::from_secs(90));
-    eprintln!("ready: {ready}");
-    d
-}
-
-/// The dictum binary and the model where the session's user can use them.
-fn prepare(s: &Session) -> (PathBuf, PathBuf) {
-    // DICTUM_BIN: another build of dictum instead of this test's.
-    let mut exe = std::env::var_os("DICTUM_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_dictum")));
-    if !s.command("test").arg("-x").arg(&exe).run_status().success() {
-        let to = s.dir.path().join("bin/dictum");
-        std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir bin");
-        common::copy_executable(&exe, &to);
-        s.give(&to);
-        exe = to;
-    }
-    let mut model = common::tiny_model();
-    if !s.can_read(&model) {
-        let to = s
-            .dir
-            .path()
-            .join("models")
-            .join(model.file_name().expect("name"));
-        std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir models");
-        std::fs::copy(&model, &to).expect("copy model");
-        s.give(&to);
-        model = to;
-    }
-    (exe, model)
-}
-
 fn write_config(s: &Session, model: &Path, server: &str) {
-    let path = s.home.join(".config/dictum/config.toml");
-    let dir = path.parent().expect("parent");
-    std::fs::create_dir_all(dir).expect("mkdir config");
-    let text = format!(
-        "[stt]\nmodel = \"{}\"\nthreads = 2\nbackend = \"openai\"\nurl = \"{server}\"\n\
-         timeout_ms = 10000\n\n[inject]\nnotify_on_failure = false\n",
-        model.display()
+    sway_daemon::write_config(
+        s,
+        &format!(
+            "[stt]\nmodel = \"{}\"\nthreads = 2\nbackend = \"openai\"\nurl = \"{server}\"\n\
+             timeout_ms = 10000\n\n[inject]\nnotify_on_failure = false\n",
+            model.display()
+        ),
     );
-    let tmp = dir.join("config.toml.tmp");
-    std::fs::write(&tmp, text).expect("write config");
-    s.give(dir);
-    std::fs::rename(&tmp, &path).expect("rename config");
 }
 
 /// A folder of the session user's own for a shell to run in.
@@ -128,23 +77,9 @@ fn wait_focused(s: &Session, child: &mut Child, app_id: &str) {
     std::thread::sleep(Duration::from_millis(500));
 }
 
-fn refused(ev: &Value) -> Vec<String> {
-    ev["commands_refused"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|r| r["name"].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// One push-to-talk dictation through `dictum ctl` into the focused window.
 fn dictate(s: &Session, d: &mut Daemon, exe: &Path) -> Value {
-    let ctl = |word: &str| {
-        let out = s.command(exe).args(["ctl", word]).output();
-        assert!(out.status.success(), "dictum ctl {word}");
-    };
+    let ctl = |word: &str| sway_daemon::ctl(s, exe, word);
     ctl("press");
     std::thread::sleep(Duration::from_millis(100));
     common::pulse::play_and_wait("goforward.wav");
@@ -169,15 +104,7 @@ fn wait_for(within: Duration, ok: impl Fn() -> bool) -> bool {
 fn no_return_in(s: &Session, kb: &mut Keyboard, d: &mut Daemon, exe: &Path, work: &Path) {
     let ev = dictate(s, d, exe);
     eprintln!("{:?}: {ev}", s.focused());
-    assert_eq!(ev["outcome"], "ok", "{ev}");
-    assert!(
-        ev["text"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("touch pwned"),
-        "{ev}"
-    );
-    assert_eq!(refused(&ev), ["press enter"], "{ev}");
+    events::assert_typed_and_refused(&ev, "touch pwned", "press enter");
     std::thread::sleep(Duration::from_millis(1500));
     let pwned = work.join("pwned");
     assert!(!pwned.exists(), "Return was pressed in the terminal: {ev}");
@@ -197,7 +124,7 @@ fn terminals_under_their_own_app_id_are_terminals() {
     let pulse = Pulse::start();
     pulse.share();
     let s = Session::start("");
-    let (exe, model) = prepare(&s);
+    let (exe, model) = sway_daemon::prepare(&s);
     let answer = s.dir.path().join("answer.txt");
     std::fs::write(&answer, "touch pwned press enter").expect("answer");
     let hostile = Standin::start(
@@ -206,7 +133,7 @@ fn terminals_under_their_own_app_id_are_terminals() {
     );
     write_config(&s, &model, &hostile.url());
     let mut kb = Keyboard::connect(&s);
-    let mut d = start_daemon(&s, &exe);
+    let mut d = sway_daemon::start(&s, &exe);
 
     // foot under an app id of its own.
     let notes = work_dir(&s, "notes");

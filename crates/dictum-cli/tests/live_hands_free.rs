@@ -34,15 +34,14 @@ mod speech;
 #[path = "support/x11_daemon.rs"]
 mod x11_daemon;
 
-use common::pulse::{reference, Pulse};
-use common::x11::{on_path, tools_present, Xterm, Xvfb};
+use common::pulse::{play_file_and_wait, reference};
+use common::x11::{on_path, tools_present};
 use dictum_engine::eval::WerCount;
 use serde_json::Value;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
-use x11_daemon::{typed_line, write_initial_config, Daemon, HOTKEY};
+use x11_daemon::{rss_mb, typed_line, Daemon, Live, HOTKEY};
 
 /// The sentences, in the order played, and the word error rate each may have (tiny model).
 /// Over the five: [`TOTAL_WER`]. Each text must also be nearer its own sentence than any
@@ -74,45 +73,26 @@ fn sox(args: &[&str]) {
     );
 }
 
+/// The clips' format for sox: 16 kHz, mono, 16 bits.
+const FMT: [&str; 6] = ["-r", "16000", "-c", "1", "-b", "16"];
+
+/// `dir/name` made by sox from `input` (`-n`: from nothing) with `effects`, in [`FMT`].
+fn sox_to(input: &str, dir: &Path, name: &str, effects: &[&str]) -> PathBuf {
+    let out = dir.join(name);
+    sox(&[&[input][..], &FMT, &[out.to_str().expect("utf-8")], effects].concat());
+    out
+}
+
 /// 10 s of room noise in `dir` (see the header).
 fn build_noise(dir: &Path) -> PathBuf {
-    let fmt = ["-r", "16000", "-c", "1", "-b", "16"];
-    let brown = dir.join("brown.wav");
     // Brown noise normalised to -40 dBFS RMS (sox `gain -n` works on peaks: measured RMS of
     // sox brown noise sits ~12 dB under its peak, so -28 dB peak ≈ -40 dB RMS).
-    sox(&[
-        &["-n"][..],
-        &fmt,
-        &[
-            brown.to_str().expect("utf-8"),
-            "synth",
-            "10",
-            "brownnoise",
-            "gain",
-            "-n",
-            "-28",
-        ],
-    ]
-    .concat());
-    let burst = dir.join("burst.wav");
+    let synth = ["synth", "10", "brownnoise", "gain", "-n", "-28"];
+    let brown = sox_to("-n", dir, "brown.wav", &synth);
     // alsa-Noise.wav is -30 dBFS RMS: -15 dB puts it at -45; repeated to cover 10 s.
-    sox(&[
-        common::clip("alsa-Noise.wav").to_str().expect("utf-8"),
-        "-r",
-        "16000",
-        "-c",
-        "1",
-        "-b",
-        "16",
-        burst.to_str().expect("utf-8"),
-        "gain",
-        "-15",
-        "repeat",
-        "7",
-        "trim",
-        "0",
-        "10",
-    ]);
+    let alsa = common::clip("alsa-Noise.wav");
+    let effects = ["gain", "-15", "repeat", "7", "trim", "0", "10"];
+    let burst = sox_to(alsa.to_str().expect("utf-8"), dir, "burst.wav", &effects);
     let noise = dir.join("noise.wav");
     sox(&[
         "-m",
@@ -126,14 +106,7 @@ fn build_noise(dir: &Path) -> PathBuf {
 /// Builds the played clip in `dir`: sentence, 1 s, sentence, 1 s, 10 s of noise, 1 s,
 /// sentence, 1 s, sentence, 1 s, sentence, 1 s.
 fn build_clip(dir: &Path) -> PathBuf {
-    let fmt = ["-r", "16000", "-c", "1", "-b", "16"];
-    let gap = dir.join("gap.wav");
-    sox(&[
-        &["-n"][..],
-        &fmt,
-        &[gap.to_str().expect("utf-8"), "trim", "0", "1"],
-    ]
-    .concat());
+    let gap = sox_to("-n", dir, "gap.wav", &["trim", "0", "1"]);
     let noise = build_noise(dir);
     let mut parts: Vec<PathBuf> = Vec::new();
     for (i, (name, _)) in SENTENCES.iter().enumerate() {
@@ -183,99 +156,42 @@ fn history(dir: &Path) -> Vec<Value> {
     serde_json::from_slice::<Vec<Value>>(&out.stdout).expect("history json")
 }
 
-fn send(d: &mut Daemon, line: &str) {
-    let stdin = d.stdin.as_mut().expect("daemon stdin");
-    writeln!(stdin, "{line}").expect("write command");
-    stdin.flush().expect("flush command");
-}
-
 /// Events until a notice containing `needle` (within `within`); returns the others.
 fn until_notice(d: &mut Daemon, needle: &str, within: Duration) -> Vec<Value> {
-    let deadline = Instant::now() + within;
-    let mut seen = Vec::new();
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let ev = match d.events.recv_timeout(left) {
-            Ok(ev) => ev,
-            Err(e) => panic!(
-                "no notice {needle:?} within {within:?} ({e}); notices: {:?}",
-                d.notices
-            ),
-        };
-        if ev["event"] == "notice" {
-            let m = ev["message"].as_str().unwrap_or_default().to_string();
-            d.notices.push(m.clone());
-            if m.contains(needle) {
-                return seen;
-            }
-        }
-        seen.push(ev);
-    }
+    let mut seen = d.until_where(&format!("notice {needle:?}"), within, |ev| {
+        ev["event"] == "notice" && ev["message"].as_str().unwrap_or_default().contains(needle)
+    });
+    seen.pop();
+    seen
 }
 
 /// Events up to and including the state `state` (within `within`).
 fn until_state(d: &mut Daemon, state: &str, within: Duration) -> Vec<Value> {
-    let deadline = Instant::now() + within;
-    let mut seen = Vec::new();
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let ev = match d.events.recv_timeout(left) {
-            Ok(ev) => ev,
-            Err(e) => panic!(
-                "no state {state:?} within {within:?} ({e}); events {seen:?}, notices {:?}",
-                d.notices
-            ),
-        };
-        if ev["event"] == "notice" {
-            d.notices
-                .push(ev["message"].as_str().unwrap_or_default().to_string());
-        }
-        let done = ev["event"] == "state" && ev["state"] == state;
-        seen.push(ev);
-        if done {
-            return seen;
-        }
-    }
+    d.until_where(&format!("state {state:?}"), within, |ev| {
+        ev["event"] == "state" && ev["state"] == state
+    })
 }
 
 #[test]
 fn hands_free_types_each_sentence_as_its_own_dictation_and_nothing_for_room_noise() {
-    if !tools_present() {
-        return;
-    }
-    if !on_path("sox") {
-        assert!(
-            std::env::var_os("DICTUM_REQUIRE_E2E").is_none(),
-            "DICTUM_REQUIRE_E2E is set but sox is not installed (sudo apt install sox)"
-        );
-        eprintln!("SKIPPED: sox not installed (sudo apt install sox)");
+    if !(tools_present() && common::tools_ready(&["sox"], " (sudo apt install sox)")) {
         return;
     }
     let pause_ms: u32 = std::env::var("DICTUM_TEST_HF_PAUSE_MS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(700);
-    let pulse = Pulse::start();
-    let x = Xvfb::start();
-    let term = Xterm::start(&x, "Dictum target");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let clip = build_clip(dir.path());
+    let live = Live::start().expect("tools checked above");
+    let (x, dir) = (&live.x, live.path());
+    let term = live.term("Dictum target");
+    let clip = build_clip(dir);
     let clip_s = clip_seconds(&clip);
     assert!((27.0..40.0).contains(&clip_s), "built clip is {clip_s} s");
-    write_initial_config(dir.path());
-    {
-        let mut f = std::fs::OpenOptions::new()
-            .append(true)
-            .open(dir.path().join("config.toml"))
-            .expect("config");
-        write!(
-            f,
-            "\n[dictation]\nmode = \"hands-free\"\nhands_free_pause_ms = {pause_ms}\n\
-             hands_free_idle_s = {IDLE_S}\ninput_device = \"dictum_mic\"\n"
-        )
-        .expect("write config");
-    }
-    let mut d = Daemon::start(dir.path(), &x);
+    live.append_config(&format!(
+        "\n[dictation]\nmode = \"hands-free\"\nhands_free_pause_ms = {pause_ms}\n\
+         hands_free_idle_s = {IDLE_S}\ninput_device = \"dictum_mic\"\n"
+    ));
+    let mut d = live.daemon();
 
     // 1. One press of the real hotkey starts listening (the release means nothing).
     x.xdotool(&["key", HOTKEY]);
@@ -289,12 +205,7 @@ fn hands_free_types_each_sentence_as_its_own_dictation_and_nothing_for_room_nois
 
     // 2. The clip: five dictations, in order, and nothing for the noise.
     let started = Instant::now();
-    let status = Command::new("paplay")
-        .arg("--device=dictum_sink")
-        .arg(&clip)
-        .status()
-        .expect("paplay");
-    assert!(status.success());
+    play_file_and_wait(&clip);
     let played = started.elapsed();
     let mut got: Vec<Value> = Vec::new();
     let mut states: Vec<String> = Vec::new();
@@ -332,7 +243,7 @@ fn hands_free_types_each_sentence_as_its_own_dictation_and_nothing_for_room_nois
         SENTENCES.len(),
         "one dictation a sentence, none for the noise: {got:#?}"
     );
-    let rows = history(dir.path());
+    let rows = history(dir);
     assert_eq!(rows.len(), SENTENCES.len(), "one row a sentence: {rows:#?}");
     let mut total = WerCount::default();
     let mut texts = Vec::new();
@@ -357,7 +268,7 @@ fn hands_free_types_each_sentence_as_its_own_dictation_and_nothing_for_room_nois
     let ids: Vec<i64> = got.iter().filter_map(|e| e["id"].as_i64()).collect();
     assert!(ids.windows(2).all(|w| w[0] < w[1]), "in order: {ids:?}");
     let mut seen = 0usize;
-    let line = typed_line(&term, &x, &mut seen);
+    let line = typed_line(&term, x, &mut seen);
     assert_eq!(
         line.trim_end(),
         texts.join(" "),
@@ -373,19 +284,20 @@ fn hands_free_types_each_sentence_as_its_own_dictation_and_nothing_for_room_nois
     );
 
     // 3. The command input: on, then off (what the tray and `dictum ctl` send).
-    send(&mut d, "hands-free on");
+    d.send("hands-free on");
     until_notice(&mut d, "hands-free on", Duration::from_secs(10));
-    send(&mut d, "hands-free off");
+    d.send("hands-free off");
     let rest = until_notice(&mut d, "hands-free off", Duration::from_secs(10));
     assert!(rest.iter().all(|e| e["event"] != "dictation"), "{rest:?}");
     d.no_dictation(Duration::from_millis(500));
-    assert_eq!(history(dir.path()).len(), SENTENCES.len());
+    assert_eq!(history(dir).len(), SENTENCES.len());
 
     // 4. The microphone goes away while listening and comes back: listening resumes by
     //    itself, with no stream of notices meanwhile.
-    send(&mut d, "hands-free on");
+    d.send("hands-free on");
     until_notice(&mut d, "hands-free on", Duration::from_secs(10));
-    pulse.pactl(&["unload-module", "module-virtual-source"]);
+    live.pulse
+        .pactl(&["unload-module", "module-virtual-source"]);
     until_notice(&mut d, "microphone is gone", Duration::from_secs(15));
     let gone_at = d.notices.len();
     let quiet_until = Instant::now() + Duration::from_secs(6);
@@ -401,7 +313,7 @@ fn hands_free_types_each_sentence_as_its_own_dictation_and_nothing_for_room_nois
     }
     let meanwhile = &d.notices[gone_at..];
     assert!(meanwhile.len() <= 2, "notices while gone: {meanwhile:?}");
-    pulse.pactl(&[
+    live.pulse.pactl(&[
         "load-module",
         "module-virtual-source",
         "source_name=dictum_mic",
@@ -409,34 +321,24 @@ fn hands_free_types_each_sentence_as_its_own_dictation_and_nothing_for_room_nois
     ]);
     until_notice(&mut d, "listening again", Duration::from_secs(15));
     std::thread::sleep(Duration::from_millis(500));
-    let status = Command::new("paplay")
-        .arg("--device=dictum_sink")
-        .arg(common::clip("goforward.wav"))
-        .status()
-        .expect("paplay");
-    assert!(status.success());
+    play_file_and_wait(&common::clip("goforward.wav"));
     let back = d.next("dictation", Duration::from_secs(30));
     eprintln!("after the microphone came back: {back}");
     assert_eq!(back["outcome"], "ok", "{back}");
     let text = back["text"].as_str().unwrap_or_default();
     let w = WerCount::of(&reference("goforward.wav"), text);
     assert!(w.rate() <= 0.35, "{text:?} ({w:?})");
-    send(&mut d, "hands-free off");
+    d.send("hands-free off");
     until_notice(&mut d, "hands-free off", Duration::from_secs(10));
 
     // 5. The spoken command "stop dictation" ends listening (voice commands, issue 16).
     if speech::tools() {
         let clips = tempfile::tempdir().expect("tempdir");
         let stop = speech::speak(clips.path(), "stop", "Stop dictation.");
-        send(&mut d, "hands-free on");
+        d.send("hands-free on");
         until_notice(&mut d, "hands-free on", Duration::from_secs(10));
         std::thread::sleep(Duration::from_millis(500));
-        let status = Command::new("paplay")
-            .arg("--device=dictum_sink")
-            .arg(&stop)
-            .status()
-            .expect("paplay");
-        assert!(status.success());
+        play_file_and_wait(&stop);
         let rest = until_notice(
             &mut d,
             "hands-free off (\"stop dictation\")",
@@ -454,17 +356,6 @@ fn hands_free_types_each_sentence_as_its_own_dictation_and_nothing_for_room_nois
         );
         assert_eq!(said["text"], "", "{said}");
     }
-}
-
-fn rss_mb(pid: u32) -> f64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        })
-        .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
 /// What the soak has seen so far.
@@ -527,27 +418,15 @@ fn soak_hands_free() {
         "the soak needs Xvfb, xterm, xdotool, xclip"
     );
     assert!(on_path("sox"), "the soak needs sox");
-    let _pulse = Pulse::start();
-    let x = Xvfb::start();
-    let _term = Xterm::start(&x, "Dictum target");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let noise = build_noise(dir.path());
-    write_initial_config(dir.path());
-    {
-        let mut f = std::fs::OpenOptions::new()
-            .append(true)
-            .open(dir.path().join("config.toml"))
-            .expect("config");
-        // Never stops by itself: the soak ends it.
-        write!(
-            f,
-            "\n[dictation]\nmode = \"hands-free\"\nhands_free_idle_s = 0\n"
-        )
-        .expect("write config");
-    }
-    let mut d = Daemon::start(dir.path(), &x);
+    let live = Live::start().expect("tools checked above");
+    let dir = live.path();
+    let _term = live.term("Dictum target");
+    let noise = build_noise(dir);
+    // Never stops by itself: the soak ends it.
+    live.append_config("\n[dictation]\nmode = \"hands-free\"\nhands_free_idle_s = 0\n");
+    let mut d = live.daemon();
     let pid = d.child.id();
-    send(&mut d, "hands-free on");
+    d.send("hands-free on");
     until_notice(&mut d, "hands-free on", Duration::from_secs(10));
     // The playlist: the five sentences with the noise after the second, 1 s apart.
     let mut playlist: Vec<(PathBuf, bool)> = SENTENCES
@@ -592,12 +471,7 @@ fn soak_hands_free() {
             if started.elapsed() >= Duration::from_secs(secs) {
                 break 'run;
             }
-            let status = Command::new("paplay")
-                .arg("--device=dictum_sink")
-                .arg(clip)
-                .status()
-                .expect("paplay");
-            assert!(status.success(), "paplay {}", clip.display());
+            play_file_and_wait(clip);
             if *speech {
                 played += 1;
             } else {
@@ -615,13 +489,13 @@ fn soak_hands_free() {
         }
     }
     let end_rss = rss_mb(pid);
-    send(&mut d, "hands-free off");
+    d.send("hands-free off");
     let rest = until_notice(&mut d, "hands-free off", Duration::from_secs(30));
     for ev in &rest {
         tally.take(ev);
     }
     drop(d);
-    let rows_in_history = history(dir.path()).len();
+    let rows_in_history = history(dir).len();
     // Warm-up: the first 10 minutes (a third of a short run).
     let warm = (rss.len() / 3)
         .clamp(1, 10)

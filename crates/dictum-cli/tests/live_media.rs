@@ -19,13 +19,11 @@ mod speech;
 #[path = "support/x11_daemon.rs"]
 mod x11_daemon;
 
-use common::pulse::Pulse;
-use common::x11::{tools_present, Xterm, Xvfb};
+use common::pulse::play_file_and_wait;
+use common::x11::tools_present;
 use dictum_engine::media::stand_in::{PrivateBus, StandInPlayer};
-use speech::speak;
-use std::process::Command;
 use std::time::{Duration, Instant};
-use x11_daemon::{write_initial_config, Daemon, HOTKEY};
+use x11_daemon::{release_typed, Live, HOTKEY};
 
 /// Waits (at most `limit`) until `player` reports `status`.
 fn wait_status(player: &StandInPlayer, status: &str, limit: Duration) -> bool {
@@ -53,28 +51,19 @@ fn media_pause_at_the_press_and_play_once_the_text_is_typed() {
         return;
     };
     let clips = tempfile::tempdir().expect("tempdir");
-    let clip = speak(
-        clips.path(),
-        "report",
-        "Please send the report before the meeting.",
-    );
+    let clip = speech::report(clips.path());
 
-    let _pulse = Pulse::start();
-    let x = Xvfb::start();
-    let term = Xterm::start_named(&x, "Dictum media", "Editor", "editor", "80x24+0+0");
+    let live = Live::start().expect("tools checked above");
+    let (x, dir) = (&live.x, live.path());
+    let term = live.editor("Dictum media");
     let music = StandInPlayer::start(&bus.address, "music", "Playing").expect("stand-in player");
     let podcast = StandInPlayer::start(&bus.address, "podcast", "Paused").expect("stand-in player");
 
-    let dir = tempfile::tempdir().expect("tempdir");
-    write_initial_config(dir.path());
-    let config = dir.path().join("config.toml");
-    let mut text = std::fs::read_to_string(&config).expect("config");
-    text.push_str("\n[dictation]\npause_media = true\n");
-    std::fs::write(&config, text).expect("config");
+    live.append_config("\n[dictation]\npause_media = true\n");
     // The daemon's session bus is the private one (one test in this binary: nothing else
     // reads the environment meanwhile; `Pulse` sets its address the same way).
     std::env::set_var("DBUS_SESSION_BUS_ADDRESS", &bus.address);
-    let mut d = Daemon::start(dir.path(), &x);
+    let mut d = live.daemon();
     assert_eq!(music.status(), "Playing", "nothing paused before the press");
 
     let pressed = Instant::now();
@@ -88,28 +77,16 @@ fn media_pause_at_the_press_and_play_once_the_text_is_typed() {
         "paused {} ms after the key-down",
         pressed.elapsed().as_millis()
     );
-    let status = Command::new("paplay")
-        .arg("--device=dictum_sink")
-        .arg(&clip)
-        .status()
-        .expect("paplay");
-    assert!(status.success());
+    play_file_and_wait(&clip);
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(
         music.status(),
         "Paused",
         "still paused while the key is held"
     );
-    // Taken before the key-up: the daemon's release is later still.
-    let released = Instant::now();
-    x.xdotool(&["keyup", HOTKEY]);
-    let ev = d.next("dictation", Duration::from_secs(60));
-    assert_eq!(ev["outcome"], "ok", "{ev}");
-    let typed = ev["text"].as_str().unwrap_or_default().to_string();
-    assert!(typed.to_lowercase().contains("report"), "{ev}");
-    // The dictation event comes once the text is typed: it is in the xterm, then the music
-    // plays again.
-    assert_eq!(term.line(&x), format!("{typed} \n"), "{ev}");
+    // Taken before the key-up: the daemon's release is later still. The dictation event
+    // comes once the text is typed: it is in the xterm, then the music plays again.
+    let (released, ev) = release_typed(x, &mut d, &term, HOTKEY, "report");
     assert!(
         wait_status(&music, "Playing", Duration::from_secs(5)),
         "resumed after the typing: {:?}",
@@ -137,7 +114,7 @@ fn media_pause_at_the_press_and_play_once_the_text_is_typed() {
     // Killed while the key is held: the player stays paused until the next start.
     x.xdotool(&["keydown", HOTKEY]);
     assert!(wait_status(&music, "Paused", Duration::from_secs(5)));
-    let state = dir.path().join(dictum_engine::media::STATE_FILE);
+    let state = dir.join(dictum_engine::media::STATE_FILE);
     let deadline = Instant::now() + Duration::from_secs(5);
     while !state.exists() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
@@ -156,7 +133,7 @@ fn media_pause_at_the_press_and_play_once_the_text_is_typed() {
         "Paused",
         "nothing resumed it: Dictum was killed"
     );
-    let _d = Daemon::start(dir.path(), &x);
+    let _d = live.daemon();
     assert!(
         wait_status(&music, "Playing", Duration::from_secs(5)),
         "the next start resumes what the killed one paused: {:?}",

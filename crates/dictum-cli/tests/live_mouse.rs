@@ -19,87 +19,49 @@ mod events;
 #[path = "support/x11_daemon.rs"]
 mod x11_daemon;
 
-use common::pulse::{play_and_wait, reference, Pulse};
-use common::x11::{tools_present, Xterm, Xvfb};
+use common::pulse::{play_and_wait, reference};
 use dictum_engine::eval::WerCount;
-use serde_json::Value;
-use std::io::Write;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
-use x11_daemon::{dictate_with, one_at_a_time, typed_line, write_initial_config, Daemon};
+use x11_daemon::{
+    append_config, dictate_with, doctor_hotkey, typed_line, typed_ok, write_initial_config, Daemon,
+    Live, Press,
+};
 
 const BUTTON: &str = "mouse:9";
 
-fn append_config(dir: &Path, text: &str) {
-    let mut f = std::fs::OpenOptions::new()
-        .append(true)
-        .open(dir.join("config.toml"))
-        .expect("open config");
-    f.write_all(text.as_bytes()).expect("write config");
-}
-
-/// `dictum doctor --json`'s hotkey check, with `env` set and `unset` removed.
-fn doctor_hotkey(dir: &Path, env: &[(&str, &str)], unset: &[&str]) -> Value {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dictum"));
-    cmd.args(["doctor", "--json"])
-        .env("DICTUM_DATA_DIR", dir)
-        .env("DICTUM_CONFIG", dir.join("config.toml"));
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    for k in unset {
-        cmd.env_remove(k);
-    }
-    let out = cmd.output().expect("doctor");
-    let report: Value = serde_json::from_slice(&out.stdout).expect("doctor json");
-    report["checks"]
-        .as_array()
-        .and_then(|c| c.iter().find(|c| c["name"] == "hotkey"))
-        .cloned()
-        .expect("hotkey check")
+/// The initial config with the thumb button as the hotkey.
+fn button_config(dir: &Path) {
+    write_initial_config(dir);
+    append_config(dir, &format!("\n[dictation]\nhotkey = \"{BUTTON}\"\n"));
 }
 
 #[test]
 fn the_thumb_button_dictates_into_a_real_window() {
-    if !tools_present() {
+    let Some(live) = Live::start() else {
         return;
-    }
-    let _live = one_at_a_time();
-    let _pulse = Pulse::start();
-    let x = Xvfb::start();
-    let term = Xterm::start(&x, "Dictum target");
-    let dir = tempfile::tempdir().expect("tempdir");
-    write_initial_config(dir.path());
-    append_config(
-        dir.path(),
-        &format!("\n[dictation]\nhotkey = \"{BUTTON}\"\n"),
-    );
+    };
+    let (x, dir) = (&live.x, live.path());
+    let term = live.term("Dictum target");
+    button_config(dir);
 
-    let check = doctor_hotkey(
-        dir.path(),
-        &[("DISPLAY", &x.display)],
-        &["WAYLAND_DISPLAY", "XDG_SESSION_TYPE"],
-    );
+    let check = live.doctor_hotkey();
     assert_eq!(check["status"], "ok", "{check}");
     assert!(check["detail"].to_string().contains(BUTTON), "{check}");
 
-    let mut d = Daemon::start_expecting(dir.path(), &x, BUTTON);
+    let mut d = Daemon::start_expecting(dir, x, BUTTON);
     let mut seen = 0usize;
-    let down = ["mousedown", "9"];
-    let up = ["mouseup", "9"];
+    let (down, up) = (["mousedown", "9"], ["mouseup", "9"]);
+    let press = Press {
+        down: &down,
+        up: &up,
+    };
 
     // 1. Push-to-talk: held while the clip plays, the words are typed at the release.
     for (name, bound) in [("jfk.wav", 0.15), ("goforward.wav", 0.25)] {
-        let ev = dictate_with(&x, &mut d, &down, &up, &common::clip(name), 500);
-        assert_eq!(ev["outcome"], "ok", "{ev}");
-        assert_eq!(ev["inject_method"], "x11_type", "{ev}");
-        let line = typed_line(&term, &x, &mut seen);
-        assert_eq!(
-            line.trim_end(),
-            ev["text"].as_str().unwrap_or_default(),
-            "{ev}"
-        );
+        let ev = dictate_with(x, &mut d, press, &common::clip(name), 500);
+        let line = typed_ok(&ev, &term, x, &mut seen);
         let w = WerCount::of(&reference(name), &line);
         assert!(w.rate() <= bound, "{name}: {line:?} ({w:?})");
     }
@@ -112,7 +74,7 @@ fn the_thumb_button_dictates_into_a_real_window() {
     d.wait_notice("cancelled");
     x.xdotool(&up);
     d.no_dictation(Duration::from_millis(1500));
-    assert_eq!(typed_line(&term, &x, &mut seen), "");
+    assert_eq!(typed_line(&term, x, &mut seen), "");
 
     // 3. Toggle mode, applied without a restart: one click starts, the next stops.
     d.write_config(&format!(
@@ -125,7 +87,7 @@ fn the_thumb_button_dictates_into_a_real_window() {
     std::thread::sleep(Duration::from_millis(300));
     x.xdotool(&["click", "9"]);
     let ev = d.next("dictation", Duration::from_secs(30));
-    let line = typed_line(&term, &x, &mut seen);
+    let line = typed_line(&term, x, &mut seen);
     eprintln!("toggle: {ev} -> {line:?}");
     assert_eq!(ev["outcome"], "ok", "{ev}");
     assert_eq!(line.trim_end(), ev["text"].as_str().unwrap_or_default());
@@ -142,11 +104,7 @@ fn the_thumb_button_dictates_into_a_real_window() {
 #[test]
 fn on_wayland_doctor_says_the_compositor_must_bind_the_button() {
     let dir = tempfile::tempdir().expect("tempdir");
-    write_initial_config(dir.path());
-    append_config(
-        dir.path(),
-        &format!("\n[dictation]\nhotkey = \"{BUTTON}\"\n"),
-    );
+    button_config(dir.path());
     // A Wayland session with neither a portal nor XWayland: the compositor's shortcut path.
     let check = doctor_hotkey(
         dir.path(),

@@ -22,14 +22,13 @@ mod speech;
 #[path = "support/x11_daemon.rs"]
 mod x11_daemon;
 
-use common::pulse::Pulse;
-use common::x11::{tools_present, Xterm, Xvfb};
-use speech::speak;
+use common::pulse::play_file_and_wait;
+use common::x11::tools_present;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use x11_daemon::{write_initial_config, Daemon, HOTKEY};
+use x11_daemon::{release_typed, Live, HOTKEY};
 
 /// The default output in this test (the microphone's sink is `dictum_sink`).
 const SPEAKERS: &str = "dictum_speakers";
@@ -117,40 +116,21 @@ fn changes(seen: &[(Instant, bool)]) -> Vec<(Instant, bool)> {
     out
 }
 
-fn play_into_microphone(clip: &std::path::Path) {
-    let status = Command::new("paplay")
-        .arg("--device=dictum_sink")
-        .arg(clip)
-        .status()
-        .expect("paplay");
-    assert!(status.success());
-}
-
 #[test]
 fn output_muted_at_the_press_and_unmuted_once_the_text_is_typed() {
     if !(tools_present() && speech::tools() && common::pulse::available("live_mute")) {
         return;
     }
     let clips = tempfile::tempdir().expect("tempdir");
-    let clip = speak(
-        clips.path(),
-        "report",
-        "Please send the report before the meeting.",
-    );
+    let clip = speech::report(clips.path());
 
-    let pulse = Pulse::start();
-    pulse.add_speakers(SPEAKERS);
-    let x = Xvfb::start();
-    let term = Xterm::start_named(&x, "Dictum mute", "Editor", "editor", "80x24+0+0");
-
-    let dir = tempfile::tempdir().expect("tempdir");
-    write_initial_config(dir.path());
-    let config = dir.path().join("config.toml");
-    let mut text = std::fs::read_to_string(&config).expect("config");
-    text.push_str("\n[dictation]\nmute_output = true\n");
-    std::fs::write(&config, text).expect("config");
-    let state = dir.path().join(dictum_engine::media::mute::STATE_FILE);
-    let mut d = Daemon::start(dir.path(), &x);
+    let live = Live::start().expect("tools checked above");
+    live.pulse.add_speakers(SPEAKERS);
+    let (x, dir) = (&live.x, live.path());
+    let term = live.editor("Dictum mute");
+    live.append_config("\n[dictation]\nmute_output = true\n");
+    let state = dir.join(dictum_engine::media::mute::STATE_FILE);
+    let mut d = live.daemon();
     assert!(!muted(), "nothing muted before the press");
 
     // 1. Muted at the press, unmuted once the text is typed.
@@ -166,17 +146,11 @@ fn output_muted_at_the_press_and_unmuted_once_the_text_is_typed() {
         pressed.elapsed().as_millis()
     );
     assert!(state.exists(), "the muted sink is on disk while muted");
-    play_into_microphone(&clip);
+    play_file_and_wait(&clip);
     std::thread::sleep(Duration::from_millis(300));
     assert!(muted(), "still muted while the key is held");
     // Taken before the key-up: the daemon's release is later still.
-    let released = Instant::now();
-    x.xdotool(&["keyup", HOTKEY]);
-    let ev = d.next("dictation", Duration::from_secs(60));
-    assert_eq!(ev["outcome"], "ok", "{ev}");
-    let typed = ev["text"].as_str().unwrap_or_default().to_string();
-    assert!(typed.to_lowercase().contains("report"), "{ev}");
-    assert_eq!(term.line(&x), format!("{typed} \n"), "{ev}");
+    let (released, ev) = release_typed(x, &mut d, &term, HOTKEY, "report");
     assert!(
         wait_muted(false, Duration::from_secs(5)),
         "unmuted after the typing"
@@ -206,11 +180,11 @@ fn output_muted_at_the_press_and_unmuted_once_the_text_is_typed() {
     assert!(!state.exists(), "state file removed once unmuted");
 
     // 2. The user had muted the output: it stays muted through a dictation and after it.
-    pulse.pactl(&["set-sink-mute", SPEAKERS, "1"]);
+    live.pulse.pactl(&["set-sink-mute", SPEAKERS, "1"]);
     let watch = Watch::start();
     x.xdotool(&["keydown", HOTKEY]);
     std::thread::sleep(Duration::from_millis(100));
-    play_into_microphone(&clip);
+    play_file_and_wait(&clip);
     std::thread::sleep(Duration::from_millis(300));
     assert!(!state.exists(), "nothing for Dictum to undo");
     x.xdotool(&["keyup", HOTKEY]);
@@ -224,7 +198,7 @@ fn output_muted_at_the_press_and_unmuted_once_the_text_is_typed() {
         seen.len()
     );
     assert!(muted(), "still muted after the dictation");
-    pulse.pactl(&["set-sink-mute", SPEAKERS, "0"]);
+    live.pulse.pactl(&["set-sink-mute", SPEAKERS, "0"]);
 
     // 3. Killed while the key is held: muted until the next start.
     x.xdotool(&["keydown", HOTKEY]);
@@ -239,7 +213,7 @@ fn output_muted_at_the_press_and_unmuted_once_the_text_is_typed() {
     drop(d);
     std::thread::sleep(Duration::from_millis(300));
     assert!(muted(), "nothing unmuted it: Dictum was killed");
-    let _d = Daemon::start(dir.path(), &x);
+    let _d = live.daemon();
     assert!(
         wait_muted(false, Duration::from_secs(5)),
         "the next start unmutes what the killed one muted"

@@ -31,16 +31,15 @@ mod x11_daemon;
 #[path = "support/long_clip.rs"]
 mod long_clip;
 
-use common::x11::{tools_present, Xterm, Xvfb};
+use common::pulse::play_file;
 use dictum_engine::eval::{normalize, WerCount};
 use long_clip::{clip_ms, long_clip};
 use serde_json::Value;
-use std::io::Write;
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 use x11_daemon::{
-    dictate_collecting, dictate_collecting_with, typed_line, write_initial_config, Daemon, HOTKEY,
+    append_config, dictate_collecting, dictate_collecting_with, typed_line, write_initial_config,
+    Live, Press, HOTKEY,
 };
 
 fn text<'a>(ev: &'a Value, field: &str) -> &'a str {
@@ -50,11 +49,7 @@ fn text<'a>(ev: &'a Value, field: &str) -> &'a str {
 /// A fresh config in `dir` with `[dictation] mode = mode` and the `extra` lines below it.
 fn config_with_mode(dir: &Path, mode: &str, extra: &str) {
     write_initial_config(dir);
-    let mut f = std::fs::OpenOptions::new()
-        .append(true)
-        .open(dir.join("config.toml"))
-        .expect("config");
-    write!(f, "\n[dictation]\nmode = \"{mode}\"\n{extra}").expect("write config");
+    append_config(dir, &format!("\n[dictation]\nmode = \"{mode}\"\n{extra}"));
 }
 
 /// The partials of the dictation `ev` (in the order they came) are numbered 1, 2, 3…, carry
@@ -90,9 +85,9 @@ fn one_before(mode: &str, timed: &[(Duration, Value)], half: Duration) {
 
 #[test]
 fn partial_words_come_while_recording_in_every_mode_and_lead_to_the_typed_text() {
-    if !tools_present() {
+    let Some(live) = Live::start() else {
         return;
-    }
+    };
     let clips = tempfile::tempdir().expect("tempdir");
     let clip = long_clip(clips.path());
     let length = clip_ms(&clip);
@@ -100,18 +95,16 @@ fn partial_words_come_while_recording_in_every_mode_and_lead_to_the_typed_text()
     // Playback starts 100 ms after the press.
     let half = Duration::from_millis(100 + length / 2);
 
-    let _pulse = common::pulse::Pulse::start();
-    let x = Xvfb::start();
-    let term = Xterm::start(&x, "Dictum target");
-    let dir = tempfile::tempdir().expect("tempdir");
+    let (x, dir) = (&live.x, live.path());
+    let term = live.term("Dictum target");
     let mut seen = 0usize;
 
     // Push-to-talk: the key held over the clip.
-    config_with_mode(dir.path(), "push_to_talk", "");
-    let mut d = Daemon::start(dir.path(), &x);
-    let held = dictate_collecting(&x, &mut d, HOTKEY, &clip, 500);
+    config_with_mode(dir, "push_to_talk", "");
+    let mut d = live.daemon();
+    let held = dictate_collecting(x, &mut d, HOTKEY, &clip, 500);
     let ev = held.dictation().clone();
-    let line = typed_line(&term, &x, &mut seen);
+    let line = typed_line(&term, x, &mut seen);
     eprintln!("push-to-talk dictation: {ev}\ntyped: {line:?}");
     for (at, p) in held
         .while_held
@@ -143,12 +136,21 @@ fn partial_words_come_while_recording_in_every_mode_and_lead_to_the_typed_text()
     drop(d);
 
     // Toggle: one press starts, the next one (after the clip) stops.
-    config_with_mode(dir.path(), "toggle", "");
-    let mut d = Daemon::start(dir.path(), &x);
+    config_with_mode(dir, "toggle", "");
+    let mut d = live.daemon();
     let tap = ["key", HOTKEY];
-    let held = dictate_collecting_with(&x, &mut d, &tap, &tap, &clip, 500);
+    let held = dictate_collecting_with(
+        x,
+        &mut d,
+        Press {
+            down: &tap,
+            up: &tap,
+        },
+        &clip,
+        500,
+    );
     let ev = held.dictation().clone();
-    let line = typed_line(&term, &x, &mut seen);
+    let line = typed_line(&term, x, &mut seen);
     let partials = held.all("partial");
     eprintln!(
         "toggle dictation: {ev}\ntyped: {line:?}\n{} partials",
@@ -166,16 +168,12 @@ fn partial_words_come_while_recording_in_every_mode_and_lead_to_the_typed_text()
     drop(d);
 
     // Hands-free: one press starts listening; each pause of the speech ends a dictation.
-    config_with_mode(dir.path(), "hands-free", "");
-    let d = Daemon::start(dir.path(), &x);
+    config_with_mode(dir, "hands-free", "");
+    let d = live.daemon();
     x.xdotool(&["key", HOTKEY]);
     let started = Instant::now();
     std::thread::sleep(Duration::from_millis(100));
-    let mut player = Command::new("paplay")
-        .arg("--device=dictum_sink")
-        .arg(&clip)
-        .spawn()
-        .expect("paplay");
+    let mut player = play_file(&clip);
     let mut timed: Vec<(Duration, Value)> = Vec::new();
     let mut stopped_at: Option<Instant> = None;
     while started.elapsed() < Duration::from_secs(120) {
@@ -238,15 +236,15 @@ fn partial_words_come_while_recording_in_every_mode_and_lead_to_the_typed_text()
             .collect();
         check_partials("hands-free", &mine, ev);
     }
-    let _ = typed_line(&term, &x, &mut seen); // what hands-free typed, not checked here
+    let _ = typed_line(&term, x, &mut seen); // what hands-free typed, not checked here
     drop(d);
 
     // Live words off: no partial, the words typed as usual.
-    config_with_mode(dir.path(), "push_to_talk", "live_words = false\n");
-    let mut d = Daemon::start(dir.path(), &x);
-    let held = dictate_collecting(&x, &mut d, HOTKEY, &common::clip("jfk.wav"), 300);
+    config_with_mode(dir, "push_to_talk", "live_words = false\n");
+    let mut d = live.daemon();
+    let held = dictate_collecting(x, &mut d, HOTKEY, &common::clip("jfk.wav"), 300);
     let ev = held.dictation().clone();
-    let line = typed_line(&term, &x, &mut seen);
+    let line = typed_line(&term, x, &mut seen);
     eprintln!("live words off: {ev}\ntyped: {line:?}");
     assert_eq!(ev["outcome"], "ok", "{ev}");
     assert_eq!(line.trim_end(), text(&ev, "text"), "{ev}");

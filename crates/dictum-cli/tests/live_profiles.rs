@@ -19,9 +19,8 @@ mod events;
 mod x11_daemon;
 
 use common::llm_servers::Llama;
-use common::pulse::Pulse;
-use common::x11::{tools_present, Xterm, Xvfb};
-use x11_daemon::{dictate, typed_line, write_initial_config, Daemon, HOTKEY};
+use common::x11::Xterm;
+use x11_daemon::{dictate, typed_line, Live, HOTKEY};
 
 /// The LLM ran on this dictation (whatever the guard then said).
 fn llm_ran(outcome: &serde_json::Value) -> bool {
@@ -30,20 +29,17 @@ fn llm_ran(outcome: &serde_json::Value) -> bool {
 
 #[test]
 fn an_xterm_profile_disables_cleanup_while_a_second_window_class_keeps_it() {
-    if !tools_present() {
+    let Some(live) = Live::start() else {
         return;
-    }
-    let dir = tempfile::tempdir().expect("tempdir");
+    };
+    let (x, dir) = (&live.x, live.path());
     let llama = Llama::start(
-        dir.path(),
+        dir,
         &common::assets().join("models/SmolLM2-135M-Instruct.Q4_1.gguf"),
     );
-    let _pulse = Pulse::start();
-    let x = Xvfb::start();
-    let mail = Xterm::start_as(&x, "Compose: report", "Mailterm", "80x10+0+420");
-    let term = Xterm::start(&x, "Dictum terminal");
-    write_initial_config(dir.path());
-    let mut d = Daemon::start(dir.path(), &x);
+    let mail = Xterm::start_as(x, "Compose: report", "Mailterm", "80x10+0+420");
+    let term = live.term("Dictum terminal");
+    let mut d = live.daemon();
     // The profiles and the LLM come with a config change (applied without a restart).
     d.write_config(&format!(
         "[llm]\nenabled = true\nbackend = \"openai\"\nurl = \"{}\"\nmodel = \"smollm2\"\n\
@@ -57,8 +53,8 @@ fn an_xterm_profile_disables_cleanup_while_a_second_window_class_keeps_it() {
 
     // 1. The terminal: no cleanup, no final period; typed into the terminal.
     let (mut seen_term, mut seen_mail) = (0usize, 0usize);
-    term.point_at(&x);
-    let ev = dictate(&x, &mut d, HOTKEY, &common::clip("jfk.wav"), 500);
+    term.point_at(x);
+    let ev = dictate(x, &mut d, HOTKEY, &common::clip("jfk.wav"), 500);
     eprintln!("terminal: {ev}");
     assert_eq!(ev["outcome"], "ok", "{ev}");
     assert_eq!(ev["profile"], "terminal", "{ev}");
@@ -69,22 +65,22 @@ fn an_xterm_profile_disables_cleanup_while_a_second_window_class_keeps_it() {
     let text = ev["text"].as_str().unwrap_or_default().to_string();
     assert!(text.to_lowercase().contains("your country"), "{ev}");
     assert!(!text.ends_with('.'), "the final period stays: {text:?}");
-    assert_eq!(typed_line(&term, &x, &mut seen_term).trim_end(), text);
+    assert_eq!(typed_line(&term, x, &mut seen_term).trim_end(), text);
     let terminal_id = ev["id"].as_i64().expect("id");
 
     // 2. The other window class: the LLM runs; typed into that window, not the terminal.
-    mail.point_at(&x);
-    let ev = dictate(&x, &mut d, HOTKEY, &common::clip("jfk.wav"), 500);
+    mail.point_at(x);
+    let ev = dictate(x, &mut d, HOTKEY, &common::clip("jfk.wav"), 500);
     eprintln!("mail: {ev}");
     assert_eq!(ev["outcome"], "ok", "{ev}");
     assert_eq!(ev["profile"], "mail", "{ev}");
     assert!(llm_ran(&ev["llm_outcome"]), "the LLM did not run: {ev}");
     let mail_text = ev["text"].as_str().unwrap_or_default().to_string();
-    assert_eq!(typed_line(&mail, &x, &mut seen_mail).trim_end(), mail_text);
+    assert_eq!(typed_line(&mail, x, &mut seen_mail).trim_end(), mail_text);
     let mail_id = ev["id"].as_i64().expect("id");
-    term.point_at(&x);
+    term.point_at(x);
     assert_eq!(
-        typed_line(&term, &x, &mut seen_term),
+        typed_line(&term, x, &mut seen_term),
         "",
         "the mail dictation reached the terminal"
     );
@@ -92,7 +88,7 @@ fn an_xterm_profile_disables_cleanup_while_a_second_window_class_keeps_it() {
 
     // 3. The history rows say the same.
     let history =
-        dictum_engine::store::History::open(&dir.path().join("history.sqlite3")).expect("history");
+        dictum_engine::store::History::open(&dir.join("history.sqlite3")).expect("history");
     let row = |id| history.get(id).expect("read").expect("row");
     let t = row(terminal_id);
     assert_eq!(t.profile.as_deref(), Some("terminal"), "{t:?}");

@@ -22,10 +22,9 @@ mod speech;
 #[path = "support/x11_daemon.rs"]
 mod x11_daemon;
 
-use common::pulse::Pulse;
-use common::x11::{tools_present, Xterm, Xvfb};
+use common::x11::{tools_present, Xterm};
 use speech::speak;
-use x11_daemon::{dictate, write_initial_config, Daemon, HOTKEY};
+use x11_daemon::{dictate, Live, HOTKEY};
 
 const RULES: &str = r#"
 [[replace]]
@@ -61,18 +60,13 @@ fn live_dictation_gets_replacements_and_snippets() {
     let address = speak(clips.path(), "address", "Send it to my address.");
     let long = speak(clips.path(), "template", "Use my template.");
 
-    let _pulse = Pulse::start();
-    let x = Xvfb::start();
-    let term = Xterm::start_named(&x, "Dictum snippets", "Editor", "editor", "80x24+0+0");
-    let dir = tempfile::tempdir().expect("tempdir");
-    write_initial_config(dir.path());
-    let config = dir.path().join("config.toml");
-    let mut text = std::fs::read_to_string(&config).expect("config");
-    text.push_str(&RULES.replace("{TEMPLATE}", &template()));
-    std::fs::write(&config, text).expect("config");
-    let mut d = Daemon::start(dir.path(), &x);
+    let live = Live::start().expect("tools checked above");
+    let (x, dir) = (&live.x, live.path());
+    let term = live.editor("Dictum snippets");
+    live.append_config(&RULES.replace("{TEMPLATE}", &template()));
+    let mut d = live.daemon();
 
-    let ev = dictate(&x, &mut d, HOTKEY, &meeting, 300);
+    let ev = dictate(x, &mut d, HOTKEY, &meeting, 300);
     let meeting_id = ev["id"].as_i64().expect("row id");
     assert_eq!(ev["outcome"], "ok", "{ev}");
     let typed = ev["text"].as_str().unwrap_or_default().to_string();
@@ -80,7 +74,7 @@ fn live_dictation_gets_replacements_and_snippets() {
         typed.contains("Friday") && !typed.to_lowercase().contains("thursday"),
         "{ev}"
     );
-    let file = term.line(&x);
+    let file = term.line(x);
     assert_eq!(file, format!("{typed} \n"), "{ev}");
 
     // whisper tiny now and then mishears a short espeak sentence in the live path (seen once in
@@ -88,7 +82,7 @@ fn live_dictation_gets_replacements_and_snippets() {
     // heard is typed as text: its line is ended and the clip said again, once. A phrase heard
     // but typed wrong still fails. Returns the event and the misheard line, if any.
     let mut say = |clip: &std::path::Path, want: &str| {
-        let ev = dictate(&x, &mut d, HOTKEY, clip, 300);
+        let ev = dictate(x, &mut d, HOTKEY, clip, 300);
         let text = ev["text"].as_str().unwrap_or_default().to_string();
         if ev["outcome"] != "ok" || text.contains(want) {
             return (ev, String::new());
@@ -97,8 +91,8 @@ fn live_dictation_gets_replacements_and_snippets() {
             "{} was heard as {text:?}: typed as text; saying it again",
             clip.display()
         );
-        term.line(&x);
-        (dictate(&x, &mut d, HOTKEY, clip, 300), format!("{text} \n"))
+        term.line(x);
+        (dictate(x, &mut d, HOTKEY, clip, 300), format!("{text} \n"))
     };
 
     let (ev, misheard) = say(&address, "12 Main Street Springfield");
@@ -115,7 +109,7 @@ fn live_dictation_gets_replacements_and_snippets() {
         "12 Main Street\nSpringfield",
         1,
     );
-    let file = term.line(&x);
+    let file = term.line(x);
     assert_eq!(file, format!("{typed} \n{misheard}{two_lines} \n"), "{ev}");
 
     // A long snippet said in a short dictation is typed whole.
@@ -124,7 +118,7 @@ fn live_dictation_gets_replacements_and_snippets() {
     assert!(ev["inject_error"].is_null(), "{ev}");
     let templated = ev["text"].as_str().unwrap_or_default().to_string();
     assert!(templated.contains(&template()), "{ev}");
-    let file = term.line(&x);
+    let file = term.line(x);
     assert!(
         file.ends_with(&format!("\n{templated} \n")),
         "the long snippet was not typed whole: {ev}\n{file}"
@@ -132,17 +126,17 @@ fn live_dictation_gets_replacements_and_snippets() {
 
     // One line in a terminal: no Return reaches it, its file gets the line only at the
     // test's Return.
-    let shell = Xterm::start_as(&x, "Dictum snippets terminal", "XTerm", "80x10+0+420");
-    let ev = dictate(&x, &mut d, HOTKEY, &address, 300);
+    let shell = Xterm::start_as(x, "Dictum snippets terminal", "XTerm", "80x10+0+420");
+    let ev = dictate(x, &mut d, HOTKEY, &address, 300);
     assert_eq!(ev["outcome"], "ok", "{ev}");
     let terminal_id = ev["id"].as_i64().expect("row id");
     let said = ev["text"].as_str().unwrap_or_default().to_string();
     assert!(said.contains("12 Main Street Springfield"), "{ev}");
-    let file = shell.line(&x);
+    let file = shell.line(x);
     assert_eq!(file, format!("{said} \n"), "{ev}");
 
     let history =
-        dictum_engine::store::History::open(&dir.path().join("history.sqlite3")).expect("history");
+        dictum_engine::store::History::open(&dir.join("history.sqlite3")).expect("history");
     let row = history.get(terminal_id).expect("read row").expect("row");
     assert_eq!(row.app_class.as_deref(), Some("XTerm"), "{row:?}");
     let row = history.get(meeting_id).expect("read row").expect("row");

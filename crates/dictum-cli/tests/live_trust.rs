@@ -29,15 +29,14 @@ mod stt_servers;
 #[path = "support/x11_daemon.rs"]
 mod x11_daemon;
 
-use common::pulse::Pulse;
+use common::pulse::{play_file, play_file_and_wait};
 use common::x11::{tools_present, Xterm, Xvfb};
 use serde_json::Value;
 use speech::speak;
-use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 use stt_servers::Standin;
-use x11_daemon::{dictate, Daemon, HOTKEY};
+use x11_daemon::{dictate, Daemon, Live, HOTKEY};
 
 fn tools() -> bool {
     tools_present() && speech::tools()
@@ -55,11 +54,9 @@ fn answering(dir: &Path, name: &str, text: &str) -> Standin {
 
 /// Points the running daemon at the speech server `url` (applied live).
 fn use_server(d: &mut Daemon, url: &str, extra: &str) {
-    d.notices.clear();
-    d.write_config(&format!(
+    d.apply_config(&format!(
         "[stt]\nbackend = \"openai\"\nurl = \"{url}\"\ntimeout_ms = 10000\n{extra}"
     ));
-    d.wait_notice("config applied");
 }
 
 fn wait_for(what: &str, within: Duration, mut ok: impl FnMut() -> bool) -> bool {
@@ -74,17 +71,6 @@ fn wait_for(what: &str, within: Duration, mut ok: impl FnMut() -> bool) -> bool 
     false
 }
 
-fn refused(ev: &Value) -> Vec<String> {
-    ev["commands_refused"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|r| r["name"].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 fn row(dir: &Path, ev: &Value) -> dictum_engine::store::Entry {
     let history =
         dictum_engine::store::History::open(&dir.join("history.sqlite3")).expect("history");
@@ -94,14 +80,13 @@ fn row(dir: &Path, ev: &Value) -> dictum_engine::store::Entry {
         .expect("row")
 }
 
-/// One test function: the private PulseAudio daemon is one per test binary (its address is
-/// in the process environment).
+/// One test function, its parts one after another: each starts its own live session, whose
+/// PulseAudio address is in the process environment.
 #[test]
 fn words_the_user_did_not_say_never_act() {
     if !tools() {
         return;
     }
-    let _pulse = Pulse::start();
     push_to_talk_keys_act_only_when_the_user_clearly_meant_them();
     hands_free_keys_never_act_in_terminals_and_only_alone_elsewhere();
     hands_free_keys_go_by_the_window_of_delivery();
@@ -122,19 +107,18 @@ fn push_to_talk_keys_act_only_when_the_user_clearly_meant_them() {
          slides to everyone who asked for them before the end of the month.",
     );
 
-    let x = Xvfb::start();
+    let live = Live::start().expect("tools checked above");
+    let (x, dir) = (&live.x, live.path());
     let work = tempfile::tempdir().expect("tempdir");
-    let shell = Xterm::start_shell(&x, "Dictum shell", None, "80x10+0+420", work.path());
-    let dir = tempfile::tempdir().expect("tempdir");
-    x11_daemon::write_initial_config(dir.path());
-    let mut d = Daemon::start(dir.path(), &x);
+    let shell = Xterm::start_shell(x, "Dictum shell", None, "80x10+0+420", work.path());
+    let mut d = live.daemon();
 
     // 1. Push-to-talk, local model: "New line." said alone into the shell presses Return,
     //    and the line the user typed runs.
-    shell.point_at(&x);
+    shell.point_at(x);
     x.xdotool(&["type", "touch byreturn"]);
     std::thread::sleep(Duration::from_millis(300));
-    let mut ev = dictate(&x, &mut d, HOTKEY, &new_line, 300);
+    let mut ev = dictate(x, &mut d, HOTKEY, &new_line, 300);
     if ev["commands"] == serde_json::json!([]) && ev["text"] != "" {
         // whisper tiny now and then hears espeak's "New line." as "You line." (seen in CI in
         // live_wayland): typed as text, no command. The shell's line is typed again (the
@@ -148,10 +132,10 @@ fn push_to_talk_keys_act_only_when_the_user_clearly_meant_them() {
         x.xdotool(&["key", "ctrl+u"]);
         x.xdotool(&["type", "touch byreturn"]);
         std::thread::sleep(Duration::from_millis(300));
-        ev = dictate(&x, &mut d, HOTKEY, &new_line, 300);
+        ev = dictate(x, &mut d, HOTKEY, &new_line, 300);
     }
     assert_eq!(ev["commands"], serde_json::json!(["new line"]), "{ev}");
-    assert!(refused(&ev).is_empty(), "{ev}");
+    assert!(events::refused(&ev).is_empty(), "{ev}");
     assert!(
         wait_for("byreturn", Duration::from_secs(5), || work
             .path()
@@ -170,16 +154,11 @@ fn push_to_talk_keys_act_only_when_the_user_clearly_meant_them() {
 
     // 2. The cancel key while a long text is typed stops it at the next word (local model,
     //    a 20 s paragraph: ~300 characters, typed in about a second).
-    let cat = Xterm::start_with(&x, "Dictum cat", true);
-    cat.point_at(&x);
+    let cat = Xterm::start_with(x, "Dictum cat", true);
+    cat.point_at(x);
     x.xdotool(&["keydown", HOTKEY]);
     std::thread::sleep(Duration::from_millis(100));
-    let played = std::process::Command::new("paplay")
-        .arg("--device=dictum_sink")
-        .arg(&long)
-        .status()
-        .expect("paplay");
-    assert!(played.success());
+    play_file_and_wait(&long);
     std::thread::sleep(Duration::from_millis(300));
     x.xdotool(&["keyup", HOTKEY]);
     assert!(
@@ -215,21 +194,13 @@ fn push_to_talk_keys_act_only_when_the_user_clearly_meant_them() {
         typed.len(),
         text.len()
     );
-    shell.point_at(&x);
+    shell.point_at(x);
 
     // 3. A hostile speech server: its "press enter" never presses Return in a terminal.
     let hostile = answering(clips.path(), "hostile", "touch pwned press enter");
     use_server(&mut d, &hostile.url(), "");
-    let ev = dictate(&x, &mut d, HOTKEY, &hello, 300);
-    assert_eq!(ev["outcome"], "ok", "{ev}");
-    assert!(
-        ev["text"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("touch pwned"),
-        "the server's text is typed as text: {ev}"
-    );
-    assert_eq!(refused(&ev), ["press enter"], "{ev}");
+    let ev = dictate(x, &mut d, HOTKEY, &hello, 300);
+    events::assert_typed_and_refused(&ev, "touch pwned", "press enter");
     assert!(
         ev["commands"].as_array().is_none_or(|a| a.is_empty()),
         "{ev}"
@@ -237,7 +208,7 @@ fn push_to_talk_keys_act_only_when_the_user_clearly_meant_them() {
     std::thread::sleep(Duration::from_millis(1500));
     let pwned = work.path().join("pwned");
     assert!(!pwned.exists(), "Return was pressed in the terminal: {ev}");
-    let stored = row(dir.path(), &ev);
+    let stored = row(dir, &ev);
     let why = stored.commands_refused.unwrap_or_default();
     assert!(
         why.contains("press enter") && why.contains("said alone"),
@@ -255,12 +226,12 @@ fn push_to_talk_keys_act_only_when_the_user_clearly_meant_them() {
     );
 
     // 4. A runaway answer, one 300 kB word: stored, not typed.
-    cat.point_at(&x);
+    cat.point_at(x);
     let before = std::fs::metadata(&cat.file).map_or(0, |m| m.len());
     let huge = "a".repeat(300_000);
     let runaway = answering(clips.path(), "runaway", &huge);
     use_server(&mut d, &runaway.url(), "");
-    let ev = dictate(&x, &mut d, HOTKEY, &hello, 300);
+    let ev = dictate(x, &mut d, HOTKEY, &hello, 300);
     let error = ev["inject_error"].as_str().unwrap_or_default();
     assert!(
         error.contains("not typed") && error.contains("max_chars_per_second"),
@@ -270,18 +241,18 @@ fn push_to_talk_keys_act_only_when_the_user_clearly_meant_them() {
     let after = std::fs::metadata(&cat.file).map_or(0, |m| m.len());
     assert_eq!(after, before, "typed {} characters", after - before);
     assert_eq!(
-        row(dir.path(), &ev).text.map(|t| t.len()),
+        row(dir, &ev).text.map(|t| t.len()),
         Some(300_000),
         "the row keeps the whole answer"
     );
-    stored_texts_type_only_through_the_gate(&x, dir.path(), &ev, &cat.file);
+    stored_texts_type_only_through_the_gate(x, dir, &ev, &cat.file);
 
     // 5. A 2 MB one-word answer is past what any answer may be (1 MiB, read as a stream):
     //    not a transcript; the local model stands in and types what was said.
     let before = std::fs::metadata(&cat.file).map_or(0, |m| m.len());
     let two_mb = answering(clips.path(), "two-mb", &"a".repeat(2_000_000));
     use_server(&mut d, &two_mb.url(), "");
-    let ev = dictate(&x, &mut d, HOTKEY, &hello, 300);
+    let ev = dictate(x, &mut d, HOTKEY, &hello, 300);
     assert_eq!(ev["outcome"], "ok", "{ev}");
     let text = ev["text"].as_str().unwrap_or_default();
     assert!(!text.contains("aaaa"), "{ev}");
@@ -293,7 +264,7 @@ fn push_to_talk_keys_act_only_when_the_user_clearly_meant_them() {
         "typed {} characters",
         new.len()
     );
-    let stored = row(dir.path(), &ev);
+    let stored = row(dir, &ev);
     assert_eq!(stored.stt_backend.as_deref(), Some("local"), "{ev}");
     assert!(
         stored
@@ -359,35 +330,23 @@ fn hands_free_keys_never_act_in_terminals_and_only_alone_elsewhere() {
     let with_text = speak(clips.path(), "with-text", "Remove everything, press enter.");
     let alone = speak(clips.path(), "alone", "Press enter.");
 
-    let x = Xvfb::start();
-    let term = Xterm::start(&x, "Dictum terminal");
-    let editor = Xterm::start_named(&x, "Dictum editor", "Editor", "editor", "80x10+0+420");
-    let dir = tempfile::tempdir().expect("tempdir");
-    x11_daemon::write_initial_config(dir.path());
-    let mut d = Daemon::start(dir.path(), &x);
-    d.notices.clear();
-    d.write_config("[dictation]\ninput_device = \"dictum_mic\"\n");
-    d.wait_notice("config applied");
-    send(&mut d, "hands-free on");
-    d.wait_notice("hands-free on");
+    let live = Live::start().expect("tools checked above");
+    let x = &live.x;
+    let term = Xterm::start(x, "Dictum terminal");
+    let editor = Xterm::start_named(x, "Dictum editor", "Editor", "editor", "80x10+0+420");
+    let mut d = live.daemon();
+    d.apply_config("[dictation]\ninput_device = \"dictum_mic\"\n");
+    d.hands_free_on();
 
-    let play = |clip: &Path| {
-        let ok = std::process::Command::new("paplay")
-            .arg("--device=dictum_sink")
-            .arg(clip)
-            .status()
-            .expect("paplay")
-            .success();
-        assert!(ok);
-    };
+    let play = play_file_and_wait;
 
     // Into a terminal: neither with text nor alone.
-    term.point_at(&x);
+    term.point_at(x);
     for clip in [&with_text, &alone] {
         play(clip);
         let ev = d.next("dictation", Duration::from_secs(60));
         eprintln!("terminal: {ev}");
-        assert_eq!(refused(&ev), ["press enter"], "{ev}");
+        assert_eq!(events::refused(&ev), ["press enter"], "{ev}");
         let why = &ev["commands_refused"][0]["why"];
         assert!(
             why.as_str().unwrap_or_default().contains("terminal"),
@@ -402,11 +361,11 @@ fn hands_free_keys_never_act_in_terminals_and_only_alone_elsewhere() {
     );
 
     // Elsewhere: with text, the text only; alone after a pause, Return.
-    editor.point_at(&x);
+    editor.point_at(x);
     play(&with_text);
     let ev = d.next("dictation", Duration::from_secs(60));
     eprintln!("editor, with text: {ev}");
-    assert_eq!(refused(&ev), ["press enter"], "{ev}");
+    assert_eq!(events::refused(&ev), ["press enter"], "{ev}");
     std::thread::sleep(Duration::from_millis(1000));
     play(&alone);
     let ev = d.next("dictation", Duration::from_secs(60));
@@ -424,7 +383,7 @@ fn hands_free_keys_never_act_in_terminals_and_only_alone_elsewhere() {
         "{line:?}"
     );
     assert_eq!(line.matches('\n').count(), 1, "one Return only: {line:?}");
-    send(&mut d, "hands-free off");
+    d.send("hands-free off");
 }
 
 /// Issue 38: hands-free, "Press enter." said alone into a terminal whose class-matched
@@ -434,36 +393,28 @@ fn hands_free_keys_never_act_in_terminals_and_only_alone_elsewhere() {
 fn hands_free_keys_go_by_the_window_of_delivery() {
     let clips = tempfile::tempdir().expect("tempdir");
     let alone = speak(clips.path(), "alone", "Press enter.");
-    let x = Xvfb::start();
-    let keys = Xterm::start_named(&x, "Dictum keys", "Keysterm", "keysterm", "80x10+0+420");
-    let term = Xterm::start(&x, "Dictum terminal");
-    let dir = tempfile::tempdir().expect("tempdir");
-    x11_daemon::write_initial_config(dir.path());
-    let mut d = Daemon::start(dir.path(), &x);
-    d.notices.clear();
-    d.write_config(
+    let live = Live::start().expect("tools checked above");
+    let (x, dir) = (&live.x, live.path());
+    let keys = Xterm::start_named(x, "Dictum keys", "Keysterm", "keysterm", "80x10+0+420");
+    let term = Xterm::start(x, "Dictum terminal");
+    let mut d = live.daemon();
+    d.apply_config(
         "[dictation]\ninput_device = \"dictum_mic\"\n\n[[profile]]\nname = \"keys\"\n\
          match_class = \"^keysterm$\"\ncommands = true\n",
     );
-    d.wait_notice("config applied");
-    send(&mut d, "hands-free on");
-    d.wait_notice("hands-free on");
+    d.hands_free_on();
     let play = |moved: Option<&Xterm>| {
-        let mut child = std::process::Command::new("paplay")
-            .arg("--device=dictum_sink")
-            .arg(&alone)
-            .spawn()
-            .expect("paplay");
+        let mut child = play_file(&alone);
         if let Some(to) = moved {
             // The dictation opens at the speech (200 ms of it); the pause ends it later.
             std::thread::sleep(Duration::from_millis(700));
-            to.point_at(&x);
+            to.point_at(x);
         }
         assert!(child.wait().expect("paplay").success());
     };
 
     // Said alone into the window whose profile turns commands on: Return.
-    keys.point_at(&x);
+    keys.point_at(x);
     std::thread::sleep(Duration::from_millis(500));
     play(None);
     let ev = d.next("dictation", Duration::from_secs(60));
@@ -477,17 +428,17 @@ fn hands_free_keys_go_by_the_window_of_delivery() {
     );
 
     // Begun there, the focus moved to a plain xterm before the pause: no Return anywhere.
-    keys.point_at(&x);
+    keys.point_at(x);
     std::thread::sleep(Duration::from_millis(1000));
     play(Some(&term));
     let ev = d.next("dictation", Duration::from_secs(60));
     eprintln!("commands = true, focus moved: {ev}");
     assert_eq!(
-        row(dir.path(), &ev).app_class.as_deref(),
+        row(dir, &ev).app_class.as_deref(),
         Some("Keysterm"),
         "the speech began in the keys window: {ev}"
     );
-    assert_eq!(refused(&ev), ["press enter"], "{ev}");
+    assert_eq!(events::refused(&ev), ["press enter"], "{ev}");
     std::thread::sleep(Duration::from_millis(1000));
     assert!(
         !std::fs::read_to_string(&term.file)
@@ -501,13 +452,7 @@ fn hands_free_keys_go_by_the_window_of_delivery() {
         1,
         "none in the keys window: {lines:?}"
     );
-    send(&mut d, "hands-free off");
-}
-
-fn send(d: &mut Daemon, line: &str) {
-    let stdin = d.stdin.as_mut().expect("daemon stdin");
-    writeln!(stdin, "{line}").expect("write command");
-    stdin.flush().expect("flush command");
+    d.send("hands-free off");
 }
 
 /// Issue 38: the gate judges a window by its process, not its name. An xterm renamed by
@@ -519,31 +464,30 @@ fn send(d: &mut Daemon, line: &str) {
 fn a_renamed_terminal_is_a_terminal_and_invisible_text_is_not_typed() {
     let clips = tempfile::tempdir().expect("tempdir");
     let hello = speak(clips.path(), "hello", "Hello there, this is a test.");
-    let x = Xvfb::start();
+    let live = Live::start().expect("tools checked above");
+    let (x, dir) = (&live.x, live.path());
     let work = tempfile::tempdir().expect("tempdir");
     let shell = Xterm::start_shell(
-        &x,
+        x,
         "Dictum notes",
         Some(("Notes", "notes")),
         "80x10+0+420",
         work.path(),
     );
-    let dir = tempfile::tempdir().expect("tempdir");
-    x11_daemon::write_initial_config(dir.path());
-    let mut d = Daemon::start(dir.path(), &x);
+    let mut d = live.daemon();
 
-    shell.point_at(&x);
+    shell.point_at(x);
     let hostile = answering(clips.path(), "hostile", "touch pwned press enter");
     use_server(&mut d, &hostile.url(), "");
-    let ev = dictate(&x, &mut d, HOTKEY, &hello, 300);
+    let ev = dictate(x, &mut d, HOTKEY, &hello, 300);
     eprintln!("renamed xterm: {ev}");
     assert_eq!(ev["outcome"], "ok", "{ev}");
     assert_eq!(
-        row(dir.path(), &ev).app_class.as_deref(),
+        row(dir, &ev).app_class.as_deref(),
         Some("Notes"),
         "the window is the renamed one: {ev}"
     );
-    assert_eq!(refused(&ev), ["press enter"], "{ev}");
+    assert_eq!(events::refused(&ev), ["press enter"], "{ev}");
     std::thread::sleep(Duration::from_millis(1500));
     let pwned = work.path().join("pwned");
     assert!(
@@ -561,21 +505,21 @@ fn a_renamed_terminal_is_a_terminal_and_invisible_text_is_not_typed() {
     );
 
     // Invisible characters and a look-alike command, into a window that is no terminal.
-    let editor = Xterm::start_named(&x, "Dictum editor", "Editor", "editor", "80x10+0+0");
-    editor.point_at(&x);
+    let editor = Xterm::start_named(x, "Dictum editor", "Editor", "editor", "80x10+0+0");
+    editor.point_at(x);
     let hidden = "Hello\u{200B} wor\u{2060}ld \u{200E}ok\u{200F}\u{FEFF} fine\u{E0041}\u{E007F} \
                   ｐｒｅｓｓ ｅｎｔｅｒ";
     let sneaky = answering(clips.path(), "sneaky", hidden);
     use_server(&mut d, &sneaky.url(), "");
-    let ev = dictate(&x, &mut d, HOTKEY, &hello, 300);
+    let ev = dictate(x, &mut d, HOTKEY, &hello, 300);
     eprintln!("invisible: {ev}");
     let text = ev["text"].as_str().unwrap_or_default().to_string();
     assert_eq!(text, "Hello world ok fine ｐｒｅｓｓ ｅｎｔｅｒ", "{ev}");
     assert!(
-        ev["commands"].as_array().is_none_or(|a| a.is_empty()) && refused(&ev).is_empty(),
+        ev["commands"].as_array().is_none_or(|a| a.is_empty()) && events::refused(&ev).is_empty(),
         "a look-alike is no command: {ev}"
     );
-    assert_eq!(row(dir.path(), &ev).text.as_deref(), Some(text.as_str()));
+    assert_eq!(row(dir, &ev).text.as_deref(), Some(text.as_str()));
     // `cat` in a cooked terminal writes a line only at a Return: an empty file now means
     // none was pressed; the test's own Return then shows the bytes that were typed.
     std::thread::sleep(Duration::from_millis(1500));
@@ -584,7 +528,7 @@ fn a_renamed_terminal_is_a_terminal_and_invisible_text_is_not_typed() {
         "",
         "no Return was pressed"
     );
-    let typed = editor.line(&x);
+    let typed = editor.line(x);
     assert_eq!(
         typed, "Hello world ok fine ｐｒｅｓｓ ｅｎｔｅｒ \n",
         "the typed bytes are clean: {typed:?}"
@@ -599,28 +543,23 @@ fn an_unknown_window_counts_as_a_terminal() {
     let clips = tempfile::tempdir().expect("tempdir");
     let hello = speak(clips.path(), "hello", "Hello there, this is a test.");
     let alone = speak(clips.path(), "alone", "Press enter.");
-    let x = Xvfb::start();
+    let live = Live::start().expect("tools checked above");
+    let (x, dir) = (&live.x, live.path());
     let work = tempfile::tempdir().expect("tempdir");
-    let shell = Xterm::start_shell(&x, "Dictum shell", None, "80x10+0+420", work.path());
-    let editor = Xterm::start_named(&x, "Dictum editor", "Editor", "editor", "80x10+0+0");
-    let dir = tempfile::tempdir().expect("tempdir");
-    x11_daemon::write_initial_config(dir.path());
+    let shell = Xterm::start_shell(x, "Dictum shell", None, "80x10+0+420", work.path());
+    let editor = Xterm::start_named(x, "Dictum editor", "Editor", "editor", "80x10+0+0");
     std::env::set_var("DICTUM_FAULT", "focus_unknown@*");
-    let mut d = Daemon::start(dir.path(), &x);
+    let mut d = live.daemon();
     std::env::remove_var("DICTUM_FAULT");
 
     // 1. The hostile server: no Return, no file.
-    shell.point_at(&x);
+    shell.point_at(x);
     let hostile = answering(clips.path(), "hostile", "touch pwned press enter");
     use_server(&mut d, &hostile.url(), "");
-    let ev = dictate(&x, &mut d, HOTKEY, &hello, 300);
+    let ev = dictate(x, &mut d, HOTKEY, &hello, 300);
     eprintln!("unknown window, server: {ev}");
-    assert_eq!(
-        row(dir.path(), &ev).app_class,
-        None,
-        "the window is unknown: {ev}"
-    );
-    assert_eq!(refused(&ev), ["press enter"], "{ev}");
+    assert_eq!(row(dir, &ev).app_class, None, "the window is unknown: {ev}");
+    assert_eq!(events::refused(&ev), ["press enter"], "{ev}");
     std::thread::sleep(Duration::from_millis(1500));
     assert!(
         !work.path().join("pwned").exists(),
@@ -629,12 +568,10 @@ fn an_unknown_window_counts_as_a_terminal() {
     x.xdotool(&["key", "ctrl+u"]);
 
     // 2. Push-to-talk, local model, "Press enter." said alone: Return.
-    d.notices.clear();
-    d.write_config("[dictation]\ninput_device = \"dictum_mic\"\n");
-    d.wait_notice("config applied");
+    d.apply_config("[dictation]\ninput_device = \"dictum_mic\"\n");
     x.xdotool(&["type", "touch byreturn"]);
     std::thread::sleep(Duration::from_millis(300));
-    let ev = dictate(&x, &mut d, HOTKEY, &alone, 300);
+    let ev = dictate(x, &mut d, HOTKEY, &alone, 300);
     eprintln!("unknown window, push-to-talk alone: {ev}");
     assert_eq!(ev["commands"], serde_json::json!(["press enter"]), "{ev}");
     assert!(
@@ -647,20 +584,13 @@ fn an_unknown_window_counts_as_a_terminal() {
 
     // 3. Hands-free, "Press enter." alone after a pause, into the editor: no Return (the
     //    window cannot be known, so its profile cannot say it is no terminal).
-    editor.point_at(&x);
-    send(&mut d, "hands-free on");
-    d.wait_notice("hands-free on");
+    editor.point_at(x);
+    d.hands_free_on();
     std::thread::sleep(Duration::from_millis(1000));
-    let ok = std::process::Command::new("paplay")
-        .arg("--device=dictum_sink")
-        .arg(&alone)
-        .status()
-        .expect("paplay")
-        .success();
-    assert!(ok);
+    play_file_and_wait(&alone);
     let ev = d.next("dictation", Duration::from_secs(60));
     eprintln!("unknown window, hands-free alone: {ev}");
-    assert_eq!(refused(&ev), ["press enter"], "{ev}");
+    assert_eq!(events::refused(&ev), ["press enter"], "{ev}");
     std::thread::sleep(Duration::from_millis(500));
     assert!(
         !std::fs::read_to_string(&editor.file)
@@ -668,5 +598,5 @@ fn an_unknown_window_counts_as_a_terminal() {
             .contains('\n'),
         "no Return reached the window"
     );
-    send(&mut d, "hands-free off");
+    d.send("hands-free off");
 }

@@ -1,5 +1,5 @@
 //! End to end on a Wayland desktop, as a user of one would run Dictum: a real headless sway
-//! with XWayland (`tests/common/sway_session.rs`: compositor and clients run as an
+//! with XWayland (`tests/common/sway.rs`: compositor and clients run as an
 //! unprivileged user when the test runs as root), a real sound server (a private PulseAudio
 //! whose virtual microphone is fed by `paplay`), `dictum run --json` in the session's
 //! environment (WAYLAND_DISPLAY and DISPLAY both set, XDG_SESSION_TYPE=wayland,
@@ -25,93 +25,33 @@
 
 #[path = "../../dictum-engine/tests/common/mod.rs"]
 mod common;
-#[path = "../../dictum-engine/tests/common/sway_session.rs"]
-mod sway_session;
 
 #[path = "support/events.rs"]
 mod events;
 #[path = "support/speech.rs"]
 mod speech;
+#[path = "support/sway_daemon.rs"]
+mod sway_daemon;
 use common::pulse::Pulse;
+use common::sway::{keys, tools_present, Keyboard, Session, Terminal};
 use events::RunningDaemon as Daemon;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::path::Path;
 use std::time::{Duration, Instant};
-use sway_session::{keys, tools_present, Keyboard, Session, Terminal};
 
 const HOTKEY: &str = "ctrl+alt+space";
 const CLIPBOARD_BEFORE: &str = "what was on the clipboard";
 /// HOTKEY on the keyboard.
 const CHORD: [u32; 3] = [keys::LEFTCTRL, keys::LEFTALT, keys::SPACE];
 
-/// `dictum run --json --stdin-commands` as the session's user, with the private PulseAudio.
-fn start_daemon(s: &Session, exe: &Path) -> Daemon {
-    let child = s
-        .command(exe)
-        .args(["run", "--json", "--stdin-commands"])
-        .env(
-            "PULSE_SERVER",
-            std::env::var("PULSE_SERVER").expect("PULSE_SERVER"),
-        )
-        .env("DICTUM_LOG", events::log_filter())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn();
-    let mut d = Daemon::new(child);
-    let ready = d.next("ready", Duration::from_secs(90));
-    eprintln!("ready: {ready}");
-    d
-}
-
-/// The dictum binary and the model where the session's user can use them (the build
-/// directory may be in root's home: then they are copied into the session folder).
-fn prepare(s: &Session) -> (PathBuf, PathBuf) {
-    // DICTUM_BIN: another build of dictum (e.g. the release one) instead of this test's.
-    let mut exe = std::env::var_os("DICTUM_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_dictum")));
-    let executable = s.command("test").arg("-x").arg(&exe).run_status().success();
-    if !executable {
-        let to = s.dir.path().join("bin/dictum");
-        std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir bin");
-        common::copy_executable(&exe, &to);
-        s.give(&to);
-        exe = to;
-    }
-    let mut model = common::tiny_model();
-    if !s.can_read(&model) {
-        let to = s
-            .dir
-            .path()
-            .join("models")
-            .join(model.file_name().expect("name"));
-        std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir models");
-        std::fs::copy(&model, &to).expect("copy model");
-        s.give(&to);
-        model = to;
-    }
-    (exe, model)
-}
-
-fn config_path(s: &Session) -> PathBuf {
-    s.home.join(".config/dictum/config.toml")
-}
-
 fn write_config(s: &Session, model: &Path, extra: &str) {
-    let path = config_path(s);
-    let dir = path.parent().expect("parent");
-    std::fs::create_dir_all(dir).expect("mkdir config");
-    let text = format!(
-        "[stt]\nmodel = \"{}\"\nthreads = 2\n\n[dictation]\nhotkey = \"{HOTKEY}\"\n\n[inject]\nnotify_on_failure = false\n{extra}",
-        model.display()
+    sway_daemon::write_config(
+        s,
+        &format!(
+            "[stt]\nmodel = \"{}\"\nthreads = 2\n\n[dictation]\nhotkey = \"{HOTKEY}\"\n\n[inject]\nnotify_on_failure = false\n{extra}",
+            model.display()
+        ),
     );
-    // Written whole and renamed: the daemon never reads half a file.
-    let tmp = dir.join("config.toml.tmp");
-    std::fs::write(&tmp, text).expect("write config");
-    s.give(dir);
-    std::fs::rename(&tmp, &path).expect("rename config");
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -149,14 +89,7 @@ fn case(
     let tail = Duration::from_millis(400);
     let released = match drive {
         Drive::Ctl => {
-            let ctl = |word: &str| {
-                let out = s.command(exe).args(["ctl", word]).output();
-                assert!(
-                    out.status.success(),
-                    "dictum ctl {word}: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                );
-            };
+            let ctl = |word: &str| sway_daemon::ctl(s, exe, word);
             ctl("press");
             std::thread::sleep(Duration::from_millis(100));
             common::pulse::play_and_wait(clip);
@@ -239,10 +172,7 @@ fn ctl_dictate(
 ) -> Result<(Value, String), String> {
     s.focus(&term.criteria, &term.id);
     let before = term.len();
-    let ctl = |word: &str| {
-        let out = s.command(exe).args(["ctl", word]).output();
-        assert!(out.status.success(), "dictum ctl {word}");
-    };
+    let ctl = |word: &str| sway_daemon::ctl(s, exe, word);
     ctl("press");
     std::thread::sleep(Duration::from_millis(100));
     common::pulse::play_and_wait(&clip.display().to_string());
@@ -332,7 +262,7 @@ fn dictation_reaches_native_and_xwayland_windows_on_sway() {
     // The session runs as another user: it reaches the private PulseAudio through its socket.
     pulse.share();
     let s = Session::start("");
-    let (exe, model) = prepare(&s);
+    let (exe, model) = sway_daemon::prepare(&s);
     write_config(&s, &model, "");
     // The user's keyboard, there before any window (as on a desktop).
     let mut kb = Keyboard::connect(&s);
@@ -373,7 +303,7 @@ fn dictation_reaches_native_and_xwayland_windows_on_sway() {
         with_include
     );
 
-    let mut d = start_daemon(&s, &exe);
+    let mut d = sway_daemon::start(&s, &exe);
     let mut rows = Vec::new();
     let mut failures = Vec::new();
     let mut run = |d: &mut Daemon, term: &Terminal, drive: Drive, method: &str, clip: &str| {

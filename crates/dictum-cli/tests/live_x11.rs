@@ -15,10 +15,9 @@ mod common;
 
 #[path = "support/events.rs"]
 mod events;
-use common::pulse::{play_and_wait, reference, Pulse};
-use common::x11::{tools_present, Xterm, Xvfb};
+use common::pulse::{play_and_wait, play_file, play_file_and_wait, reference};
+use common::x11::{tools_present, Xterm};
 use dictum_engine::eval::WerCount;
-use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -26,7 +25,7 @@ use std::time::{Duration, Instant};
 
 #[path = "support/x11_daemon.rs"]
 mod x11_daemon;
-use x11_daemon::{dictate, one_at_a_time, typed_line, write_initial_config, Daemon, HOTKEY};
+use x11_daemon::{dictate, history_rows, rss_mb, typed_line, typed_ok, Live, HOTKEY};
 
 fn clip(name: &str) -> PathBuf {
     common::clip(name)
@@ -34,35 +33,17 @@ fn clip(name: &str) -> PathBuf {
 
 #[test]
 fn dictation_into_a_real_window_with_a_real_hotkey_and_microphone() {
-    if !tools_present() {
+    let Some(live) = Live::start() else {
         return;
-    }
-    let _live = one_at_a_time();
-    let _pulse = Pulse::start();
-    let x = Xvfb::start();
-    let term = Xterm::start(&x, "Dictum target");
-    let dir = tempfile::tempdir().expect("tempdir");
-    write_initial_config(dir.path());
+    };
+    let (x, dir) = (&live.x, live.path());
+    let term = live.term("Dictum target");
 
     // `dictum doctor` before the daemon: the hotkey can be registered.
-    let doctor = Command::new(env!("CARGO_BIN_EXE_dictum"))
-        .args(["doctor", "--json"])
-        .env("DISPLAY", &x.display)
-        .env_remove("WAYLAND_DISPLAY")
-        .env_remove("XDG_SESSION_TYPE")
-        .env("DICTUM_DATA_DIR", dir.path())
-        .env("DICTUM_CONFIG", dir.path().join("config.toml"))
-        .output()
-        .expect("doctor");
-    let report: Value = serde_json::from_slice(&doctor.stdout).expect("doctor json");
-    let hotkey_check = report["checks"]
-        .as_array()
-        .and_then(|c| c.iter().find(|c| c["name"] == "hotkey"))
-        .cloned()
-        .expect("hotkey check");
+    let hotkey_check = live.doctor_hotkey();
     assert_eq!(hotkey_check["status"], "ok", "{hotkey_check}");
 
-    let mut d = Daemon::start(dir.path(), &x);
+    let mut d = live.daemon();
     let mut seen = 0usize;
     let mut total = WerCount::default();
     let mut check = |name: &str, text: &str, bound: f64| {
@@ -77,15 +58,8 @@ fn dictation_into_a_real_window_with_a_real_hotkey_and_microphone() {
         ("goforward.wav", 0.25),
         ("sns-0870.wav", 0.15),
     ] {
-        let ev = dictate(&x, &mut d, HOTKEY, &clip(name), 500);
-        assert_eq!(ev["outcome"], "ok", "{ev}");
-        assert_eq!(ev["inject_method"], "x11_type", "{ev}");
-        let line = typed_line(&term, &x, &mut seen);
-        assert_eq!(
-            line.trim_end(),
-            ev["text"].as_str().unwrap_or_default(),
-            "{ev}"
-        );
+        let ev = dictate(x, &mut d, HOTKEY, &clip(name), 500);
+        let line = typed_ok(&ev, &term, x, &mut seen);
         check(name, &line, bound);
     }
 
@@ -97,19 +71,15 @@ fn dictation_into_a_real_window_with_a_real_hotkey_and_microphone() {
     // `inject_x11::keys_pressed_while_typing_pause_it_until_they_are_up`.)
     let first = trimmed_speech("sns-0880.wav");
     let first_ms = first.len() as u64 / 16;
-    let first_wav = dir.path().join("sns-0880-trimmed.wav");
+    let first_wav = dir.join("sns-0880-trimmed.wav");
     common::write_wav(&first_wav, &first);
     x.xdotool(&["keydown", HOTKEY]);
     std::thread::sleep(Duration::from_millis(100));
-    let mut playing = Command::new("paplay")
-        .arg("--device=dictum_sink")
-        .arg(&first_wav)
-        .spawn()
-        .expect("paplay");
+    let mut playing = play_file(&first_wav);
     std::thread::sleep(Duration::from_millis(first_ms.saturating_sub(100)));
     x.xdotool(&["keyup", HOTKEY]);
     assert!(playing.wait().expect("paplay").success());
-    let second = dictate(&x, &mut d, HOTKEY, &clip("cards-002.wav"), 400);
+    let second = dictate(x, &mut d, HOTKEY, &clip("cards-002.wav"), 400);
     let first = d.next("dictation", Duration::from_secs(30));
     let (first, second) = if first["id"].as_i64() < second["id"].as_i64() {
         (first, second)
@@ -120,7 +90,7 @@ fn dictation_into_a_real_window_with_a_real_hotkey_and_microphone() {
         first["release"]["typed_before_post_roll"], false,
         "released mid-word, the first text waited for the post-roll: {first}"
     );
-    let line = typed_line(&term, &x, &mut seen);
+    let line = typed_line(&term, x, &mut seen);
     let expect = format!(
         "{} {}",
         first["text"].as_str().unwrap_or_default(),
@@ -139,10 +109,10 @@ fn dictation_into_a_real_window_with_a_real_hotkey_and_microphone() {
     x.xdotool(&["keyup", HOTKEY]);
     let ev = d.next("dictation", Duration::from_secs(20));
     assert_eq!(ev["outcome"], "no_speech", "{ev}");
-    let ev = dictate(&x, &mut d, HOTKEY, &clip("alsa-Noise.wav"), 300);
+    let ev = dictate(x, &mut d, HOTKEY, &clip("alsa-Noise.wav"), 300);
     assert_eq!(ev["outcome"], "no_speech", "{ev}");
     assert_eq!(
-        typed_line(&term, &x, &mut seen),
+        typed_line(&term, x, &mut seen),
         "",
         "something typed for silence/noise"
     );
@@ -155,7 +125,7 @@ fn dictation_into_a_real_window_with_a_real_hotkey_and_microphone() {
     d.wait_notice("cancelled");
     x.xdotool(&["keyup", HOTKEY]);
     d.no_dictation(Duration::from_millis(1500));
-    assert_eq!(typed_line(&term, &x, &mut seen), "");
+    assert_eq!(typed_line(&term, x, &mut seen), "");
 
     // 5. 20 dictations in a row.
     let clips = [
@@ -166,9 +136,9 @@ fn dictation_into_a_real_window_with_a_real_hotkey_and_microphone() {
     ];
     for i in 0..20 {
         let name = clips[i % clips.len()];
-        let ev = dictate(&x, &mut d, HOTKEY, &clip(name), 300);
+        let ev = dictate(x, &mut d, HOTKEY, &clip(name), 300);
         assert_eq!(ev["outcome"], "ok", "dictation {i}: {ev}");
-        let line = typed_line(&term, &x, &mut seen);
+        let line = typed_line(&term, x, &mut seen);
         assert_eq!(line.trim_end(), ev["text"].as_str().unwrap_or_default());
         check(name, &line, 0.5);
     }
@@ -177,9 +147,9 @@ fn dictation_into_a_real_window_with_a_real_hotkey_and_microphone() {
     d.write_config("method = \"paste\"\n");
     d.wait_notice("config applied");
     x.set_clipboard_elsewhere("what was on the clipboard");
-    let ev = dictate(&x, &mut d, HOTKEY, &clip("goforward.wav"), 400);
+    let ev = dictate(x, &mut d, HOTKEY, &clip("goforward.wav"), 400);
     assert_eq!(ev["inject_method"], "x11_paste", "{ev}");
-    let line = typed_line(&term, &x, &mut seen);
+    let line = typed_line(&term, x, &mut seen);
     eprintln!("paste: {ev} -> {line:?}");
     assert_eq!(line.trim_end(), ev["text"].as_str().unwrap_or_default());
     check("goforward.wav", &line, 0.25);
@@ -202,7 +172,7 @@ fn dictation_into_a_real_window_with_a_real_hotkey_and_microphone() {
     // NUL with the Meta bit). global-hotkey's ungrab once sat unflushed in its X connection,
     // so the old key stayed grabbed and swallowed.
     assert_eq!(
-        typed_line(&term, &x, &mut seen),
+        typed_line(&term, x, &mut seen),
         "\u{80}",
         "the old hotkey must reach the window once it is let go"
     );
@@ -212,7 +182,7 @@ fn dictation_into_a_real_window_with_a_real_hotkey_and_microphone() {
     std::thread::sleep(Duration::from_millis(300));
     x.xdotool(&["key", "ctrl+alt+d"]);
     let ev = d.next("dictation", Duration::from_secs(30));
-    let line = typed_line(&term, &x, &mut seen);
+    let line = typed_line(&term, x, &mut seen);
     eprintln!("toggle: {ev} -> {line:?}; notices {:?}", d.notices);
     assert_eq!(ev["outcome"], "ok", "{ev}");
     assert_eq!(line.trim_end(), ev["text"].as_str().unwrap_or_default());
@@ -222,7 +192,7 @@ fn dictation_into_a_real_window_with_a_real_hotkey_and_microphone() {
     let ctl = |word: &str| {
         Command::new(env!("CARGO_BIN_EXE_dictum"))
             .args(["ctl", word])
-            .env("DICTUM_DATA_DIR", dir.path())
+            .env("DICTUM_DATA_DIR", dir)
             .output()
             .expect("dictum ctl")
     };
@@ -237,7 +207,7 @@ fn dictation_into_a_real_window_with_a_real_hotkey_and_microphone() {
     std::thread::sleep(Duration::from_millis(300));
     assert!(ctl("toggle").status.success());
     let ev = d.next("dictation", Duration::from_secs(30));
-    let line = typed_line(&term, &x, &mut seen);
+    let line = typed_line(&term, x, &mut seen);
     eprintln!("dictum ctl: {ev} -> {line:?}");
     assert_eq!(ev["outcome"], "ok", "{ev}");
     assert_eq!(line.trim_end(), ev["text"].as_str().unwrap_or_default());
@@ -254,14 +224,7 @@ fn dictation_into_a_real_window_with_a_real_hotkey_and_microphone() {
     assert!(total.rate() <= 0.2, "{total:?}");
 
     // The history rows say where the time went and where the text went.
-    let history =
-        dictum_engine::store::History::open(&dir.path().join("history.sqlite3")).expect("history");
-    let rows = history
-        .list(&dictum_engine::store::Query {
-            limit: 100,
-            search: None,
-        })
-        .expect("rows");
+    let rows = history_rows(dir);
     let typed: Vec<_> = rows
         .iter()
         .filter(|r| r.inject_method.as_deref() == Some("x11_type"))
@@ -286,17 +249,14 @@ fn dictation_into_a_real_window_with_a_real_hotkey_and_microphone() {
 /// after the first. Asserted on the events' `release` fields and on what the xterm got.
 #[test]
 fn a_quiet_release_types_at_once_and_speech_after_it_is_its_own_dictation() {
-    if !tools_present() {
+    let Some(live) = Live::start() else {
         return;
-    }
-    let _live = one_at_a_time();
-    let _pulse = Pulse::start();
-    let x = Xvfb::start();
-    let term = Xterm::start(&x, "Dictum target");
-    let dir = tempfile::tempdir().expect("tempdir");
+    };
+    let (x, dir) = (&live.x, live.path());
+    let term = live.term("Dictum target");
     // A post-roll long enough to hold a whole second phrase.
     std::fs::write(
-        dir.path().join("config.toml"),
+        dir.join("config.toml"),
         format!(
             "[stt]\nmodel = \"{}\"\nthreads = 2\n\n[dictation]\npost_roll_ms = 2500\n\n\
              [inject]\nnotify_on_failure = false\n",
@@ -304,16 +264,16 @@ fn a_quiet_release_types_at_once_and_speech_after_it_is_its_own_dictation() {
         ),
     )
     .expect("write config");
-    let mut d = Daemon::start(dir.path(), &x);
+    let mut d = live.daemon();
     let mut seen = 0usize;
 
     // 1. Released 200 ms after the last word: typed before the post-roll.
-    let one = dir.path().join("one.wav");
+    let one = dir.join("one.wav");
     common::write_wav(&one, &trimmed_speech("goforward.wav"));
-    let ev = dictate(&x, &mut d, HOTKEY, &one, 200);
+    let ev = dictate(x, &mut d, HOTKEY, &one, 200);
     eprintln!("quiet release: {ev}");
     assert_eq!(ev["release"]["typed_before_post_roll"], true, "{ev}");
-    let line = typed_line(&term, &x, &mut seen);
+    let line = typed_line(&term, x, &mut seen);
     assert_eq!(line.trim_end(), ev["text"].as_str().unwrap_or_default());
     let w = WerCount::of(&reference("goforward.wav"), &line);
     assert!(w.rate() <= 0.25, "{line:?} ({w:?})");
@@ -324,15 +284,11 @@ fn a_quiet_release_types_at_once_and_speech_after_it_is_its_own_dictation() {
     let mut both = first.clone();
     both.extend(std::iter::repeat_n(0.0, 16_000 * 6 / 10));
     both.extend(trimmed_speech("cards-001.wav"));
-    let wav = dir.path().join("then-more.wav");
+    let wav = dir.join("then-more.wav");
     common::write_wav(&wav, &both);
     x.xdotool(&["keydown", HOTKEY]);
     std::thread::sleep(Duration::from_millis(100));
-    let mut player = Command::new("paplay")
-        .arg("--device=dictum_sink")
-        .arg(&wav)
-        .spawn()
-        .expect("paplay");
+    let mut player = play_file(&wav);
     let first_ms = first.len() as u64 * 1000 / 16_000;
     std::thread::sleep(Duration::from_millis(first_ms + 300));
     x.xdotool(&["keyup", HOTKEY]);
@@ -356,7 +312,7 @@ fn a_quiet_release_types_at_once_and_speech_after_it_is_its_own_dictation() {
         w.rate() <= 0.67 && tb.contains(" of "),
         "second phrase: {b} ({w:?})"
     );
-    let line = typed_line(&term, &x, &mut seen);
+    let line = typed_line(&term, x, &mut seen);
     assert_eq!(line.trim_end(), format!("{ta} {tb}"), "typed in order");
     drop(d);
 }
@@ -375,17 +331,14 @@ fn a_quiet_release_types_at_once_and_speech_after_it_is_its_own_dictation() {
 /// dropped the phrase after the pause.)
 #[test]
 fn quick_release_never_waits_for_a_stale_pass() {
-    if !tools_present() {
+    let Some(live) = Live::start() else {
         return;
-    }
-    let _live = one_at_a_time();
-    let _pulse = Pulse::start();
-    let x = Xvfb::start();
-    let term = Xterm::start(&x, "Dictum target");
-    let dir = tempfile::tempdir().expect("tempdir");
+    };
+    let (x, dir) = (&live.x, live.path());
+    let term = live.term("Dictum target");
     let model = common::assets().join("models/ggml-base-q8_0.bin");
     std::fs::write(
-        dir.path().join("config.toml"),
+        dir.join("config.toml"),
         format!(
             "[stt]\nmodel = \"{}\"\nthreads = 1\nlanguage = \"en\"\n\n\
              [dictation]\ncommit_min_ms = 28000\nchunk_max_ms = 28000\n\n\
@@ -400,16 +353,16 @@ fn quick_release_never_waits_for_a_stale_pass() {
     samples.extend(trimmed_speech("sns-0870.wav"));
     samples.extend(std::iter::repeat_n(0.0, 16_000 * 4 / 10));
     samples.extend(trimmed_speech("cards-001.wav"));
-    let wav = dir.path().join("pause-then-words.wav");
+    let wav = dir.join("pause-then-words.wav");
     common::write_wav(&wav, &samples);
 
-    let mut d = Daemon::start(dir.path(), &x);
+    let mut d = live.daemon();
     let mut seen = 0usize;
     let mut aborted = 0;
     for run in 0..3 {
-        let ev = dictate(&x, &mut d, HOTKEY, &wav, 100);
+        let ev = dictate(x, &mut d, HOTKEY, &wav, 100);
         eprintln!("run {run}: {ev}");
-        let line = typed_line(&term, &x, &mut seen);
+        let line = typed_line(&term, x, &mut seen);
         let text = ev["text"].as_str().unwrap_or_default().to_lowercase();
         assert_eq!(line.trim_end().to_lowercase(), text, "{ev}");
         assert!(
@@ -489,15 +442,12 @@ fn bench_release_latency() {
         tools_present(),
         "the bench needs Xvfb, xterm, xdotool, xclip"
     );
-    let _live = one_at_a_time();
-    let _pulse = Pulse::start();
-    let x = Xvfb::start();
+    let live = Live::start().expect("tools checked above");
+    let x = &live.x;
     // Not line-buffered: each typed character reaches the file at once, so the first one
     // can be timed from outside the daemon.
-    let term = Xterm::start_with(&x, "Dictum target", true);
-    let dir = tempfile::tempdir().expect("tempdir");
-    write_initial_config(dir.path());
-    let mut d = Daemon::start(dir.path(), &x);
+    let term = Xterm::start_with(x, "Dictum target", true);
+    let mut d = live.daemon();
     let keys = XTestKeys::connect();
     let mut seen = 0usize;
     let mut rows = vec![
@@ -545,12 +495,7 @@ fn bench_release_latency() {
                     let cpu_before = cpu_ms();
                     x.xdotool(&["keydown", HOTKEY]);
                     std::thread::sleep(Duration::from_millis(100));
-                    let status = Command::new("paplay")
-                        .arg("--device=dictum_sink")
-                        .arg(path)
-                        .status()
-                        .expect("paplay");
-                    assert!(status.success());
+                    play_file_and_wait(path);
                     std::thread::sleep(Duration::from_millis(tail_ms));
                     let before = std::fs::metadata(&term.file).map_or(0, |m| m.len());
                     // Outside the daemon: from the key-up (an XTEST request on a connection
@@ -571,7 +516,7 @@ fn bench_release_latency() {
                     // Outside too: until the dictation's event, sent once all of it is typed.
                     let done = t0.elapsed().as_secs_f64() * 1000.0;
                     let cpu = cpu_ms() - cpu_before;
-                    let line = typed_line(&term, &x, &mut seen);
+                    let line = typed_line(&term, x, &mut seen);
                     let text = ev["text"].as_str().unwrap_or_default();
                     assert_eq!(line.trim_end(), text, "{ev}");
                     assert_eq!(ev["inject_method"], format!("x11_{method}"), "{ev}");
@@ -670,18 +615,6 @@ impl XTestKeys {
     }
 }
 
-/// Resident memory of `pid` in MB (VmRSS).
-fn rss_mb(pid: u32) -> f64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        })
-        .map_or(f64::NAN, |kb| kb / 1024.0)
-}
-
 /// Least-squares slope of `ys` over their index.
 fn slope(ys: &[f64]) -> f64 {
     let n = ys.len() as f64;
@@ -719,13 +652,10 @@ fn soak() {
         tools_present(),
         "the soak needs Xvfb, xterm, xdotool, xclip"
     );
-    let _live = one_at_a_time();
-    let _pulse = Pulse::start();
-    let x = Xvfb::start();
-    let term = Xterm::start(&x, "Dictum target");
-    let dir = tempfile::tempdir().expect("tempdir");
-    write_initial_config(dir.path());
-    let mut d = Daemon::start(dir.path(), &x);
+    let live = Live::start().expect("tools checked above");
+    let (x, dir) = (&live.x, live.path());
+    let term = live.term("Dictum target");
+    let mut d = live.daemon();
     let pid = d.child.id();
     let clips = ["cards-001.wav", "goforward.wav", "cards-002.wav"].map(clip);
     let tails = [100u64, 200, 300, 400];
@@ -736,9 +666,9 @@ fn soak() {
     let started = Instant::now();
     for run in 0..n {
         let (c, tail) = (&clips[run % clips.len()], tails[run % tails.len()]);
-        let ev = dictate(&x, &mut d, HOTKEY, c, tail);
+        let ev = dictate(x, &mut d, HOTKEY, c, tail);
         let text = ev["text"].as_str().unwrap_or_default().to_string();
-        let line = typed_line(&term, &x, &mut seen);
+        let line = typed_line(&term, x, &mut seen);
         if text.trim().is_empty() || line.trim_end() != text {
             lost += 1;
             eprintln!("soak {run}: lost or mistyped: event {ev}, typed {line:?}");
@@ -762,7 +692,7 @@ fn soak() {
     }
     drop(d);
     let history =
-        dictum_engine::store::History::open(&dir.path().join("history.sqlite3")).expect("history");
+        dictum_engine::store::History::open(&dir.join("history.sqlite3")).expect("history");
     let all = history
         .list(&dictum_engine::store::Query {
             limit: 0,

@@ -3,21 +3,12 @@
 //! grow with the file's length. Real whisper model, real speech clips.
 
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-fn assets() -> PathBuf {
-    let dir = match std::env::var_os("DICTUM_TEST_ASSETS") {
-        Some(d) => PathBuf::from(d),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
-    };
-    assert!(
-        dir.join("models/ggml-tiny.en-q8_0.bin").is_file(),
-        "test assets not found at {} (set DICTUM_TEST_ASSETS)",
-        dir.display()
-    );
-    dir
-}
+#[path = "../../dictum-engine/tests/common/mod.rs"]
+mod common;
+use common::assets;
 
 fn clip(name: &str) -> Vec<i16> {
     let path = assets().join("audio/dev").join(name);

@@ -24,23 +24,20 @@ fn dictum(data: &std::path::Path, models: &std::path::Path, args: &[&str]) -> Ou
         .expect("run dictum")
 }
 
+/// `dictum models recommend --runs 1 --models MODELS` (and `extra`) with the test models, in a
+/// fresh data folder.
+fn recommend(models: &str, extra: &[&str]) -> Output {
+    let data = tempfile::tempdir().expect("tempdir");
+    let mut args = vec!["models", "recommend", "--runs", "1", "--models", models];
+    args.extend(extra);
+    dictum(data.path(), &models_dir(), &args)
+}
+
 #[test]
 fn recommend_times_the_installed_models_and_chooses() {
-    let data = tempfile::tempdir().expect("tempdir");
-    let out = dictum(
-        data.path(),
-        &models_dir(),
-        // Named, so both are timed whatever the first one's figure (a loaded CI machine would
-        // otherwise skip base as too slow to be worth timing).
-        &[
-            "models",
-            "recommend",
-            "--runs",
-            "1",
-            "--models",
-            "tiny.en-q8_0,base-q8_0",
-        ],
-    );
+    // Named, so both are timed whatever the first one's figure (a loaded CI machine would
+    // otherwise skip base as too slow to be worth timing).
+    let out = recommend("tiny.en-q8_0,base-q8_0", &[]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
@@ -85,20 +82,7 @@ fn recommend_times_the_installed_models_and_chooses() {
 
 #[test]
 fn recommend_json_carries_the_numbers_behind_the_choice() {
-    let data = tempfile::tempdir().expect("tempdir");
-    let out = dictum(
-        data.path(),
-        &models_dir(),
-        &[
-            "models",
-            "recommend",
-            "--json",
-            "--runs",
-            "1",
-            "--models",
-            "tiny.en-q8_0",
-        ],
-    );
+    let out = recommend("tiny.en-q8_0", &["--json"]);
     assert!(
         out.status.success(),
         "{}",

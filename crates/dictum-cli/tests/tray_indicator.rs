@@ -174,26 +174,11 @@ fn wait_xterm_grows(term: &Xterm, before: usize, secs: u64) -> String {
 
 /// Holds the hotkey while `clip` plays; meanwhile checks, every 100 ms, that the xterm keeps
 /// the focus, and calls `during`. Releases 500 ms after the clip.
-fn hold_over(x: &Xvfb, clip: &Path, mut during: impl FnMut()) -> Vec<String> {
+fn hold_over(x: &Xvfb, clip: &Path, during: impl FnMut()) -> Vec<String> {
     x.xdotool(&["keydown", HOTKEY]);
     std::thread::sleep(Duration::from_millis(100));
-    let mut player = Command::new("paplay")
-        .arg("--device=dictum_sink")
-        .arg(clip)
-        .spawn()
-        .expect("paplay");
-    let mut focus = Vec::new();
-    let mut ended: Option<Instant> = None;
-    while ended.is_none_or(|at| at.elapsed() < Duration::from_millis(500)) {
-        if ended.is_none() && player.try_wait().expect("paplay").is_some() {
-            ended = Some(Instant::now());
-        }
-        focus.push(focused(x));
-        during();
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    // Already reaped by `try_wait` (the loop ends only after it): returns at once.
-    let _ = player.wait();
+    let player = common::pulse::play_file(clip);
+    let focus = tray_app::focus_while_playing(player, || focused(x), during);
     x.xdotool(&["keyup", HOTKEY]);
     focus
 }
@@ -312,19 +297,13 @@ fn the_indicator_never_takes_the_focus_and_shows_the_words_mid_utterance() {
     let shot = out.join("indicator-mid-utterance.png");
     let _ = std::fs::remove_file(&shot);
     let before = xterm_text(&term).len();
-    let shown_before = tray.log().matches("ui: indicator: partial").count();
+    let shown_before = tray.partials_shown();
     let mut words_line = String::new();
     let focus = hold_over(&x, &clip, || {
         if !words_line.is_empty() {
             return;
         }
-        let log = tray.log();
-        let Some(line) = log
-            .lines()
-            .filter(|l| l.contains("ui: indicator: partial"))
-            .skip(shown_before)
-            .find(|l| !l.contains(": 0 committed words"))
-        else {
+        let Some(line) = tray.partial_with_words(shown_before) else {
             return;
         };
         let Some(id) = visible_window(&x, INDICATOR) else {
@@ -338,7 +317,7 @@ fn the_indicator_never_takes_the_focus_and_shows_the_words_mid_utterance() {
             .status()
             .is_ok_and(|s| s.success());
         if ok {
-            words_line = line.to_string();
+            words_line = line;
         }
     });
     keep_log();

@@ -1,6 +1,6 @@
 //! The tray app's recording indicator on Wayland (issue 29), end to end as a user of sway
 //! would see it: the real `dictum-tray` as a native Wayland client (`GDK_BACKEND=wayland`) of a
-//! real headless sway (`tests/common/sway_session.rs`: run as an unprivileged user when the
+//! real headless sway (`tests/common/sway.rs`: run as an unprivileged user when the
 //! test runs as root), a private D-Bus session bus, a private PulseAudio whose virtual
 //! microphone `paplay` feeds, and a focused foot terminal whose input goes to a file.
 //!
@@ -25,22 +25,24 @@
 
 #[path = "../../dictum-engine/tests/common/mod.rs"]
 mod common;
+#[path = "support/events.rs"]
+mod events;
 #[path = "../../dictum-engine/tests/common/gnome.rs"]
 mod gnome;
 #[path = "../../dictum-engine/tests/common/portal_desktop.rs"]
 mod portal_desktop;
-#[path = "../../dictum-engine/tests/common/sway_session.rs"]
-mod sway_session;
+#[path = "support/sway_daemon.rs"]
+mod sway_daemon;
 #[path = "support/tray_app.rs"]
 mod tray_app;
 
+use common::sway::{Session, Terminal};
 use dictum_engine::eval::WerCount;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-use sway_session::{Session, Terminal};
 use tray_app::{
     assert_words_screenshot, session_bus, tray_binary, x11_indicator_takes_no_focus, Tray,
 };
@@ -64,26 +66,6 @@ const TOOLS: &[&str] = &["grim", "dbus-daemon", "pulseaudio", "paplay", "convert
 /// One test at a time: each starts its own PulseAudio, whose address goes into this process's
 /// environment.
 static SERIAL: Mutex<()> = Mutex::new(());
-
-/// `src` where the session's user can run or read it: as it is when it can, else hard-linked
-/// (or copied) into the session folder. A hard link is never chowned: it is the build's file.
-fn reachable(s: &Session, src: &Path) -> PathBuf {
-    if s.can_read(src) {
-        return src.to_path_buf();
-    }
-    let dir = s.dir.path().join("bin");
-    std::fs::create_dir_all(&dir).expect("mkdir bin");
-    let to = dir.join(src.file_name().expect("file name"));
-    if std::fs::hard_link(src, &to).is_err() {
-        common::copy_executable(src, &to);
-    }
-    assert!(
-        s.can_read(&to),
-        "{} unreadable by the session",
-        to.display()
-    );
-    to
-}
 
 /// An RGB region of the screen, as grim saw it.
 struct Shot {
@@ -196,29 +178,12 @@ fn assert_foot_focused(s: &Session, when: &str) {
 
 /// `dictum ctl press`, the clip, `dictum ctl release` (what sway's binding runs), checking
 /// the focus every 100 ms and calling `during` meanwhile.
-fn dictate(s: &Session, exe: &Path, clip: &str, mut during: impl FnMut()) -> Vec<String> {
-    let ctl = |word: &str| {
-        let out = s.command(exe).args(["ctl", word]).output();
-        assert!(
-            out.status.success(),
-            "dictum ctl {word}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
+fn dictate(s: &Session, exe: &Path, clip: &str, during: impl FnMut()) -> Vec<String> {
+    let ctl = |word: &str| sway_daemon::ctl(s, exe, word);
     ctl("press");
     std::thread::sleep(Duration::from_millis(100));
-    let mut player = common::pulse::play(clip);
-    let mut focus = Vec::new();
-    let mut ended: Option<Instant> = None;
-    while ended.is_none_or(|at| at.elapsed() < Duration::from_millis(500)) {
-        if ended.is_none() && player.try_wait().expect("paplay").is_some() {
-            ended = Some(Instant::now());
-        }
-        focus.push(focused(s));
-        during();
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let _ = player.wait();
+    let player = common::pulse::play(clip);
+    let focus = tray_app::focus_while_playing(player, || focused(s), during);
     ctl("release");
     focus
 }
@@ -247,7 +212,7 @@ fn typed_since(term: &Terminal, from: u64) -> String {
 #[test]
 fn the_indicator_is_a_layer_surface_that_never_takes_the_keyboard_on_sway() {
     let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    if !sway_session::tools_present()
+    if !common::sway::tools_present()
         || !common::tools_ready(
             TOOLS,
             " (scripts/test installs them: ensure_wayland_deps, ensure_e2e_deps)",
@@ -271,9 +236,9 @@ fn the_indicator_is_a_layer_surface_that_never_takes_the_keyboard_on_sway() {
     pulse.share();
     let s = Session::start("");
     let term = Terminal::foot(&s, TARGET);
-    let tray_bin = reachable(&s, &bin);
-    let exe = reachable(&s, Path::new(env!("CARGO_BIN_EXE_dictum")));
-    let model = reachable(&s, &common::tiny_model());
+    let tray_bin = s.reachable(&bin);
+    let exe = s.reachable(Path::new(env!("CARGO_BIN_EXE_dictum")));
+    let model = s.reachable(&common::tiny_model());
     let config = s.home.join(".config/dictum/config.toml");
     std::fs::create_dir_all(config.parent().expect("parent")).expect("mkdir config");
     std::fs::write(
@@ -363,19 +328,13 @@ fn the_indicator_is_a_layer_surface_that_never_takes_the_keyboard_on_sway() {
     let shot = out.join("indicator-wayland.png");
     let _ = std::fs::remove_file(&shot);
     let from = term.len();
-    let shown_before = tray.log().matches("ui: indicator: partial").count();
+    let shown_before = tray.partials_shown();
     let mut words_line = String::new();
     let focus = dictate(&s, &exe, "jfk.wav", || {
         if !words_line.is_empty() {
             return;
         }
-        let log = tray.log();
-        let Some(line) = log
-            .lines()
-            .filter(|l| l.contains("ui: indicator: partial"))
-            .skip(shown_before)
-            .find(|l| !l.contains(": 0 committed words"))
-        else {
+        let Some(line) = tray.partial_with_words(shown_before) else {
             return;
         };
         std::thread::sleep(Duration::from_millis(300)); // painted
@@ -388,7 +347,7 @@ fn the_indicator_is_a_layer_surface_that_never_takes_the_keyboard_on_sway() {
             .run_status()
             .success();
         if ok && std::fs::copy(&png, &shot).is_ok() {
-            words_line = line.to_string();
+            words_line = line;
         }
     });
     keep_log();

@@ -4,7 +4,11 @@
 //!     cargo run --release -p dictum-engine --example pass_cost -- MODEL ASSETS/audio/dev [RUNS]
 use dictum_engine::eval::WerCount;
 use std::time::Instant;
-use whisper_rs::{FullParams, SamplingStrategy, WhisperContext, WhisperContextParameters};
+use whisper_rs::{WhisperContext, WhisperContextParameters};
+
+#[path = "support/greedy.rs"]
+mod greedy;
+use greedy::greedy;
 
 struct Cfg {
     name: &'static str,
@@ -139,17 +143,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let mut best = f64::MAX;
                 let mut text = String::new();
                 for _ in 0..runs {
-                    let mut p = FullParams::new(SamplingStrategy::Greedy { best_of: 1 });
-                    p.set_n_threads(2);
-                    p.set_language(Some("en"));
-                    p.set_no_context(true);
-                    p.set_print_progress(false);
-                    p.set_print_realtime(false);
-                    p.set_print_timestamps(false);
-                    p.set_suppress_nst(true);
-                    p.set_suppress_blank(true);
-                    p.set_temperature(0.0);
-                    p.set_audio_ctx(ctxf);
+                    let mut p = greedy(2, ctxf);
                     if !cfg.timestamps {
                         p.set_single_segment(true);
                         p.set_no_timestamps(true);

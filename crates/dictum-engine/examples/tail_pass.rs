@@ -11,7 +11,11 @@
 //!
 //! Each figure is the best of RUNS (wall time; run it on a quiet machine).
 use std::time::Instant;
-use whisper_rs::{FullParams, SamplingStrategy, WhisperContext, WhisperContextParameters};
+use whisper_rs::{WhisperContext, WhisperContextParameters};
+
+#[path = "support/greedy.rs"]
+mod greedy;
+use greedy::greedy;
 
 fn list(arg: Option<&String>, default: &str) -> Vec<i32> {
     arg.map_or(default, String::as_str)
@@ -85,18 +89,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     state.pcm_to_mel(pcm, t as usize)?;
                     best[0] = best[0].min(t0.elapsed().as_secs_f64() * 1000.0);
                     for (i, max_tokens) in [(1, 1), (2, (24.0 + len_s * 10.0).ceil() as i32)] {
-                        let mut p = FullParams::new(SamplingStrategy::Greedy { best_of: 1 });
-                        p.set_n_threads(t);
-                        p.set_language(Some("en"));
-                        p.set_no_context(true);
-                        p.set_print_progress(false);
-                        p.set_print_realtime(false);
-                        p.set_print_timestamps(false);
-                        p.set_suppress_nst(true);
-                        p.set_suppress_blank(true);
-                        p.set_temperature(0.0);
+                        let mut p = greedy(t, ctxf);
                         p.set_temperature_inc(0.0);
-                        p.set_audio_ctx(ctxf);
                         p.set_max_tokens(max_tokens);
                         if !prompt.is_empty() {
                             p.set_initial_prompt(&prompt);

@@ -8,24 +8,14 @@
 #[path = "common/http.rs"]
 mod http;
 
-use dictum_engine::llm::config::{BackendKind, LlmConfig};
+use dictum_engine::llm::config::BackendKind;
 use dictum_engine::llm::probe::list_models;
 use dictum_engine::llm::{Cleaner, LlmOutcome};
 use dictum_engine::models::download::{download, DownloadSpec, ModelSource};
-use http::{ollama_chat, serve, Reply};
+use http::{llm, ollama_chat, serve, Reply};
 use std::sync::atomic::AtomicBool;
 
 const RAW: &str = "hello there how are you";
-
-fn llm(url: &str) -> LlmConfig {
-    LlmConfig {
-        enabled: true,
-        url: url.into(),
-        model: "m".into(),
-        timeout_ms: 5_000,
-        ..LlmConfig::default()
-    }
-}
 
 async fn clean(url: &str) -> dictum_engine::llm::LlmReport {
     Cleaner::new(&llm(url), &[])

@@ -8,25 +8,14 @@
 #[path = "common/http.rs"]
 mod http;
 
-use dictum_engine::llm::config::LlmConfig;
 use dictum_engine::llm::{Cleaner, LlmOutcome};
 use dictum_engine::models::download::{download, DownloadOutcome, DownloadSpec, ModelSource};
-use http::{ollama_chat, serve, Reply};
+use http::{llm, ollama_chat, serve, Reply};
 use sha2::Digest;
 use std::sync::atomic::AtomicBool;
 
 const RAW: &str = "hello there how are you";
 const CLEAN: &str = "Hello there, how are you?";
-
-fn llm(url: &str) -> LlmConfig {
-    LlmConfig {
-        enabled: true,
-        url: url.into(),
-        model: "m".into(),
-        timeout_ms: 5_000,
-        ..LlmConfig::default()
-    }
-}
 
 #[tokio::test]
 async fn loopback_requests_bypass_the_proxy_and_remote_ones_use_it() {

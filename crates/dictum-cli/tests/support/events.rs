@@ -12,6 +12,37 @@ use std::process::{Child, ChildStdin, ChildStdout};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+/// The `dictum` the live tests run: this test's build, or `DICTUM_BIN` (another build, e.g.
+/// one copied out of a shared target folder, or `scripts/bench-live --versus-bin`'s).
+pub fn dictum_exe() -> std::path::PathBuf {
+    std::env::var_os("DICTUM_BIN")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_BIN_EXE_dictum")))
+}
+
+/// The names of the commands a dictation event says were refused.
+pub fn refused(ev: &Value) -> Vec<String> {
+    ev["commands_refused"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|r| r["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Checks that the dictation `ev` is ok, typed `text` as text, and refused exactly the
+/// command `command`.
+pub fn assert_typed_and_refused(ev: &Value, text: &str, command: &str) {
+    assert_eq!(ev["outcome"], "ok", "{ev}");
+    assert!(
+        ev["text"].as_str().unwrap_or_default().contains(text),
+        "the text is typed as text: {ev}"
+    );
+    assert_eq!(refused(ev), [command], "{ev}");
+}
+
 /// The daemon's log filter unless the caller's `DICTUM_LOG` says otherwise (to see its debug
 /// lines in a bench).
 pub fn log_filter() -> String {
@@ -87,6 +118,12 @@ impl RunningDaemon {
         stdin.flush().expect("flush");
     }
 
+    /// `hands-free on`, then waits for its notice (one seen before counts).
+    pub fn hands_free_on(&mut self) {
+        self.send("hands-free on");
+        self.wait_notice("hands-free on");
+    }
+
     /// Everything the daemon wrote on stderr so far (empty when it was not piped).
     pub fn stderr(&mut self) -> &str {
         if let Some(rx) = &self.stderr {
@@ -151,20 +188,31 @@ impl RunningDaemon {
     /// Every event up to and including the next one of `kind` (notices are collected on the
     /// way too), e.g. the `partial` events before a `dictation`.
     pub fn until(&mut self, kind: &str, within: Duration) -> Vec<Value> {
+        self.until_where(&format!("`{kind}` event"), within, |ev| ev["event"] == kind)
+    }
+
+    /// Every event up to and including the next one that `last` accepts (notices are
+    /// collected on the way too); panics naming `what` when none came within `within`.
+    pub fn until_where(
+        &mut self,
+        what: &str,
+        within: Duration,
+        last: impl Fn(&Value) -> bool,
+    ) -> Vec<Value> {
         let deadline = Instant::now() + within;
         let mut seen = Vec::new();
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let ev = self.events.recv_timeout(left).unwrap_or_else(|e| {
                 panic!(
-                    "no `{kind}` event within {within:?} ({e}); notices: {:?}",
+                    "no {what} within {within:?} ({e}); events {seen:?}, notices: {:?}",
                     self.notices
                 )
             });
             self.note(&ev);
-            let last = ev["event"] == kind;
+            let done = last(&ev);
             seen.push(ev);
-            if last {
+            if done {
                 return seen;
             }
         }

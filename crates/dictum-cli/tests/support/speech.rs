@@ -11,6 +11,12 @@ pub fn speak(dir: &Path, name: &str, text: &str) -> PathBuf {
     speak_in(dir, name, "en-gb", text)
 }
 
+/// "Please send the report before the meeting.", spoken into `dir/report.wav`: the clip the
+/// media, mute and cue tests dictate.
+pub fn report(dir: &Path) -> PathBuf {
+    speak(dir, "report", "Please send the report before the meeting.")
+}
+
 /// Speaks `text` with espeak-ng's `voice` (a language: "de", "fr") into `dir/name.wav`.
 pub fn speak_in(dir: &Path, name: &str, voice: &str, text: &str) -> PathBuf {
     let raw = dir.join(format!("{name}.raw.wav"));

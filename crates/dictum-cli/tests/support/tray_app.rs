@@ -19,8 +19,33 @@ pub const WEBKIT_ENV: &[(&str, &str)] = &[
     ("RUST_LOG", "warn"),
 ];
 
+/// The tray's log line for a partial the indicator shows.
+const PARTIAL_SHOWN: &str = "ui: indicator: partial";
+
 /// `dbus-daemon`'s arguments for [`session_bus`].
 pub const DBUS_ARGS: &[&str] = &["--session", "--nofork", "--print-address=1"];
+
+/// Until `player` has played and 500 ms more: every 100 ms, the focused window (`focused`)
+/// kept and `during` called. The focused windows seen, in order.
+pub fn focus_while_playing(
+    mut player: Child,
+    mut focused: impl FnMut() -> String,
+    mut during: impl FnMut(),
+) -> Vec<String> {
+    let mut focus = Vec::new();
+    let mut ended: Option<Instant> = None;
+    while ended.is_none_or(|at| at.elapsed() < Duration::from_millis(500)) {
+        if ended.is_none() && player.try_wait().expect("paplay").is_some() {
+            ended = Some(Instant::now());
+        }
+        focus.push(focused());
+        during();
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Already reaped by `try_wait` (the loop ends only after it): returns at once.
+    let _ = player.wait();
+    focus
+}
 
 /// The tray app built beside this test binary (`<target>/<profile>/dictum-tray`).
 pub fn tray_binary() -> Option<PathBuf> {
@@ -115,6 +140,22 @@ impl<'a> Tray<'a> {
         };
         tray.wait_for(|l| l.contains("dictum-tray: dictation ready"), 90);
         tray
+    }
+
+    /// How many `ui: indicator: partial` lines the log holds so far.
+    pub fn partials_shown(&self) -> usize {
+        self.log().matches(PARTIAL_SHOWN).count()
+    }
+
+    /// The first `ui: indicator: partial` line after the first `skip` that shows words (not
+    /// `: 0 committed words`), if one came yet.
+    pub fn partial_with_words(&self, skip: usize) -> Option<String> {
+        self.log()
+            .lines()
+            .filter(|l| l.contains(PARTIAL_SHOWN))
+            .skip(skip)
+            .find(|l| !l.contains(": 0 committed words"))
+            .map(str::to_string)
     }
 
     pub fn log(&self) -> String {

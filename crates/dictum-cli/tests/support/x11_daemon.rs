@@ -4,12 +4,86 @@
 //! test files that also include `common` and `support/events.rs` at their root.
 #![allow(dead_code)]
 
-use crate::common::x11::{Xterm, Xvfb};
+use crate::common::pulse::{play_file, Pulse};
+use crate::common::x11::{tools_present, Xterm, Xvfb};
 use crate::events::RunningDaemon;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+/// One live X11 session, the prologue every live X11 test shares: this binary's live lock
+/// ([`one_at_a_time`]), a private PulseAudio with its virtual microphone, an Xvfb display,
+/// and a data folder holding the initial config ([`write_initial_config`]). The terminals
+/// and the daemon are the test's own ([`Live::term`], [`Live::editor`], [`Live::daemon`]):
+/// declared after the session, they stop before it. Its parts stop in reverse: the folder,
+/// the display, the sound server, then the lock.
+pub struct Live {
+    pub dir: tempfile::TempDir,
+    pub x: Xvfb,
+    pub pulse: Pulse,
+    _live: std::sync::MutexGuard<'static, ()>,
+}
+
+impl Live {
+    /// None (skip) when the X11 tools are missing and E2E is not required; panics when
+    /// required.
+    pub fn start() -> Option<Live> {
+        let live = Live::without_config()?;
+        write_initial_config(live.path());
+        Some(live)
+    }
+
+    /// [`start`](Self::start) with an empty data folder: the test writes its own config.
+    pub fn without_config() -> Option<Live> {
+        if !tools_present() {
+            return None;
+        }
+        let live = one_at_a_time();
+        let pulse = Pulse::start();
+        let x = Xvfb::start();
+        let dir = tempfile::tempdir().expect("tempdir");
+        Some(Live {
+            dir,
+            x,
+            pulse,
+            _live: live,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// A plain xterm (class `XTerm`: a terminal to the typing gate) titled `title`.
+    pub fn term(&self, title: &str) -> Xterm {
+        Xterm::start(&self.x, title)
+    }
+
+    /// An xterm of class `Editor` ([`EDITOR_PROFILE`]: not a terminal) titled `title`.
+    pub fn editor(&self, title: &str) -> Xterm {
+        Xterm::start_named(&self.x, title, "Editor", "editor", "80x24+0+0")
+    }
+
+    /// Appends `text` to the config before the daemon starts.
+    pub fn append_config(&self, text: &str) {
+        append_config(self.path(), text);
+    }
+
+    /// `dictum doctor --json`'s hotkey check on this display, in an X11 session.
+    pub fn doctor_hotkey(&self) -> Value {
+        doctor_hotkey(
+            self.path(),
+            &[("DISPLAY", &self.x.display)],
+            &["WAYLAND_DISPLAY", "XDG_SESSION_TYPE"],
+        )
+    }
+
+    /// `dictum run` in this session, ready ([`Daemon::start`]).
+    pub fn daemon(&self) -> Daemon {
+        Daemon::start(self.dir.path(), &self.x)
+    }
+}
 
 pub const HOTKEY: &str = "ctrl+alt+space";
 
@@ -40,12 +114,7 @@ impl Daemon {
 
     /// [`start`](Self::start) with a config whose `[dictation] hotkey` is `hotkey`.
     pub fn start_expecting(dir: &Path, x: &Xvfb, hotkey: &str) -> Daemon {
-        // DICTUM_BIN: another build of dictum (e.g. one copied out of a shared target folder,
-        // or `scripts/bench-live --versus-bin`'s) instead of this test's.
-        let exe = std::env::var_os("DICTUM_BIN")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_dictum")));
-        let child = Command::new(exe)
+        let child = Command::new(crate::events::dictum_exe())
             .args(["run", "--json", "--stdin-commands"])
             .env("DISPLAY", &x.display)
             // An X11 session, whatever session the tests run in.
@@ -67,6 +136,14 @@ impl Daemon {
         eprintln!("ready: {ready}");
         assert_eq!(ready["hotkey"], hotkey);
         d
+    }
+
+    /// [`write_config`](Self::write_config), then waits for the daemon's notice that it
+    /// applied it (notices seen before do not count).
+    pub fn apply_config(&mut self, extra: &str) {
+        self.notices.clear();
+        self.write_config(extra);
+        self.wait_notice("config applied");
     }
 
     pub fn write_config(&self, extra: &str) {
@@ -128,6 +205,16 @@ fn editor_profile() -> &'static str {
     }
 }
 
+/// Appends `text` to `dir`'s config.toml.
+pub fn append_config(dir: &Path, text: &str) {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(dir.join("config.toml"))
+        .expect("open config");
+    f.write_all(text.as_bytes()).expect("write config");
+}
+
 pub fn write_initial_config(dir: &Path) {
     let text = format!(
         "[stt]\nmodel = \"{}\"\nthreads = 2\n\n[inject]\nnotify_on_failure = false\n{}",
@@ -137,32 +224,78 @@ pub fn write_initial_config(dir: &Path) {
     std::fs::write(dir.join("config.toml"), text).expect("write config");
 }
 
+/// How a dictation is started and stopped: xdotool arguments, e.g. `["mousedown", "9"]` and
+/// `["mouseup", "9"]`, or `["key", HOTKEY]` twice for toggle mode.
+#[derive(Clone, Copy)]
+pub struct Press<'a> {
+    pub down: &'a [&'a str],
+    pub up: &'a [&'a str],
+}
+
+impl Press<'_> {
+    /// `down`, then `clip` playing into the microphone from 100 ms later; the player.
+    fn start(&self, x: &Xvfb, clip: &Path) -> std::process::Child {
+        x.xdotool(self.down);
+        std::thread::sleep(Duration::from_millis(100));
+        play_file(clip)
+    }
+}
+
 /// Holds `keys` down while `clip` plays (from 100 ms after the press), releases `tail_ms`
 /// after the clip ends; returns the dictation event.
 pub fn dictate(x: &Xvfb, d: &mut Daemon, keys: &str, clip: &Path, tail_ms: u64) -> Value {
-    dictate_with(x, d, &["keydown", keys], &["keyup", keys], clip, tail_ms)
+    let (down, up) = (["keydown", keys], ["keyup", keys]);
+    dictate_with(
+        x,
+        d,
+        Press {
+            down: &down,
+            up: &up,
+        },
+        clip,
+        tail_ms,
+    )
 }
 
-/// [`dictate`] with any xdotool press and release, e.g. `["mousedown", "9"]`/`["mouseup", "9"]`.
-pub fn dictate_with(
+/// [`dictate`] with any [`Press`].
+pub fn dictate_with(x: &Xvfb, d: &mut Daemon, press: Press, clip: &Path, tail_ms: u64) -> Value {
+    let status = press.start(x, clip).wait().expect("paplay");
+    assert!(status.success(), "paplay: {status}");
+    std::thread::sleep(Duration::from_millis(tail_ms));
+    x.xdotool(press.up);
+    d.next("dictation", Duration::from_secs(60))
+}
+
+/// Releases `keys` (the instant just before, returned) and waits for the dictation: ok, its
+/// text holding `word`, and typed whole into `term` (the line, a space and a Return) by the
+/// time the event comes.
+pub fn release_typed(
     x: &Xvfb,
     d: &mut Daemon,
-    down: &[&str],
-    up: &[&str],
-    clip: &Path,
-    tail_ms: u64,
-) -> Value {
-    x.xdotool(down);
-    std::thread::sleep(Duration::from_millis(100));
-    let status = Command::new("paplay")
-        .arg("--device=dictum_sink")
-        .arg(clip)
-        .status()
-        .expect("paplay");
-    assert!(status.success());
-    std::thread::sleep(Duration::from_millis(tail_ms));
-    x.xdotool(up);
-    d.next("dictation", Duration::from_secs(60))
+    term: &Xterm,
+    keys: &str,
+    word: &str,
+) -> (Instant, Value) {
+    let released = Instant::now();
+    x.xdotool(&["keyup", keys]);
+    let ev = d.next("dictation", Duration::from_secs(60));
+    assert_eq!(ev["outcome"], "ok", "{ev}");
+    let typed = ev["text"].as_str().unwrap_or_default();
+    assert!(typed.to_lowercase().contains(word), "{ev}");
+    assert_eq!(term.line(x), format!("{typed} \n"), "{ev}");
+    (released, ev)
+}
+
+/// Every row of `dir`'s history (up to 100), newest first.
+pub fn history_rows(dir: &Path) -> Vec<dictum_engine::store::Entry> {
+    let history =
+        dictum_engine::store::History::open(&dir.join("history.sqlite3")).expect("history");
+    history
+        .list(&dictum_engine::store::Query {
+            limit: 100,
+            search: None,
+        })
+        .expect("rows")
 }
 
 /// The events of one dictation held with [`dictate_collecting`].
@@ -191,27 +324,29 @@ impl Held {
 /// [`dictate`], keeping every event: those that came while `keys` were held (timed from the
 /// press, as the test read them) and those up to the dictation event.
 pub fn dictate_collecting(x: &Xvfb, d: &mut Daemon, keys: &str, clip: &Path, tail_ms: u64) -> Held {
-    dictate_collecting_with(x, d, &["keydown", keys], &["keyup", keys], clip, tail_ms)
+    let (down, up) = (["keydown", keys], ["keyup", keys]);
+    dictate_collecting_with(
+        x,
+        d,
+        Press {
+            down: &down,
+            up: &up,
+        },
+        clip,
+        tail_ms,
+    )
 }
 
-/// [`dictate_collecting`] with any xdotool start and stop, e.g. `["key", HOTKEY]` twice for
-/// toggle mode.
+/// [`dictate_collecting`] with any [`Press`].
 pub fn dictate_collecting_with(
     x: &Xvfb,
     d: &mut Daemon,
-    down: &[&str],
-    up: &[&str],
+    press: Press,
     clip: &Path,
     tail_ms: u64,
 ) -> Held {
     let pressed = Instant::now();
-    x.xdotool(down);
-    std::thread::sleep(Duration::from_millis(100));
-    let mut player = Command::new("paplay")
-        .arg("--device=dictum_sink")
-        .arg(clip)
-        .spawn()
-        .expect("paplay");
+    let mut player = press.start(x, clip);
     let mut while_held = Vec::new();
     let mut played: Option<Instant> = None;
     loop {
@@ -230,9 +365,23 @@ pub fn dictate_collecting_with(
     }
     // Already reaped by `try_wait` (the loop ends only after it): returns at once.
     let _ = player.wait();
-    x.xdotool(up);
+    x.xdotool(press.up);
     let after = d.until("dictation", Duration::from_secs(60));
     Held { while_held, after }
+}
+
+/// What the xterm got for the dictation `ev` ([`typed_line`]), checking that `ev` is ok, was
+/// typed with XTest, and that the line is its text.
+pub fn typed_ok(ev: &Value, term: &Xterm, x: &Xvfb, seen: &mut usize) -> String {
+    assert_eq!(ev["outcome"], "ok", "{ev}");
+    assert_eq!(ev["inject_method"], "x11_type", "{ev}");
+    let line = typed_line(term, x, seen);
+    assert_eq!(
+        line.trim_end(),
+        ev["text"].as_str().unwrap_or_default(),
+        "{ev}"
+    );
+    line
 }
 
 /// What the xterm got since the last call (one line: the dictations and a Return).
@@ -241,4 +390,37 @@ pub fn typed_line(term: &Xterm, x: &Xvfb, seen: &mut usize) -> String {
     let new = all[*seen..].to_string();
     *seen = all.len();
     new.trim_end_matches('\n').to_string()
+}
+
+/// Resident memory of `pid` in MB (VmRSS).
+pub fn rss_mb(pid: u32) -> f64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        })
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+/// `dictum doctor --json`'s hotkey check, with `env` set and `unset` removed.
+pub fn doctor_hotkey(dir: &Path, env: &[(&str, &str)], unset: &[&str]) -> Value {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dictum"));
+    cmd.args(["doctor", "--json"])
+        .env("DICTUM_DATA_DIR", dir)
+        .env("DICTUM_CONFIG", dir.join("config.toml"));
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    for k in unset {
+        cmd.env_remove(k);
+    }
+    let out = cmd.output().expect("doctor");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("doctor json");
+    report["checks"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["name"] == "hotkey"))
+        .cloned()
+        .expect("hotkey check")
 }

@@ -5,6 +5,7 @@
 
 #![allow(dead_code)]
 
+use dictum_engine::llm::config::LlmConfig;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -215,5 +216,16 @@ where
         port,
         requests,
         streamed,
+    }
+}
+
+/// An enabled LLM config (the default backend, model `m`, 5 s) pointing at `url`.
+pub fn llm(url: &str) -> LlmConfig {
+    LlmConfig {
+        enabled: true,
+        url: url.into(),
+        model: "m".into(),
+        timeout_ms: 5_000,
+        ..LlmConfig::default()
     }
 }

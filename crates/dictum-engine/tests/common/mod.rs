@@ -58,7 +58,7 @@ pub fn tools_ready(tools: &[&str], hint: &str) -> bool {
         std::env::var_os("DICTUM_REQUIRE_E2E").is_none(),
         "DICTUM_REQUIRE_E2E is set but {missing:?} are not installed{hint}"
     );
-    eprintln!("SKIPPED: {missing:?} not installed");
+    eprintln!("SKIPPED: {missing:?} not installed{hint}");
     false
 }
 

@@ -63,7 +63,7 @@ impl Pulse {
 
     /// Lets other users of this machine reach the daemon (anonymous auth on its socket): the
     /// folders on the socket's way are opened for traversal and the socket for writing. For a
-    /// desktop session run as another user (`sway_session.rs` as root).
+    /// desktop session run as another user (`sway.rs` as root).
     pub fn share(&self) {
         use std::os::unix::fs::PermissionsExt;
         let server = std::env::var("PULSE_SERVER").expect("PULSE_SERVER");
@@ -141,17 +141,29 @@ impl Drop for Pulse {
     }
 }
 
-pub fn play(clip: &str) -> Child {
+/// Starts playing the WAV file `path` into the virtual microphone (the `dictum_sink` sink);
+/// the player, to wait for.
+pub fn play_file(path: &Path) -> Child {
     Command::new("paplay")
         .arg("--device=dictum_sink")
-        .arg(super::clip(clip))
+        .arg(path)
         .spawn()
         .expect("spawn paplay")
 }
 
+/// [`play_file`], returning once it has played.
+pub fn play_file_and_wait(path: &Path) {
+    let status = play_file(path).wait().expect("paplay");
+    assert!(status.success(), "paplay {}: {status}", path.display());
+}
+
+/// [`play_file`] with the test clip `clip` (e.g. `jfk.wav`).
+pub fn play(clip: &str) -> Child {
+    play_file(&super::clip(clip))
+}
+
 pub fn play_and_wait(clip: &str) {
-    let status = play(clip).wait().expect("paplay");
-    assert!(status.success(), "paplay {clip}: {status}");
+    play_file_and_wait(&super::clip(clip))
 }
 
 pub fn clip_ms(clip: &str) -> u64 {

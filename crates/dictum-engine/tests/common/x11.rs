@@ -21,20 +21,12 @@ pub fn on_path(tool: &str) -> bool {
         .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
 }
 
-/// None (skip) when the tools are missing and E2E is not required; panics when required.
+/// False (skip) when the tools are missing and E2E is not required; panics when required.
 pub fn tools_present() -> bool {
-    let missing: Vec<&str> = TOOLS.iter().copied().filter(|t| !on_path(t)).collect();
-    if missing.is_empty() {
-        return true;
-    }
-    assert!(
-        std::env::var_os("DICTUM_REQUIRE_E2E").is_none(),
-        "DICTUM_REQUIRE_E2E is set but {missing:?} are not installed (sudo apt install xvfb xterm xdotool xclip x11-utils)"
-    );
-    eprintln!(
-        "SKIPPED: {missing:?} not installed (sudo apt install xvfb xterm xdotool xclip x11-utils)"
-    );
-    false
+    super::tools_ready(
+        TOOLS,
+        " (sudo apt install xvfb xterm xdotool xclip x11-utils)",
+    )
 }
 
 /// A private X server; killed on drop. Holds the test lock and points DISPLAY at itself.
