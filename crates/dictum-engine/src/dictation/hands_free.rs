@@ -17,9 +17,10 @@
 //! does call speech but whisper finds empty is caught later by the silence/noise guard
 //! (`Engine::transcribe_segment`), which makes the row `no_speech` and types nothing.
 
+use crate::config::Config;
 use crate::vad::FRAME;
 use crate::SAMPLE_RATE;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Speech (in frames the VAD calls speech) a burst must hold before it becomes a dictation.
 pub const MIN_SPEECH_MS: u32 = 200;
@@ -228,6 +229,41 @@ impl Cutter {
         if excess > 0 {
             self.held.drain(..excess);
         }
+    }
+}
+
+/// Hands-free listening as the controller holds it: the microphone records all along, the
+/// cutter opens an utterance at speech and ends it at the pause.
+pub(crate) struct Listening {
+    pub cutter: Cutter,
+    /// Last speech (or the start, or the microphone coming back): idle stop counts from here.
+    pub last_activity: Instant,
+    /// The microphone is gone: said once; listening resumes when it is back.
+    pub mic_lost: bool,
+    /// Samples read from the stream (reused).
+    pub scratch: Vec<f32>,
+    /// When the audio server was last asked whether the source is still there.
+    pub source_checked: Instant,
+}
+
+impl Listening {
+    pub(crate) fn new(config: &Config) -> Listening {
+        Listening {
+            cutter: Listening::cutter(config),
+            last_activity: Instant::now(),
+            mic_lost: false,
+            scratch: Vec::with_capacity(SAMPLE_RATE as usize),
+            source_checked: Instant::now(),
+        }
+    }
+
+    /// A cutter with the config's pause, pre-roll and VAD threshold.
+    pub(crate) fn cutter(config: &Config) -> Cutter {
+        Cutter::new(
+            config.dictation.hands_free_pause_ms,
+            config.dictation.preroll_ms,
+            config.vad.threshold,
+        )
     }
 }
 

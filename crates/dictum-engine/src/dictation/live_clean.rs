@@ -379,7 +379,7 @@ impl Session {
             // A server on this machine takes a core while it answers: whisper's passes take
             // one thread fewer meanwhile (`stt/cpu_share.rs`), rather than stall on it.
             let _core = local.then(crate::stt::cpu_share::LocalWork::start);
-            let answer = super::catch(|| {
+            let answer = crate::dictation::shared::catch(|| {
                 runtime.block_on(async {
                     let request = cleaner.clean_after(&raw, before_ref, false);
                     if !guess {

@@ -38,331 +38,27 @@ mod injector;
 pub mod live_clean;
 pub mod messages;
 pub mod microphone;
+pub mod options;
 pub mod release;
 pub mod retry;
 pub mod segmenter;
+mod shared;
+pub mod sink;
 pub mod state;
+pub mod utterance;
 mod worker;
 
-pub use injector::{injector_sink, window_probe, Sink, SinkFactory, StdoutSink};
-pub use messages::SinkReport;
+pub use messages::{
+    Command, Event, Partial, ReadyInfo, ReleasePath, Report, SinkReport, TypeStored,
+};
+pub use options::{ConfigOverrides, StartOptions, SHUTDOWN_BOUND, SHUTDOWN_GRACE};
+pub use sink::{injector_sink, window_probe, Sink, SinkFactory, StdoutSink, WindowProbe};
 pub use state::State;
-pub use worker::ReleasePath;
 
-use crate::config::Config;
-use crate::store::Outcome;
-use serde::Serialize;
-use std::collections::HashSet;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
-use std::sync::{mpsc, Mutex};
+use messages::Input;
+use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-
-/// How long quit waits for the utterance under way (transcribed, cleaned, typed) before it
-/// marks what is left `interrupted` (audio kept) and stops.
-pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(4);
-/// The longest [`Dictation::shutdown`] takes, whatever a stage is doing.
-pub const SHUTDOWN_BOUND: Duration = Duration::from_secs(5);
-
-/// What a face (CLI, tray) can ask of a running dictation.
-#[derive(Debug, Clone)]
-pub enum Command {
-    /// The same as the hotkey going down / up (tray menu, tests, `dictum toggle`).
-    Press,
-    Release,
-    /// Start if idle, stop if recording, whatever the mode (in hands-free mode, or while
-    /// hands-free listens: hands-free on/off).
-    Toggle,
-    /// Hands-free listening on (`Some(true)`), off (`Some(false)`: the dictation under way is
-    /// finished and typed first) or toggled (`None`), whatever the configured mode: the tray
-    /// menu, `dictum ctl hands-free on|off|toggle`, and the spoken "stop dictation" (which
-    /// sends `HandsFree(Some(false))`, see [`Command::stop_hands_free`]).
-    HandsFree(Option<bool>),
-    Cancel,
-    /// Let go of the hotkey (true) or take it again (false).
-    PauseHotkey(bool),
-    /// Apply a new config without a restart.
-    Reconfigure(Box<Config>),
-    /// The edit hotkey going down / up (`crate::edit`): the selection rewritten by the LLM
-    /// on the instruction said while it is held.
-    EditPress,
-    EditRelease,
-    /// Types a stored row's text (a retry, "type again") through this dictation's injector,
-    /// so the gate applies: the character budget of its audio, the cancel key, the focus
-    /// check. `dictum history --retry`, `dictum ctl type ID`, the history window.
-    TypeStored(TypeStored),
-    Shutdown,
-}
-
-/// A stored row to type ([`Command::TypeStored`]) and who waits for how it went.
-#[derive(Debug, Clone)]
-pub struct TypeStored {
-    /// The history row whose text is typed; its `inject_method`/`inject_error` record how.
-    pub id: i64,
-    /// Told once it is typed (`Ok`: what was done) or not (`Err`: why; the text stays in
-    /// history, and the rest of a stopped typing on the clipboard).
-    pub reply: Option<mpsc::Sender<Result<String, String>>>,
-}
-
-impl Command {
-    /// What stops hands-free listening (the spoken "stop dictation", the tray's "Stop
-    /// hands-free"); nothing happens when it is not on.
-    pub fn stop_hands_free() -> Command {
-        Command::HandsFree(Some(false))
-    }
-}
-
-/// What a running dictation tells its face.
-#[derive(Debug, Clone, Serialize)]
-#[serde(tag = "event", rename_all = "snake_case")]
-pub enum Event {
-    Ready(ReadyInfo),
-    State {
-        state: State,
-    },
-    /// Something the user should know (limit reached, queue full, device gone, config error).
-    Notice {
-        message: String,
-    },
-    Dictation(Report),
-    /// The words transcribed so far while a dictation is recorded (see [`Partial`]).
-    Partial(Partial),
-    /// Hands-free listening went on or off (the state says listening vs recording vs
-    /// processing while it is on).
-    HandsFree {
-        on: bool,
-    },
-    Stopped,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct ReadyInfo {
-    pub model: String,
-    pub device: String,
-    /// Why the speech model runs where it does (the VRAM plan).
-    pub plan: String,
-    pub model_load_ms: f64,
-    pub warmup_ms: f64,
-    pub input: String,
-    pub input_backend: String,
-    pub first_frames_ms: Option<f64>,
-    pub hotkey: Option<String>,
-    /// How the hotkey is had: `x11_grab`, `portal`, `compositor` (a compositor shortcut runs
-    /// `dictum ctl`), or `none` (`--no-hotkey`).
-    pub hotkey_path: String,
-    /// The session, e.g. "Wayland (sway), XWayland running".
-    pub session: String,
-    /// The injection route for a native/unknown window (e.g. "virtual_keyboard"), or
-    /// "none: why" when nothing can type.
-    pub inject_route: Option<String>,
-    pub mode: String,
-    pub llm: bool,
-    pub startup_ms: f64,
-    /// What start-up has to say about speech: with a speech server and no local model,
-    /// [`crate::pipeline::NO_LOCAL_FALLBACK`].
-    pub stt_note: Option<String>,
-}
-
-/// The words of the dictation being recorded, as the live path has them (push-to-talk,
-/// toggle and hands-free, with `[dictation] streaming` on): published after each stretch
-/// is committed and each speculation finishes, from text the worker already computed (no
-/// extra whisper pass). Only while the dictation is recorded: never after its release, so
-/// never after its `dictation` event. A preview: the typed text is what the release
-/// produces. `committed` is whisper's words before snippets, replacements and the LLM, so
-/// it is a prefix of the final text (after `eval::normalize`) only when those leave the
-/// words alone; `speculative` may change or vanish in the next one.
-#[derive(Debug, Clone, Serialize)]
-pub struct Partial {
-    /// 1, 2, 3… within the dictation: a later one replaces an earlier one.
-    pub seq: u64,
-    /// The dictation's sequence number in this process.
-    pub dictation: u64,
-    /// Its history row (the `dictation` event's `id`); None when the row could not be stored.
-    pub id: Option<i64>,
-    /// Final words of the stretches committed so far (whisper's words, in order).
-    pub committed: String,
-    /// The current speculation over what follows them; empty when there is none.
-    pub speculative: String,
-    /// Milliseconds since the press (or, hands-free, since speech opened the dictation).
-    pub ms: f64,
-}
-
-/// One finished dictation, as published (the history row has everything).
-#[derive(Debug, Clone, Serialize)]
-pub struct Report {
-    pub id: i64,
-    pub outcome: Outcome,
-    pub text: String,
-    pub audio_ms: Option<i64>,
-    pub release_to_text_ms: Option<f64>,
-    pub release_to_typed_ms: Option<f64>,
-    pub tail_stt_ms: Option<f64>,
-    pub chunks: Option<i64>,
-    pub inject_method: Option<String>,
-    pub inject_error: Option<String>,
-    pub error: Option<String>,
-    /// Live dictations: which whisper passes the release waited for (issue 13).
-    pub release: Option<worker::ReleasePath>,
-    /// Voice commands executed (names), in the order said.
-    pub commands: Vec<String>,
-    /// Voice commands heard but not done, with why (`commands::trust`).
-    pub commands_refused: Vec<crate::commands::trust::Refused>,
-    /// The per-app profile the focused window picked at the press ("default": none matched,
-    /// or the app could not be known).
-    pub profile: String,
-    /// What the LLM stage did: "cleaned", "rejected", "failed", "disabled" (a profile turned
-    /// it off); None when the stage is off.
-    pub llm_outcome: Option<String>,
-}
-
-/// Re-applies command-line overrides to a re-read config file.
-pub type ConfigOverrides = Box<dyn Fn(&mut Config) + Send>;
-
-/// Focused window (class, title) at the key press, for the history row.
-pub type WindowProbe = Box<dyn Fn() -> (Option<String>, Option<String>) + Send>;
-
-pub struct StartOptions {
-    pub config: Config,
-    /// Watched: a change is applied without a restart.
-    pub config_path: Option<PathBuf>,
-    pub history_path: PathBuf,
-    pub model_dirs: Vec<PathBuf>,
-    pub audio_dir: Option<PathBuf>,
-    /// Register the global hotkey (off: only [`Command`]s drive it).
-    pub hotkeys: bool,
-    /// Builds the text sink on the injector thread, from the config (called again when the
-    /// config changes).
-    pub sink: SinkFactory,
-    pub window_probe: Option<WindowProbe>,
-    /// Applied to the config file each time it is re-read (command-line overrides stay in
-    /// force when the file changes).
-    pub overrides: Option<ConfigOverrides>,
-}
-
-pub(crate) enum Input {
-    Key {
-        id: u32,
-        pressed: bool,
-        at: Instant,
-    },
-    Command(Command, Instant),
-    /// A GlobalShortcuts portal shortcut (`dictate`, `cancel`) activated or deactivated.
-    PortalKey {
-        id: String,
-        pressed: bool,
-        at: Instant,
-    },
-    ModelLoaded {
-        load_ms: f64,
-        warmup_ms: f64,
-        device: String,
-        plan: String,
-    },
-    Problem(String),
-    Notice(String),
-    /// The spoken command "stop dictation" was said.
-    VoiceStop,
-    StateChanged,
-    /// The worker's words so far for utterance `seq` (published as [`Event::Partial`] while
-    /// it is recorded).
-    Partial {
-        seq: u64,
-        committed: String,
-        speculative: String,
-    },
-    /// Utterance `seq` is finished with (typed, stored, or given up on by the injector).
-    Done {
-        seq: u64,
-        report: Box<Report>,
-    },
-}
-
-/// Facts shared between the threads (each a single atomic, nothing to leave stale).
-#[derive(Default)]
-pub(crate) struct Shared {
-    shutdown: AtomicBool,
-    injecting: AtomicBool,
-    /// Dictations with an id up to this are not injected (cancel key while processing).
-    cancel_upto: AtomicI64,
-    /// Stored texts ([`Command::TypeStored`]) handed to the injector and not typed yet: the
-    /// cancel key is armed while there are any.
-    stored: AtomicUsize,
-    /// The cancel key was pressed since the stored text now typed began.
-    stored_stop: AtomicBool,
-    /// The push-to-talk key is held for the next utterance: typing now would combine the
-    /// text with its modifiers, so earlier results wait for the release.
-    key_held: AtomicBool,
-    /// Utterances (by sequence number) the controller stopped waiting for: never typed late.
-    abandoned: Mutex<HashSet<u64>>,
-    /// Edits being recorded or transcribed (by sequence number): what their press captured,
-    /// taken by the injector, which completes them instead of typing the instruction.
-    edits: Mutex<std::collections::HashMap<u64, crate::edit::Request>>,
-}
-
-impl Shared {
-    fn shutting_down(&self) -> bool {
-        self.shutdown.load(Ordering::SeqCst)
-    }
-    fn set_injecting(&self, on: bool) {
-        self.injecting.store(on, Ordering::SeqCst)
-    }
-    fn injecting(&self) -> bool {
-        self.injecting.load(Ordering::SeqCst)
-    }
-    fn set_key_held(&self, held: bool) {
-        self.key_held.store(held, Ordering::SeqCst)
-    }
-    fn key_held(&self) -> bool {
-        self.key_held.load(Ordering::SeqCst)
-    }
-    fn cancelled(&self, id: i64) -> bool {
-        id <= self.cancel_upto.load(Ordering::SeqCst)
-    }
-    fn typing_stored(&self) -> bool {
-        self.stored.load(Ordering::SeqCst) > 0
-    }
-    fn stop_stored(&self) {
-        self.stored_stop.store(true, Ordering::SeqCst)
-    }
-    fn abandon(&self, seq: u64) {
-        self.abandoned
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(seq);
-    }
-    fn put_edit(&self, seq: u64, request: crate::edit::Request) {
-        self.edits
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(seq, request);
-    }
-    fn take_edit(&self, seq: u64) -> Option<crate::edit::Request> {
-        self.edits
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&seq)
-    }
-    fn abandoned(&self, seq: u64) -> bool {
-        self.abandoned
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains(&seq)
-    }
-}
-
-/// Runs `f`; a panic becomes its message (one job's panic must not end a thread).
-pub(crate) fn catch<T>(f: impl FnOnce() -> T) -> Result<T, String> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| {
-        p.downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| p.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "panic with no message".into())
-    })
-}
-
-// The test hooks live at the bottom of the layers (inject uses them too).
-pub(crate) use crate::fault;
 
 /// A running dictation engine.
 pub struct Dictation {
@@ -383,7 +79,7 @@ impl Dictation {
         let thread = std::thread::Builder::new()
             .name("dictum-controller".into())
             .spawn(move || {
-                controller::run(opts, tx, inputs_rx, events, ready_tx);
+                controller::startup::run(opts, tx, inputs_rx, events, ready_tx);
                 drop(ended_tx);
             })
             .map_err(|e| format!("cannot start the dictation thread: {e}"))?;

@@ -7,9 +7,10 @@
 //! leaves the raw transcript, and the worker goes on with the next job.
 
 use crate::config::Config;
-use crate::dictation::injector::InjectorMsg;
+use crate::dictation::messages::{Finish, InjectorMsg, Input, Job, Part, ReleasePath, Typed};
 use crate::dictation::release::{self, TailPass};
-use crate::dictation::{catch, fault, Input, Report, Shared};
+use crate::dictation::shared::{catch, Shared};
+use crate::fault;
 use crate::gpu::monitor::{Verdict, VramMonitor};
 use crate::gpu::NvmlProbe;
 use crate::pipeline::{self, Engine, Segment, Words};
@@ -18,117 +19,10 @@ use crate::store::row::{RowUpdate, RowWriter};
 use crate::store::{Entry, History, Outcome};
 use crate::timing::{ms_since, StageTimings};
 use crate::Error;
-use serde::Serialize;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
-
-pub(crate) enum Job {
-    /// Load and warm the model if it is not loaded (start-up, key press after idle unload).
-    Prepare,
-    /// Transcribe samples `start..end` of utterance `utt` (its sequence number) ahead of
-    /// the release.
-    Chunk {
-        utt: u64,
-        start: usize,
-        end: usize,
-        samples: Vec<f32>,
-        commit: bool,
-        /// The utterance's per-app profile (language, vocabulary).
-        profile: Arc<Profile>,
-    },
-    Finish(Box<Finish>),
-    /// Speech resumed in utterance `.0` after its last speculation: a speculation of it
-    /// being transcribed (or waiting) is useless and is stopped.
-    Stale(u64),
-    /// The utterance (sequence number) was cancelled: forget its chunks.
-    Forget(u64),
-    Reconfigure(Box<Config>),
-}
-
-/// Everything the worker needs to end an utterance.
-pub(crate) struct Finish {
-    /// The utterance's sequence number in this process (rows may have no id: DB locked).
-    pub seq: u64,
-    pub entry: Entry,
-    /// The whole utterance (pre-roll first), as captured; the controller keeps a handle to
-    /// save it if the utterance is given up on.
-    pub samples: Arc<Vec<f32>>,
-    /// Where the not-yet-final part starts.
-    pub committed: usize,
-    /// End of a still-valid speculation over `committed..`, if any.
-    pub speculation_end: Option<usize>,
-    pub release_at: Instant,
-    pub timings: StageTimings,
-    /// The utterance's per-app profile (language, vocabulary, LLM on/off and prompt,
-    /// trailing period).
-    pub profile: Arc<Profile>,
-    /// Sent at the release, before the post-roll was recorded (the voice was already
-    /// silent): `samples` end at the release.
-    pub before_post_roll: bool,
-    /// Cut by hands-free listening, not a held key (`commands::trust`).
-    pub hands_free: bool,
-}
-
-/// What goes to the injector.
-pub(crate) struct Typed {
-    pub seq: u64,
-    pub entry: Entry,
-    pub release_at: Instant,
-    pub release: Option<ReleasePath>,
-    /// Voice commands said at the end (or alone), done after the text is typed.
-    pub commands: Vec<crate::commands::Spoken>,
-    /// The utterance's per-app profile (injection method).
-    pub profile: Arc<Profile>,
-    /// Cut by hands-free listening, not a held key (`commands::trust`).
-    pub hands_free: bool,
-}
-
-/// The first words of a dictation, typed while its last words are still being cleaned
-/// (`live_clean::Session::finish_early`): the injector types them at once and, when the
-/// dictation's [`Typed`] follows, only what comes after them.
-pub(crate) struct Part {
-    pub seq: u64,
-    /// The row (already stored with the raw words), for the cancel key.
-    pub id: Option<i64>,
-    /// The words, ending with a space (what follows them is typed after it).
-    pub text: String,
-    pub release_at: Instant,
-    pub profile: Arc<Profile>,
-    /// The utterance's length (the typing budget, `[inject] max_chars_per_second`).
-    pub audio_ms: Option<i64>,
-}
-
-/// How the release of one live dictation was served: which whisper passes it waited for.
-/// Published with the dictation (`Report::release`), not stored.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct ReleasePath {
-    /// Passes over this utterance that were running at the release or ran after it, whose
-    /// text was not used (new speech or the post-roll made them stale) and that whisper ran
-    /// to their end: time the release waited for nothing. Always 0 unless aborting failed.
-    pub stale_passes_completed: u32,
-    /// Such stale passes that were stopped early through whisper's abort callback.
-    pub stale_passes_aborted: u32,
-    /// Passes stopped before the release: speech resumed while they ran (the segmenter's
-    /// `Stale`), so the release never met them.
-    pub stopped_before_release: u32,
-    /// Milliseconds after the release spent in passes whose text was not used.
-    pub stale_ms_after_release: f64,
-    /// The pass whose text became the tail: when it started, in ms relative to the release
-    /// (negative: before it), and how long it ran. `None` when the finish transcribed the
-    /// tail itself.
-    pub tail_pass_start_ms: Option<f64>,
-    pub tail_pass_ms: Option<f64>,
-    /// Whole passes over this utterance (speculations and commits) before the tail.
-    pub passes: u32,
-    /// The text went out without waiting for the post-roll (the voice was already silent at
-    /// the release; `dictation.type_before_post_roll_ms`).
-    pub typed_before_post_roll: bool,
-    /// Characters typed ahead of the rest, while the last words were still being cleaned
-    /// (`live_clean::Session::finish_early`); 0 when the text went out at once.
-    pub typed_ahead_chars: usize,
-}
 
 #[derive(Default)]
 pub(crate) struct Queue {
@@ -259,6 +153,16 @@ struct Progress {
     live_clean: Option<crate::dictation::live_clean::Session>,
 }
 
+/// What a `Finish` job's crash leaves to complete its row: taken before the job runs.
+struct Rescue {
+    seq: u64,
+    entry: Entry,
+    samples: Arc<Vec<f32>>,
+    release_at: Instant,
+    profile: Arc<Profile>,
+    edit: Option<crate::edit::Request>,
+}
+
 pub(crate) struct Worker {
     pub engine: Engine,
     pub history: History,
@@ -303,13 +207,14 @@ impl Worker {
             // What is needed to fail the utterance if the job panics outside the stages
             // that catch their own panics.
             let rescue = match &job {
-                Job::Finish(f) => Some((
-                    f.seq,
-                    f.entry.clone(),
-                    f.samples.clone(),
-                    f.release_at,
-                    f.profile.clone(),
-                )),
+                Job::Finish(f) => Some(Rescue {
+                    seq: f.seq,
+                    entry: f.entry.clone(),
+                    samples: f.samples.clone(),
+                    release_at: f.release_at,
+                    profile: f.profile.clone(),
+                    edit: f.edit.clone(),
+                }),
                 _ => None,
             };
             self.queue.set_busy(true);
@@ -323,9 +228,7 @@ impl Worker {
             if let Err(msg) = handled {
                 tracing::error!("transcription job crashed: {msg}");
                 match rescue {
-                    Some((seq, entry, samples, release_at, profile)) => {
-                        self.fail(seq, entry, &samples, release_at, profile, &msg)
-                    }
+                    Some(rescue) => self.fail(rescue, &msg),
                     None => {
                         let _ = self.to_controller.send(Input::Notice(format!(
                             "a background transcription job crashed ({msg}); dictation goes on"
@@ -459,16 +362,16 @@ impl Worker {
 
     /// The utterance's job crashed: keep its audio, fail its row with the reason, and let
     /// the injector complete it (nothing is typed).
-    fn fail(
-        &mut self,
-        seq: u64,
-        mut entry: Entry,
-        samples: &[f32],
-        release_at: Instant,
-        profile: Arc<Profile>,
-        msg: &str,
-    ) {
-        let kept = self.keep_failed_audio(seq, &mut entry, samples);
+    fn fail(&mut self, rescue: Rescue, msg: &str) {
+        let Rescue {
+            seq,
+            mut entry,
+            samples,
+            release_at,
+            profile,
+            edit,
+        } = rescue;
+        let kept = self.keep_failed_audio(seq, &mut entry, &samples);
         let message = format!("transcription crashed ({msg}); {kept}");
         entry.outcome = Outcome::Error;
         entry.error_kind = Some("panic".into());
@@ -483,6 +386,7 @@ impl Worker {
             commands: Vec::new(),
             profile,
             hands_free: false,
+            edit,
         })));
     }
 
@@ -612,6 +516,7 @@ impl Worker {
             profile,
             before_post_roll,
             hands_free,
+            edit,
         } = f;
         self.engine.set_profile(profile.clone());
         self.note_audio(&mut entry, &mut timings, &samples);
@@ -662,6 +567,7 @@ impl Worker {
             commands,
             profile,
             hands_free,
+            edit,
         })));
     }
 
@@ -881,36 +787,58 @@ fn release_path(
     r
 }
 
-/// Builds the report the controller publishes once a dictation is done.
-pub(crate) fn report(entry: &Entry, release: Option<ReleasePath>) -> Report {
-    Report {
-        release,
-        id: entry.id.unwrap_or(0),
-        outcome: entry.outcome,
-        text: entry.text.clone().unwrap_or_default(),
-        audio_ms: entry.audio_ms,
-        release_to_text_ms: entry.release_to_text_ms,
-        release_to_typed_ms: entry.release_to_typed_ms,
-        tail_stt_ms: entry.tail_stt_ms,
-        chunks: entry.chunks,
-        inject_method: entry.inject_method.clone(),
-        inject_error: entry.inject_error.clone(),
-        error: entry.error.clone(),
-        commands: entry
-            .commands
-            .as_deref()
-            .and_then(|c| serde_json::from_str(c).ok())
-            .unwrap_or_default(),
-        commands_refused: entry
-            .commands_refused
-            .as_deref()
-            .and_then(|c| serde_json::from_str(c).ok())
-            .unwrap_or_default(),
-        profile: entry
-            .profile
-            .clone()
-            .unwrap_or_else(|| crate::profile::DEFAULT_PROFILE.to_string()),
-        llm_outcome: entry.llm_outcome.clone(),
+/// What it takes to start a transcription worker: at start-up, and again when one is stuck.
+pub(crate) struct Seed {
+    pub model_dirs: Vec<std::path::PathBuf>,
+    pub audio_dir: Option<std::path::PathBuf>,
+    pub history_path: std::path::PathBuf,
+    pub to_injector: mpsc::Sender<InjectorMsg>,
+    pub to_controller: mpsc::Sender<Input>,
+    pub shared: Arc<Shared>,
+}
+
+impl Seed {
+    /// Starts a worker on `queue` with its own engine (the model is loaded by the queue's
+    /// first job, `Prepare`). Returns the model file, or with a speech server and no local
+    /// model installed (a thin client, [`crate::pipeline::no_local_fallback`]), the server's.
+    pub(crate) fn spawn(&self, config: &Config, queue: Arc<Queue>) -> Result<String, String> {
+        let mut engine = Engine::new(config.clone(), self.model_dirs.clone());
+        engine.audio_dir = self.audio_dir.clone();
+        let model_name = match engine.model_path() {
+            Ok(path) => path.display().to_string(),
+            Err(_) if crate::pipeline::no_local_fallback(config, &self.model_dirs).is_some() => {
+                format!("{} at {}", config.stt.remote_model, config.stt.url)
+            }
+            Err(e) => return Err(e.to_string()),
+        };
+        let history = History::open(&self.history_path).map_err(|e| e.to_string())?;
+        let worker = Worker {
+            engine,
+            history,
+            queue: queue.clone(),
+            to_injector: self.to_injector.clone(),
+            to_controller: self.to_controller.clone(),
+            shared: self.shared.clone(),
+            pending_load: None,
+        };
+        // Queued before the worker starts, so its first job is the load.
+        queue.push(Job::Prepare);
+        std::thread::Builder::new()
+            .name("dictum-worker".into())
+            .spawn(move || {
+                let mut worker = worker;
+                if let Ok(Some(warm)) = worker.engine.enable_llm() {
+                    if !warm.ok {
+                        let _ = worker.to_controller.send(Input::Notice(format!(
+                            "LLM warm-up failed ({}); dictations are typed uncleaned until it answers",
+                            warm.warnings.join("; ")
+                        )));
+                    }
+                }
+                worker.run_warm()
+            })
+            .map_err(|e| format!("cannot start the transcription thread: {e}"))?;
+        Ok(model_name)
     }
 }
 

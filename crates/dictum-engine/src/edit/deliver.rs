@@ -8,7 +8,7 @@ use super::answer::{self, Unfit};
 use super::Request;
 use crate::commands::{Chord, Key};
 use crate::config::Config;
-use crate::dictation::Sink;
+use crate::dictation::sink::Sink;
 use crate::store::{Entry, Outcome};
 use crate::timing::ms_since;
 use std::time::Instant;

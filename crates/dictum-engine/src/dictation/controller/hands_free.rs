@@ -1,35 +1,24 @@
 //! Hands-free listening from the controller's side: turning it on and off (whether the
 //! command, the key or "stop dictation" does so is `machine.rs`'s decision), reading the
 //! stream into the cutter (`dictation/hands_free.rs`), which opens, feeds and closes
-//! utterances, and following the microphone when it goes away and comes back.
+//! utterances, and following the microphone when it goes away and comes back. Every end of
+//! an utterance here is a trigger (`Ended::HandsFree`, `Ended::LengthLimit`) through the
+//! machine.
 
-use super::recording::queue_chunks;
-use super::{Controller, Listening};
-use crate::config::Config;
-use crate::dictation::hands_free::{Cut, Cutter};
-use crate::dictation::worker::Job;
-use crate::dictation::Event;
+use super::machine::{Ended, Trigger};
+use super::Controller;
+use crate::dictation::hands_free::{Cut, Listening};
+use crate::dictation::messages::{Event, Job};
 use crate::store::{Entry, Source};
-use crate::SAMPLE_RATE;
 use std::time::Instant;
-
-pub(super) fn new_cutter(config: &Config) -> Cutter {
-    Cutter::new(
-        config.dictation.hands_free_pause_ms,
-        config.dictation.preroll_ms,
-        config.vad.threshold,
-    )
-}
 
 impl Controller {
     /// Starts listening: the microphone records from now on (its pre-roll first) and each
-    /// stretch of speech becomes a dictation. A push-to-talk utterance under way is finished
-    /// first. Without a microphone, listening starts once one is back.
-    pub(super) fn hands_free_on(&mut self, at: Instant) {
-        if self.live.is_some() {
-            self.stop(at);
-        }
-        self.shared.set_key_held(false);
+    /// stretch of speech becomes a dictation. A push-to-talk utterance under way was
+    /// finished first (the machine's `StopAndDispatch`). Without a microphone, listening
+    /// starts once one is back.
+    pub(super) fn hands_free_on(&mut self) {
+        self.links.shared.set_key_held(false);
         self.poll_reopen();
         let d = &self.config.dictation;
         let idle = match d.hands_free_idle_s {
@@ -40,15 +29,9 @@ impl Controller {
             "hands-free on: listening; a pause of {} ms ends each dictation{idle}",
             d.hands_free_pause_ms
         );
-        self.hands_free = Some(Listening {
-            cutter: new_cutter(&self.config),
-            last_activity: Instant::now(),
-            mic_lost: false,
-            scratch: Vec::with_capacity(SAMPLE_RATE as usize),
-            source_checked: Instant::now(),
-        });
+        self.hands_free = Some(Listening::new(&self.config));
         self.notice_info(message);
-        let _ = self.events.send(Event::HandsFree { on: true });
+        let _ = self.links.events.send(Event::HandsFree { on: true });
         // Starts the stream's recording now (or says the microphone is missing).
         self.pump_hands_free();
     }
@@ -60,7 +43,7 @@ impl Controller {
             return;
         }
         self.pump_hands_free();
-        self.finish_recorded(at);
+        self.step(Trigger::Ended(Ended::HandsFree), at);
         self.hands_free = None;
         if let Some(c) = self.mic.stream_mut() {
             if c.is_recording() {
@@ -70,7 +53,7 @@ impl Controller {
         if let Some(m) = message {
             self.notice_info(m);
         }
-        let _ = self.events.send(Event::HandsFree { on: false });
+        let _ = self.links.events.send(Event::HandsFree { on: false });
     }
 
     /// Hands-free: reads what the microphone recorded and lets the cutter open, feed and
@@ -89,7 +72,7 @@ impl Controller {
                     "the microphone failed during this dictation ({why}); what was captured \
                      was transcribed"
                 ));
-                self.finish_recorded(Instant::now());
+                self.step(Trigger::Ended(Ended::HandsFree), Instant::now());
             }
             if !mic_lost {
                 self.notice(format!(
@@ -114,7 +97,7 @@ impl Controller {
             hf.cutter.reset();
             if std::mem::take(&mut hf.mic_lost) {
                 hf.last_activity = Instant::now();
-                let _ = self.events.send(Event::Notice {
+                let _ = self.links.events.send(Event::Notice {
                     message: "hands-free: listening again".into(),
                 });
             }
@@ -137,7 +120,7 @@ impl Controller {
                     if let Some(hf) = self.hands_free.as_mut() {
                         hf.last_activity = Instant::now();
                     }
-                    self.finish_recorded(Instant::now());
+                    self.step(Trigger::Ended(Ended::HandsFree), Instant::now());
                 }
             }
         }
@@ -145,15 +128,13 @@ impl Controller {
 
     /// Speech: a new utterance starts with `samples` (its pre-roll and first speech); its
     /// history row is stored now.
-    pub(super) fn open_hands_free(&mut self, samples: Vec<f32>) {
-        if self.live.is_some() {
-            self.finish_recorded(Instant::now());
-        }
+    fn open_hands_free(&mut self, samples: Vec<f32>) {
+        self.step(Trigger::Ended(Ended::HandsFree), Instant::now());
         if let Some(hf) = self.hands_free.as_mut() {
             hf.last_activity = Instant::now();
         }
         // Wake the model if it was unloaded.
-        self.queue.push(Job::Prepare);
+        self.links.queue.push(Job::Prepare);
         let mut entry = Entry::new(Source::Mic);
         // No key press: the row's pre-roll is the cutter's (before the VAD's onset).
         entry.preroll_ms = self
@@ -167,27 +148,23 @@ impl Controller {
 
     /// The next samples of the hands-free utterance under way, through its segmenter (the
     /// streamed chunks); at `max_utterance_s` it is ended and the next one goes on.
-    pub(super) fn feed_hands_free(&mut self, samples: &[f32]) {
+    fn feed_hands_free(&mut self, samples: &[f32]) {
         let Some(live) = self.live.as_mut() else {
             return;
         };
-        let from = live.buf.len();
-        live.buf.extend_from_slice(samples);
-        if let Some(w) = live.spool.as_mut() {
-            w.sync(&live.buf);
-        }
-        let decisions = live.seg.push(&live.buf[from..]);
-        if live.streamed(&self.config) {
-            queue_chunks(&self.queue, live.seq, &live.profile, decisions, &live.buf);
-        }
-        let max = self.config.dictation.max_utterance_s as usize * SAMPLE_RATE as usize;
-        if live.buf.len() >= max {
+        let decisions = live.record(samples);
+        self.queue_streamed(decisions);
+        let full = self.live.as_ref().is_some_and(|l| {
+            l.buf.len()
+                >= self.config.dictation.max_utterance_s as usize * crate::SAMPLE_RATE as usize
+        });
+        if full {
             let secs = self.config.dictation.max_utterance_s;
             self.notice(format!(
                 "this dictation reached the {secs} s limit ([dictation] max_utterance_s); \
                  it ends here and the next one starts"
             ));
-            self.finish_recorded(Instant::now());
+            self.step(Trigger::Ended(Ended::LengthLimit), Instant::now());
             self.open_hands_free(Vec::new());
         }
     }

@@ -3,29 +3,20 @@
 //! (`reconfigure`: hotkeys rebound, the stream re-opened with new settings, the worker,
 //! injector and hands-free cutter told).
 
-use super::hands_free::new_cutter;
-use super::startup::{compile_profiles, HotkeySource};
 use super::Controller;
 use crate::config::Config;
-use crate::dictation::hands_free::idle_expired;
-use crate::dictation::injector::InjectorMsg;
-use crate::dictation::worker::Job;
-use crate::dictation::Event;
-use std::time::{Duration, Instant, SystemTime};
+use crate::dictation::hands_free::{idle_expired, Listening};
+use crate::dictation::messages::{Event, InjectorMsg, Job};
+use std::time::{Duration, Instant};
 
 /// How often hands-free asks the audio server whether its source is still there.
 const SOURCE_CHECK_EVERY: Duration = Duration::from_secs(3);
 
-pub(super) fn mtime(path: &std::path::Path) -> Option<SystemTime> {
-    std::fs::metadata(path).and_then(|m| m.modified()).ok()
-}
-
 impl Controller {
     pub(super) fn housekeeping(&mut self) {
-        if self.last_housekeeping.elapsed() < Duration::from_secs(1) {
+        if !self.watch.round_due() {
             return;
         }
-        self.last_housekeeping = Instant::now();
         if let Some(hf) = &self.hands_free {
             let idle_s = self.config.dictation.hands_free_idle_s;
             // Time without a microphone is not idle time: listening resumes when it is back.
@@ -58,26 +49,15 @@ impl Controller {
             self.keep_mic_open();
         }
         // Config changes apply without a restart.
-        let Some(path) = self.config_path.clone() else {
-            return;
-        };
-        let now = mtime(&path);
-        if now == self.config_mtime {
-            return;
-        }
-        self.config_mtime = now;
-        match Config::load_from(&path) {
-            Ok(loaded) => {
-                for w in loaded.warnings {
+        match self.watch.changed() {
+            Some(Ok((config, warnings))) => {
+                for w in warnings {
                     self.notice(w);
-                }
-                let mut config = loaded.config;
-                if let Some(apply) = &self.overrides {
-                    apply(&mut config);
                 }
                 self.reconfigure(config);
             }
-            Err(e) => self.notice(format!("config not applied: {e}")),
+            Some(Err(message)) => self.notice(message),
+            None => {}
         }
     }
 
@@ -85,42 +65,25 @@ impl Controller {
         if config == self.config {
             return;
         }
-        let mut problems = Vec::new();
-        match &mut self.hotkeys {
-            HotkeySource::X11(h) => {
-                if let Err(e) = h.set_main(&config.dictation.hotkey) {
-                    problems.push(format!("hotkey not changed: {e}"));
-                }
-                if let Err(e) = h.set_cancel(&config.dictation.cancel_key) {
-                    problems.push(format!("cancel key not changed: {e}"));
-                }
-            }
-            HotkeySource::Portal { shortcut, .. }
-                if config.dictation.hotkey != self.config.dictation.hotkey =>
-            {
-                if let Err(e) = shortcut.rebind(&config.dictation.hotkey) {
-                    problems.push(format!("hotkey not changed: {e}"));
-                }
-            }
-            _ => {}
-        }
-        for p in problems {
+        for p in self.keys.rebind(&self.config, &config) {
             self.notice(p);
         }
-        self.profiles = compile_profiles(&config, &self.events);
-        self.queue.push(Job::Reconfigure(Box::new(config.clone())));
+        self.apps.reconfigure(&config, &self.links.events);
+        self.links
+            .queue
+            .push(Job::Reconfigure(Box::new(config.clone())));
         let _ = self
+            .links
             .to_injector
             .send(InjectorMsg::Reconfigure(Box::new(config.clone())));
         self.config = config;
-        self.edit_sync();
         // A new device, pre-roll or length limit re-opens the stream in the background; the
         // stream in use records until the new one delivers.
         self.mic.reconfigure(&self.config.dictation, Instant::now());
         // Hands-free picks up a new pause or pre-roll between two utterances.
         if let Some(hf) = self.hands_free.as_mut() {
             if !hf.cutter.is_open() {
-                hf.cutter = new_cutter(&self.config);
+                hf.cutter = Listening::cutter(&self.config);
             }
         }
         let message = format!(
@@ -128,6 +91,6 @@ impl Controller {
             self.config.dictation.hotkey,
             self.config.dictation.mode.describe()
         );
-        let _ = self.events.send(Event::Notice { message });
+        let _ = self.links.events.send(Event::Notice { message });
     }
 }

@@ -48,9 +48,23 @@ pub(super) enum Trigger {
     Quit,
     /// The worker and injector are done with utterance `seq`.
     Landed { seq: u64 },
+    /// The utterance under way ends without a key: see [`Ended`].
+    Ended(Ended),
     /// A round of the loop is over (pumped, supervised, housekept): may the loop end?
     /// `grace_over`: quit was asked for at least `SHUTDOWN_GRACE` ago.
     RoundOver { grace_over: bool },
+}
+
+/// Why an utterance ends without the dictation key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Ended {
+    /// It reached `[dictation] max_utterance_s`.
+    LengthLimit,
+    /// The edit key went up (the instruction is recorded).
+    EditKeyUp,
+    /// Hands-free: the pause after speech, new speech while one was open, listening turned
+    /// off, or the microphone gone.
+    HandsFree,
 }
 
 /// What the controller does, in order.
@@ -114,6 +128,9 @@ pub(super) fn decide(facts: &Facts, trigger: Trigger) -> Vec<Effect> {
         Trigger::Quit if facts.recording => vec![Effect::StopAndDispatch, Effect::BeginQuit],
         Trigger::Quit => vec![Effect::BeginQuit],
         Trigger::Landed { seq } => vec![Effect::Land { seq }],
+        // Every stop goes through here: the key's, and these.
+        Trigger::Ended(_) if facts.recording => vec![Effect::StopAndDispatch],
+        Trigger::Ended(_) => vec![],
         Trigger::RoundOver { .. } if !facts.quitting => vec![],
         Trigger::RoundOver { .. } if facts.in_flight == 0 && !facts.recording => {
             vec![Effect::Exit]
@@ -127,6 +144,8 @@ pub(super) fn decide(facts: &Facts, trigger: Trigger) -> Vec<Effect> {
 /// it already is so.
 fn hands_free(facts: &Facts, on: Option<bool>) -> Vec<Effect> {
     match (on.unwrap_or(!facts.listening), facts.listening) {
+        // A push-to-talk or toggle dictation under way is finished first.
+        (true, false) if facts.recording => vec![Effect::StopAndDispatch, Effect::HandsFreeOn],
         (true, false) => vec![Effect::HandsFreeOn],
         (false, true) => vec![Effect::HandsFreeOff {
             message: Some("hands-free off".into()),
@@ -310,7 +329,7 @@ mod tests {
             facts(Mode::PushToTalk),
             &[
                 (Key(Pressed), vec![StartCapture]),
-                (HandsFree(Some(true)), vec![HandsFreeOn]),
+                (HandsFree(Some(true)), vec![StopAndDispatch, HandsFreeOn]),
                 (Key(Released), vec![]),
             ],
         );
@@ -404,6 +423,23 @@ mod tests {
                 }
             }
             assert_eq!((f.recording, f.in_flight), (false, 200), "{mode:?}");
+        }
+    }
+
+    #[test]
+    fn every_stop_without_the_key_is_a_trigger_and_ends_only_what_is_recorded() {
+        for why in [Ended::LengthLimit, Ended::EditKeyUp, Ended::HandsFree] {
+            let idle = facts(Mode::PushToTalk);
+            assert_eq!(decide(&idle, Trigger::Ended(why)), vec![], "{why:?} idle");
+            let recording = Facts {
+                recording: true,
+                ..idle
+            };
+            assert_eq!(
+                decide(&recording, Trigger::Ended(why)),
+                vec![StopAndDispatch],
+                "{why:?} recording"
+            );
         }
     }
 }

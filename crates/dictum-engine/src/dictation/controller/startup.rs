@@ -1,85 +1,77 @@
 //! Start-up: everything the controller needs before it says ready, in order. The instance
 //! lock (one dictation per history), history recovery (a damaged database moved aside,
 //! journaled rows and spooled audio replayed, a crashed run's rows marked interrupted), the
-//! microphone (opened now and kept), the transcription worker (`WorkerSeed`, reused when a
+//! microphone (opened now and kept), the transcription worker (`worker::Seed`, reused when a
 //! stuck worker is replaced), the injector thread, the wait for the model, and the hotkey
-//! last (`start_hotkey`: X11 grab, GlobalShortcuts portal, or the compositor's shortcut).
+//! last (`keys::start_hotkey`: X11 grab, GlobalShortcuts portal, or the compositor's
+//! shortcut). [`run`] is the controller thread: start-up, then the controller's loop.
 
-use super::housekeeping::mtime;
-use super::Controller;
+use super::feedback::Feedback;
+use super::flights::Flights;
+use super::keys::{start_hotkey, EditSide, HotkeySource, Keys};
+use super::settings::{Apps, Watch};
+use super::{Controller, Links};
 use crate::audio::capture::Capture;
-use crate::config::Config;
-use crate::dictation::injector::{self, InjectorMsg};
+use crate::dictation::injector;
+use crate::dictation::messages::{Event, InjectorMsg, Input, ReadyInfo};
 use crate::dictation::microphone::{capture_options, Microphone};
-use crate::dictation::state::State;
-use crate::dictation::worker::{Job, Queue, Worker};
-use crate::dictation::{Event, Input, ReadyInfo, Shared, StartOptions};
-use crate::hotkey::Hotkeys;
-use crate::inject::session::{hotkey_path, Abilities, HotkeyPath, Session, SessionKind};
-use crate::pipeline::Engine;
-use crate::profile::Profiles;
+use crate::dictation::options::StartOptions;
+use crate::dictation::shared::Shared;
+use crate::dictation::worker::{Queue, Seed};
+use crate::inject::session::Session;
 use crate::store::recovery::{self, InstanceLock};
 use crate::store::spool;
 use crate::store::History;
 use crate::timing::ms_since;
-use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-/// What it takes to start a transcription worker: at start-up, and again when one is stuck.
-pub(super) struct WorkerSeed {
-    model_dirs: Vec<PathBuf>,
-    audio_dir: Option<PathBuf>,
-    history_path: PathBuf,
-    to_injector: mpsc::Sender<InjectorMsg>,
-    to_controller: mpsc::Sender<Input>,
-    shared: Arc<Shared>,
-}
-
-impl WorkerSeed {
-    /// Starts a worker on `queue` with its own engine (the model is loaded by the queue's
-    /// first job, `Prepare`). Returns the model file, or with a speech server and no local
-    /// model installed (a thin client, [`crate::pipeline::no_local_fallback`]), the server's.
-    pub(super) fn spawn(&self, config: &Config, queue: Arc<Queue>) -> Result<String, String> {
-        let mut engine = Engine::new(config.clone(), self.model_dirs.clone());
-        engine.audio_dir = self.audio_dir.clone();
-        let model_name = match engine.model_path() {
-            Ok(path) => path.display().to_string(),
-            Err(_) if crate::pipeline::no_local_fallback(config, &self.model_dirs).is_some() => {
-                format!("{} at {}", config.stt.remote_model, config.stt.url)
+/// The controller thread: starts everything, says ready (or why not), runs the loop.
+pub(crate) fn run(
+    opts: StartOptions,
+    inputs_tx: mpsc::Sender<Input>,
+    inputs: mpsc::Receiver<Input>,
+    events: mpsc::Sender<Event>,
+    ready: mpsc::Sender<Result<(), String>>,
+) {
+    let started = Instant::now();
+    let shared = Arc::new(Shared::default());
+    let queue = Arc::new(Queue::default());
+    let (to_injector, injector_rx) = mpsc::channel();
+    // Retention (history.retention_days) at start and daily while the dictation runs.
+    let retention = (
+        opts.history_path.clone(),
+        opts.config.history.retention_days,
+    );
+    let mut controller = match start(
+        opts,
+        &inputs_tx,
+        &inputs,
+        &shared,
+        &queue,
+        to_injector,
+        injector_rx,
+        &events,
+        started,
+    ) {
+        Ok((mut c, info)) => {
+            if let Some(message) = c.keys.edit.sync(&c.config) {
+                c.notice(message);
             }
-            Err(e) => return Err(e.to_string()),
-        };
-        let history = History::open(&self.history_path).map_err(|e| e.to_string())?;
-        let worker = Worker {
-            engine,
-            history,
-            queue: queue.clone(),
-            to_injector: self.to_injector.clone(),
-            to_controller: self.to_controller.clone(),
-            shared: self.shared.clone(),
-            pending_load: None,
-        };
-        // Queued before the worker starts, so its first job is the load.
-        queue.push(Job::Prepare);
-        std::thread::Builder::new()
-            .name("dictum-worker".into())
-            .spawn(move || {
-                let mut worker = worker;
-                if let Ok(Some(warm)) = worker.engine.enable_llm() {
-                    if !warm.ok {
-                        let _ = worker.to_controller.send(Input::Notice(format!(
-                            "LLM warm-up failed ({}); dictations are typed uncleaned until it answers",
-                            warm.warnings.join("; ")
-                        )));
-                    }
-                }
-                worker.run_warm()
-            })
-            .map_err(|e| format!("cannot start the transcription thread: {e}"))?;
-        Ok(model_name)
-    }
+            let _ = events.send(Event::Ready(info));
+            let _ = ready.send(Ok(()));
+            c
+        }
+        Err(e) => {
+            shared.shutdown.store(true, Ordering::SeqCst);
+            let _ = ready.send(Err(e));
+            return;
+        }
+    };
+    let _retention = crate::store::retention::spawn_daily(retention.0, retention.1);
+    controller.run(inputs);
+    let _ = events.send(Event::Stopped);
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -145,7 +137,7 @@ pub(super) fn start(
     }
 
     // The worker: model loaded and warmed, LLM warmed, before we say ready.
-    let seed = WorkerSeed {
+    let seed = Seed {
         model_dirs: opts.model_dirs.clone(),
         audio_dir: opts.audio_dir.clone(),
         history_path: opts.history_path.clone(),
@@ -245,8 +237,6 @@ pub(super) fn start(
         llm: llm_on,
         startup_ms: ms_since(started),
     };
-    let config_mtime = opts.config_path.as_ref().and_then(|p| mtime(p));
-    let profiles = compile_profiles(&config, events);
     let mic = Microphone::new(capture, &config.dictation);
     // Players a killed Dictum left paused are resumed now (after the instance lock: never
     // another running instance's).
@@ -255,177 +245,37 @@ pub(super) fn start(
         crate::media::state_file(&opts.history_path),
     );
     media.recover();
+    let keys = Keys {
+        source: hotkeys,
+        edit: EditSide::new(inputs_tx.clone(), info.hotkey_path == "x11_grab"),
+    };
     Ok((
         Controller {
+            watch: Watch::new(opts.config_path.clone(), opts.overrides),
+            apps: Apps::new(&config, opts.window_probe, events),
             config,
-            config_path: opts.config_path.clone(),
-            config_mtime,
             mic,
-            hotkeys,
+            keys,
             history,
-            queue: queue.clone(),
-            shared: shared.clone(),
-            to_injector,
-            events: events.clone(),
+            _lock: lock,
+            links: Links {
+                queue: queue.clone(),
+                seed,
+                to_injector,
+                shared: shared.clone(),
+                events: events.clone(),
+            },
             live: None,
             hands_free: None,
-            flights: BTreeMap::new(),
-            oldest_since: Instant::now(),
-            next_seq: 1,
-            shutdown_at: None,
-            _lock: lock,
-            state: State::Idle,
-            window_probe: opts.window_probe,
-            overrides: opts.overrides,
-            last_housekeeping: Instant::now(),
-            seed,
-            profiles,
-            unknown_app_told: false,
-            media,
-            cues: Default::default(),
-            cue_recording: false,
-            edit: super::edit::EditSide::new(inputs_tx.clone(), info.hotkey_path == "x11_grab"),
+            flights: Flights::new(),
+            feedback: Feedback::new(media),
         },
         info,
     ))
 }
 
-/// The config's profiles (validated when the config was loaded; a config built in code that
-/// slipped through gets no profiles, and the user is told).
-pub(super) fn compile_profiles(config: &Config, events: &mpsc::Sender<Event>) -> Profiles {
-    Profiles::compile(&config.profiles).unwrap_or_else(|(key, reason)| {
-        let _ = events.send(Event::Notice {
-            message: format!("per-app profiles not used: {key}: {reason}"),
-        });
-        Profiles::default()
-    })
-}
-
 /// The sink factory may panic (a toolkit's assertion); start-up then fails with the reason.
 fn catch_start<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
-    crate::dictation::catch(f)
+    crate::dictation::shared::catch(f)
         .unwrap_or_else(|msg| Err(format!("the text output could not start: {msg}")))
-}
-
-/// Where hotkey events come from.
-pub(super) enum HotkeySource {
-    /// X11 key grabs (X11 sessions).
-    X11(Hotkeys),
-    /// The GlobalShortcuts portal (Wayland: KDE, GNOME ≥ 48, Hyprland).
-    Portal {
-        shortcut: crate::portal::PortalShortcut,
-        paused: bool,
-    },
-    /// None in-process: `dictum ctl` from a compositor shortcut, the tray menu, stdin.
-    None,
-}
-
-/// Takes the hotkey by the session's path (see `inject::session::hotkey_path`). Returns the
-/// source and the path's name for the ready event. A Wayland session always starts: without
-/// the portal, the compositor's own shortcut drives `dictum ctl` (and the user is told how).
-fn start_hotkey(
-    config: &Config,
-    inputs_tx: &mpsc::Sender<Input>,
-    events: &mpsc::Sender<Event>,
-) -> Result<(HotkeySource, String), String> {
-    let session = Session::detect();
-    let mut ab = Abilities {
-        x11: session.kind == SessionKind::X11 && crate::hotkey::display_problem().is_none(),
-        ..Abilities::default()
-    };
-    if session.kind == SessionKind::Wayland {
-        ab.global_shortcuts = crate::portal::probe().global_shortcuts.is_some();
-    }
-    let notice = |message: String| {
-        let _ = events.send(Event::Notice { message });
-    };
-    let compositor = |release: bool| {
-        let how = if release {
-            "push-to-talk"
-        } else {
-            "toggle: this desktop's shortcuts report no key release"
-        };
-        format!(
-            "hotkey: {} has no GlobalShortcuts portal, so your compositor's shortcut drives \
-             Dictum ({how}); `dictum shortcut install` sets it up for {}, `dictum shortcut \
-             print` shows the lines",
-            session.describe(),
-            config.dictation.hotkey
-        )
-    };
-    let path = hotkey_path(&session, &ab);
-    // A mouse button is grabbed on X11 only; elsewhere the compositor must bind it.
-    if let (
-        Ok(crate::hotkey::Binding::Button(_)),
-        HotkeyPath::Portal | HotkeyPath::Compositor { .. },
-    ) = (
-        crate::hotkey::parse_binding(&config.dictation.hotkey),
-        &path,
-    ) {
-        notice(format!(
-            "hotkey: {} cannot be grabbed in {}; {}",
-            config.dictation.hotkey,
-            session.describe(),
-            crate::hotkey::MOUSE_ON_WAYLAND
-        ));
-        return Ok((HotkeySource::None, "compositor".into()));
-    }
-    match path {
-        HotkeyPath::X11Grab => {
-            let tx = inputs_tx.clone();
-            let mut hk = Hotkeys::new(move |id, pressed| {
-                let _ = tx.send(Input::Key {
-                    id,
-                    pressed,
-                    at: Instant::now(),
-                });
-            })?;
-            hk.set_main(&config.dictation.hotkey)?;
-            hk.set_cancel(&config.dictation.cancel_key)?;
-            Ok((HotkeySource::X11(hk), "x11_grab".into()))
-        }
-        HotkeyPath::Portal => {
-            let tx = inputs_tx.clone();
-            let started = crate::portal::PortalShortcut::start(
-                &config.dictation.hotkey,
-                move |id, pressed| {
-                    let _ = tx.send(Input::PortalKey {
-                        id: id.to_string(),
-                        pressed,
-                        at: Instant::now(),
-                    });
-                },
-            );
-            match started {
-                Ok(shortcut) => {
-                    let bound = shortcut
-                        .trigger_description()
-                        .unwrap_or_else(|| config.dictation.hotkey.clone());
-                    notice(format!(
-                        "hotkey: GlobalShortcuts portal ({bound}); change it in your desktop's                          shortcut settings or Dictum's settings"
-                    ));
-                    Ok((
-                        HotkeySource::Portal {
-                            shortcut,
-                            paused: false,
-                        },
-                        "portal".into(),
-                    ))
-                }
-                Err(e) => {
-                    notice(format!("hotkey: the GlobalShortcuts portal failed ({e})"));
-                    notice(compositor(true));
-                    Ok((HotkeySource::None, "compositor".into()))
-                }
-            }
-        }
-        HotkeyPath::Compositor { release } => {
-            notice(compositor(release));
-            Ok((HotkeySource::None, "compositor".into()))
-        }
-        HotkeyPath::None { reason } => Err(format!(
-            "no global hotkey: {reason}; run Dictum inside your desktop session, or start it \
-             with --no-hotkey and drive it with `dictum ctl`"
-        )),
-    }
 }

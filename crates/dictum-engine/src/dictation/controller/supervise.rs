@@ -3,61 +3,24 @@
 //! a stuck worker is replaced by a fresh one, and at quit the grace period's leftovers are
 //! marked interrupted.
 
-use super::{Controller, Flight};
-use crate::config::Config;
-use crate::dictation::fault;
-use crate::dictation::worker::{Job, Queue};
-use crate::profile::Profile;
-
+use super::flights::Flight;
+use super::Controller;
+use crate::dictation::messages::Job;
+use crate::dictation::worker::Queue;
 use crate::store::row::{RowUpdate, RowWriter};
 use crate::store::spool::{retry_hint, Spool};
 use crate::store::Outcome;
-use crate::SAMPLE_RATE;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-/// How long an utterance may take, from the moment it is the oldest in flight: whisper at
-/// worst a few times real time on a slow CPU, the LLM's own timeout, and typing.
-pub(super) fn budget(audio_samples: usize, config: &Config, profile: &Profile) -> Duration {
-    let audio = Duration::from_secs_f64(audio_samples as f64 / SAMPLE_RATE as f64);
-    let min = fault::min_deadline().unwrap_or(Duration::from_secs(60));
-    let llm = if profile.llm_enabled(config) {
-        Duration::from_millis(config.llm.timeout_ms) * 2
-    } else {
-        Duration::ZERO
-    };
-    min.max(audio * 4) + llm
-}
 
 impl Controller {
-    /// Utterance `seq` is finished with.
-    pub(super) fn land(&mut self, seq: u64) {
-        if self
-            .flights
-            .first_key_value()
-            .is_some_and(|(&s, _)| s == seq)
-        {
-            self.oldest_since = Instant::now();
-        }
-        self.flights.remove(&seq);
-    }
-
     /// Gives up on the oldest utterance once it is past its deadline: its audio is kept, its
     /// row failed (unless a result got there first), and it no longer counts, so a stuck
     /// stage cannot fill the queue. A result that still comes is stored, never typed.
     pub(super) fn supervise(&mut self) {
-        let Some((&seq, flight)) = self.flights.first_key_value() else {
+        let Some((seq, flight, waited)) = self.flights.overdue() else {
             return;
         };
-        let waited = self.oldest_since.elapsed();
-        if waited < flight.budget {
-            return;
-        }
-        let Some(flight) = self.flights.remove(&seq) else {
-            return;
-        };
-        self.oldest_since = Instant::now();
-        self.shared.abandon(seq);
+        self.links.shared.abandon(seq);
         let what = format!(
             "dictation {} got no result within {} s (a stage is stuck; see the log)",
             flight
@@ -70,6 +33,7 @@ impl Controller {
         // call that never returns cannot be interrupted): without a fresh one, every later
         // dictation would wait behind it and time out too.
         let stuck = self
+            .links
             .queue
             .busy_for()
             .is_some_and(|busy| busy >= flight.budget);
@@ -94,8 +58,8 @@ impl Controller {
     pub(super) fn restart_worker(&mut self, abandoned: u64) -> Result<(), String> {
         let fresh = Arc::new(Queue::default());
         // Started first: if no worker can start, the old queue keeps its jobs.
-        self.seed.spawn(&self.config, fresh.clone())?;
-        let old = std::mem::replace(&mut self.queue, fresh.clone());
+        self.links.seed.spawn(&self.config, fresh.clone())?;
+        let old = std::mem::replace(&mut self.links.queue, fresh.clone());
         let waiting = old.retire();
         for job in waiting {
             match job {
@@ -117,8 +81,8 @@ impl Controller {
 
     /// Quit's grace is over: what is still in flight is marked `interrupted`, audio kept.
     pub(super) fn interrupt_flights(&mut self) {
-        for (seq, flight) in std::mem::take(&mut self.flights) {
-            self.shared.abandon(seq);
+        for (seq, flight) in self.flights.take_all() {
+            self.links.shared.abandon(seq);
             let what = "Dictum quit before this dictation was finished";
             let kept = self.give_up(seq, &flight, Outcome::Interrupted, "interrupted", what);
             self.notice(format!(
