@@ -1,16 +1,17 @@
 //! `dictum bench live`: the accuracy of the live path on the dev clips, in-process and
 //! deterministic. Each clip is fed as if it were being spoken (20 ms pieces through the real
-//! [`Segmenter`]); its commits are transcribed with the text before them as the prompt, as
+//! segmenter); its commits are transcribed with the text before them as the prompt, as
 //! the worker does; the key goes up `tail` ms after the clip's last word; the tail is the
 //! speculation still valid at the release (or, when none is, everything after the last
-//! commit including the post-roll). The release (post-roll, typed before it or not) and the
-//! tail are chosen by the product's own rule, `dictation::release`, which the controller's
-//! `stop` and the worker's `finish` call. Beside it, one pass over the whole clip (`dictum
+//! commit including the post-roll). The clip is recorded into the controller's own
+//! [`Utterance`], whose release (post-roll, typed before it or not) is the one the
+//! controller's `stop` applies; the tail is the worker's rule, `release::tail_pass`. Beside it, one pass over the whole clip (`dictum
 //! transcribe`'s path) in the same run. Timing is not measured here (`scripts/bench-live` does that from outside).
 
 use dictum_engine::config::Config;
 use dictum_engine::dictation::release::{self, TailPass};
-use dictum_engine::dictation::segmenter::{Decision, Segmenter};
+use dictum_engine::dictation::segmenter::Decision;
+use dictum_engine::dictation::utterance::Utterance;
 use dictum_engine::eval::WerCount;
 use dictum_engine::pipeline::Engine;
 use dictum_engine::SAMPLE_RATE;
@@ -94,7 +95,12 @@ pub(crate) fn live_text(
         0.0,
     );
 
-    let mut seg = Segmenter::new(&config.dictation, config.vad.threshold);
+    // Recorded as the controller records: its utterance, streaming on, no spool.
+    let mut streaming = config.clone();
+    streaming.dictation.streaming = true;
+    let profile = dictum_engine::profile::Profiles::default().default_profile();
+    let entry = dictum_engine::store::Entry::new(dictum_engine::store::Source::Mic);
+    let mut utt = Utterance::new(0, entry, profile, &streaming, None, false);
     let mut texts: Vec<String> = Vec::new();
     let mut speculation = None;
     let mut pieces = Vec::new();
@@ -133,32 +139,21 @@ pub(crate) fn live_text(
     let mut fed = 0;
     while fed < release {
         let to = (fed + 320).min(release);
-        for d in seg.push(&audio[fed..to]) {
+        for d in utt.record(&audio[fed..to]) {
             apply(d, &mut texts, engine, &mut speculation, to)?;
         }
         fed = to;
     }
-    // The release, by the product's rule (`dictation::release`, as the controller's `stop`
-    // applies it), with streaming on and no progress lost.
-    let rule = release::on_release(
-        &config.dictation,
-        release::AtRelease {
-            heard_speech: seg.heard_speech(),
-            silent_ms: seg.trailing_silence_ms(),
-            streaming: true,
-            live_progress: true,
-        },
-    );
+    // The release, as the controller's `stop` makes it (`Utterance::release`).
+    let (rule, at_release) = utt.release(&streaming);
     let post = ms(rule.post_roll_ms);
-    if rule.speculate {
-        if let Some(d) = seg.at_release() {
-            apply(d, &mut texts, engine, &mut speculation, release)?;
-        }
+    if let Some(d) = at_release {
+        apply(d, &mut texts, engine, &mut speculation, release)?;
     }
     let end = if rule.before_post_roll {
         release
     } else {
-        for d in seg.push(&audio[release..release + post]) {
+        for d in utt.post_roll(&audio[..release + post]) {
             apply(d, &mut texts, engine, &mut speculation, release + post)?;
         }
         release + post
@@ -168,8 +163,8 @@ pub(crate) fn live_text(
     let issued = speculation.map(|(_, _, at)| at);
     let (tail, reused) = match release::tail_pass(
         speculation.map(|(start, end, _)| start..end),
-        seg.committed(),
-        seg.valid_speculation(),
+        utt.segmenter().committed(),
+        utt.segmenter().valid_speculation(),
         end,
     ) {
         TailPass::Reuse(r) => (r, true),
