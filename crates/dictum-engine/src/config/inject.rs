@@ -59,7 +59,7 @@ impl InjectBackend {
         }
     }
 
-    // `path()` (the forced `TypePath`) is in `inject/session.rs`, beside `TypePath`: this
+    // `path()` (the forced `TypePath`) is in `inject/session/mod.rs`, beside `TypePath`: this
     // leaf imports nothing from the crate above it.
 }
 

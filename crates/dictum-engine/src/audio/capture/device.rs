@@ -1,0 +1,142 @@
+//! The audio system and the device: PulseAudio (or pipewire-pulse) when reachable, else ALSA;
+//! a device by name or the default input; the process's one PulseAudio host for questions
+//! (which sources exist).
+
+use super::error::CaptureError;
+use super::options::{Backend, CaptureOptions};
+use cpal::traits::{DeviceTrait, HostTrait};
+use cpal::HostId;
+use std::sync::{Arc, Mutex};
+
+pub(super) fn describe(device: Option<&str>) -> String {
+    match device {
+        Some(d) => format!("{d:?}"),
+        None => "(default input)".into(),
+    }
+}
+
+/// The process's one PulseAudio host for questions (which sources exist). cpal's PulseAudio
+/// host opens a client whose reactor thread (holding the socket and a 1 MiB read buffer) runs
+/// until the server hangs up: dropping the host does not end it. A host per question (one at
+/// every release, to see whether the source is still there) leaked a thread, a descriptor and
+/// ~0.7 MB per dictation (found by the soak; 1000 dictations would have hit the descriptor
+/// limit). One host answers every question and is replaced only once the server no longer
+/// answers it (its client's thread ends with the connection). Streams get a host of their own
+/// (opened rarely: start-up and re-opens).
+static PULSE_HOST: Mutex<Option<Arc<cpal::Host>>> = Mutex::new(None);
+
+/// The PulseAudio sources' names, asked through the one query host; a host whose server went
+/// away (or restarted) is replaced once.
+pub(super) fn pulse_source_names() -> Result<Vec<String>, String> {
+    let cached = PULSE_HOST.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    // Asked outside the lock: a frozen server must not block other callers on it.
+    if let Some(host) = cached {
+        if let Ok(devices) = host.input_devices() {
+            return Ok(devices.map(|d| device_name(&d)).collect());
+        }
+    }
+    let host = Arc::new(new_pulse_host()?);
+    *PULSE_HOST.lock().unwrap_or_else(|e| e.into_inner()) = Some(host.clone());
+    host.input_devices()
+        .map(|devices| devices.map(|d| device_name(&d)).collect())
+        .map_err(|e| format!("PulseAudio: {e}"))
+}
+
+fn new_pulse_host() -> Result<cpal::Host, String> {
+    if !cpal::available_hosts().contains(&HostId::PulseAudio) {
+        return Err(
+            "no PulseAudio server socket found (PULSE_SERVER, XDG_RUNTIME_DIR/pulse/native)".into(),
+        );
+    }
+    cpal::host_from_id(HostId::PulseAudio).map_err(|e| format!("PulseAudio: {e}"))
+}
+
+/// A host to open a stream with (start-up and re-opens: rare). PulseAudio questions go
+/// through [`pulse_source_names`].
+pub(super) fn pick_host(backend: Backend) -> Result<cpal::Host, CaptureError> {
+    let alsa = || cpal::host_from_id(HostId::Alsa).map_err(|e| format!("ALSA: {e}"));
+    match backend {
+        Backend::PulseAudio => new_pulse_host().map_err(CaptureError::NoHost),
+        Backend::Alsa => alsa().map_err(CaptureError::NoHost),
+        Backend::Auto => new_pulse_host()
+            .or_else(|p| alsa().map_err(|a| format!("{p}; {a}")))
+            .map_err(CaptureError::NoHost),
+    }
+}
+
+pub(super) fn device_name(device: &cpal::Device) -> String {
+    match device.id() {
+        Ok(id) => id.id().to_string(),
+        Err(_) => device
+            .description()
+            .map(|d| d.name().to_string())
+            .unwrap_or_default(),
+    }
+}
+
+pub(super) fn device_names(host: &cpal::Host) -> Vec<String> {
+    match host.input_devices() {
+        Ok(devices) => devices.map(|d| device_name(&d)).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+pub(super) fn backend_of(host: &cpal::Host) -> Backend {
+    if host.id() == HostId::PulseAudio {
+        Backend::PulseAudio
+    } else {
+        Backend::Alsa
+    }
+}
+
+fn find_device(
+    host: &cpal::Host,
+    wanted: Option<&str>,
+) -> Result<Option<cpal::Device>, CaptureError> {
+    let Some(name) = wanted else {
+        return Ok(host.default_input_device());
+    };
+    let devices = host
+        .input_devices()
+        .map_err(|e| CaptureError::NoHost(e.to_string()))?;
+    for d in devices {
+        let matches =
+            device_name(&d) == name || d.description().map(|x| x.name() == name).unwrap_or(false);
+        if matches {
+            return Ok(Some(d));
+        }
+    }
+    Ok(None)
+}
+
+/// Chooses the host and device; with `Auto`, a named device missing from PulseAudio is looked
+/// for in ALSA too.
+pub(super) fn choose(opts: &CaptureOptions) -> Result<(cpal::Host, cpal::Device), CaptureError> {
+    let wanted = opts.device.as_deref().filter(|d| !d.is_empty());
+    let hosts: Vec<Backend> = match opts.backend {
+        Backend::Auto => vec![Backend::PulseAudio, Backend::Alsa],
+        b => vec![b],
+    };
+    let mut available = Vec::new();
+    let mut host_errors = Vec::new();
+    for b in hosts {
+        let host = match pick_host(b) {
+            Ok(h) => h,
+            Err(e) => {
+                host_errors.push(e.to_string());
+                continue;
+            }
+        };
+        if let Some(device) = find_device(&host, wanted)? {
+            return Ok((host, device));
+        }
+        available.extend(device_names(&host));
+    }
+    if available.is_empty() && !host_errors.is_empty() {
+        return Err(CaptureError::NoHost(host_errors.join("; ")));
+    }
+    Err(CaptureError::NoDevice {
+        wanted: wanted.map(str::to_string),
+        available,
+    })
+}
