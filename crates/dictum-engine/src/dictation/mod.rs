@@ -39,6 +39,7 @@ pub mod live_clean;
 pub mod messages;
 pub mod microphone;
 pub mod options;
+mod queue;
 pub mod release;
 pub mod retry;
 pub mod segmenter;

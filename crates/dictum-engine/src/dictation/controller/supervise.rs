@@ -6,7 +6,7 @@
 use super::flights::Flight;
 use super::Controller;
 use crate::dictation::messages::Job;
-use crate::dictation::worker::Queue;
+use crate::dictation::queue::Queue;
 use crate::store::row::{RowUpdate, RowWriter};
 use crate::store::spool::{retry_hint, Spool};
 use crate::store::Outcome;
