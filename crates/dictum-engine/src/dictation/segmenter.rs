@@ -228,7 +228,7 @@ impl Segmenter {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn cfg() -> DictationConfig {
@@ -260,8 +260,9 @@ mod tests {
         assert_eq!(s.valid_speculation(), None);
     }
 
-    /// Real speech from the test assets (`$DICTUM_TEST_ASSETS`, default `../shared`).
-    fn speech() -> Vec<f32> {
+    /// Real speech from the test assets (`$DICTUM_TEST_ASSETS`, default `../shared`); the
+    /// utterance's tests use it too.
+    pub(crate) fn speech() -> Vec<f32> {
         let dir = std::env::var_os("DICTUM_TEST_ASSETS")
             .map(std::path::PathBuf::from)
             .unwrap_or_else(|| {

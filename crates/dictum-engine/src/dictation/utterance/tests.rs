@@ -3,24 +3,8 @@
 //! leaves in the row, and the `partial` events.
 
 use super::*;
+use crate::dictation::segmenter::tests::speech;
 use crate::store::Source;
-
-/// Real speech from the test assets (`$DICTUM_TEST_ASSETS`, default `../shared`).
-fn speech() -> Vec<f32> {
-    let dir = std::env::var_os("DICTUM_TEST_ASSETS")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| {
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
-        });
-    let path = dir.join("audio/dev/cards-002.wav");
-    match crate::audio::decode_16k(&path, 60) {
-        Ok(d) => d.samples,
-        Err(e) => panic!(
-            "test asset {}: {e} (set DICTUM_TEST_ASSETS)",
-            path.display()
-        ),
-    }
-}
 
 /// Where the speech ends (the last sample above 0.3 % of full scale).
 fn end_of_speech(clip: &[f32]) -> usize {
