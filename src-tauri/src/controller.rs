@@ -1,5 +1,5 @@
 //! The dictation the tray hosts: the engine's [`Dictation`], exactly what `dictum run` runs
-//! (hotkey, microphone kept open, streaming transcription, LLM cleanup, injection, history).
+//! (hotkey, microphone open while `[dictation] microphone` says, streaming transcription, LLM cleanup, injection, history).
 //! The tray starts it, keeps it running, forwards menu actions and config changes to it, and
 //! shows its state (icon, tooltip, menu status line, recording indicator, `tray-status` event
 //! for open windows).
@@ -176,14 +176,17 @@ impl Starter for TrayStarter {
                 Event::Ready(info) => {
                     let typing = info.inject_route.clone().unwrap_or_default();
                     eprintln!(
-                        "dictum-tray: dictation ready: hotkey {} ({}), typing {}, session {}, model {} on {} ({:.0} ms)",
+                        "dictum-tray: dictation ready: hotkey {} ({}), typing {}, session {}, model {} on {} ({:.0} ms); microphone {} ({}: {})",
                         info.hotkey.as_deref().unwrap_or("none"),
                         info.hotkey_path,
                         typing,
                         info.session,
                         info.model,
                         info.device,
-                        info.startup_ms
+                        info.startup_ms,
+                        info.input,
+                        info.microphone,
+                        info.microphone_state
                     );
                     let status = update(&state, |s| {
                         s.controller = true;

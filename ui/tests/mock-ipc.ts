@@ -36,7 +36,7 @@ const DEFAULT_CONFIG: Config = {
     reload_threshold_ms: 500, system_prompt: '', user_template: '{text}', examples: true,
   },
   dictation: {
-    hotkey: 'ctrl+alt+space', mode: 'push_to_talk', cancel_key: 'escape', input_device: '', preroll_ms: 300,
+    hotkey: 'ctrl+alt+space', mode: 'push_to_talk', cancel_key: 'escape', input_device: '', microphone: 'auto', microphone_keep_s: 180, preroll_ms: 300,
     post_roll_ms: 300, type_before_post_roll_ms: 100, max_utterance_s: 300, streaming: true, pause_ms: 250, speculate_after_ms: 48, commit_min_ms: 10000,
     chunk_max_ms: 15000, queue_max: 8, idle_unload_min: 0, hands_free_pause_ms: 700, hands_free_idle_s: 30,
     live_words: true, pause_media: false, mute_output: false, sound_cues: false, sound_volume: 0.3,
@@ -183,7 +183,7 @@ for (let i = 0; i < N; i++) {
     llm_reject_reason: llm === 'rejected' ? 'output adds words that were not dictated' : null, llm_error: null, llm_prompt_eval_ms: null, llm_eval_ms: null,
     press_to_capture_ms: 2 + rnd() * 5, preroll_ms: 300, post_roll_ms: 0, release_to_text_ms: outcome === 'ok' ? 2 + rnd() * 200 : null,
     release_to_typed_ms: outcome === 'ok' ? 40 + rnd() * 400 : null, tail_stt_ms: 0, chunks: 1, inject_method: outcome === 'ok' ? 'type' : 'none', inject_error: null,
-    stt_backend: 'local', stt_fallback: null, stt_upload_ms: null, stt_server_ms: null, commands: null, profile: 'default', commands_refused: null,
+    stt_backend: 'local', stt_fallback: null, stt_upload_ms: null, stt_server_ms: null, commands: null, profile: 'default', commands_refused: null, mic_start: 'preroll', press_to_first_sample_ms: null,
   });
 }
 rows = rows.reverse(); // newest first

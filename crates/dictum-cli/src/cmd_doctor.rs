@@ -392,6 +392,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         check("audio input", Status::Info, format!("inputs cpal sees: {}", inputs.join(", ")), None)
     });
+    checks.push(microphone_check(&config.dictation));
     let broken = checks.iter().any(|c| c.status == Status::Fail);
     if args.json {
         println!(
@@ -427,6 +428,80 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// The speech server (`stt.backend = "openai"`): the built-in clip's round trip and text.
+/// `[dictation] microphone` and, from the audio server, whether a Dictum process holds a
+/// capture stream now (`pactl list source-outputs`: cpal names its client
+/// `cpal-pulseaudio-<pid>`).
+fn microphone_check(d: &dictum_engine::config::dictation::DictationConfig) -> Check {
+    use dictum_engine::config::dictation::MicrophoneMode;
+    let rule = match d.microphone {
+        MicrophoneMode::Always => {
+            "open from start to quit (a pre-roll before every press; the desktop shows the \
+             microphone in use all along, a Bluetooth headset stays in its call profile)"
+                .to_string()
+        }
+        MicrophoneMode::OnDemand => "open only while dictating (no pre-roll: the press opens it \
+             and the recording starts with its first buffer)"
+            .to_string(),
+        MicrophoneMode::Auto => format!(
+            "open while dictating and {} s after the last dictation, for the next one's \
+             pre-roll; a Bluetooth microphone is closed right after each dictation, so the \
+             headset goes back to music quality (the press then opens it: no pre-roll)",
+            d.microphone_keep_s
+        ),
+    };
+    let now = match dictum_streams() {
+        Ok(pids) if pids.is_empty() => {
+            "now closed: no Dictum capture stream at the audio server".to_string()
+        }
+        Ok(pids) => format!(
+            "now open: Dictum (process {}) records",
+            pids.iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Err(why) => format!("whether it is open now is unknown ({why})"),
+    };
+    check(
+        "microphone",
+        Status::Info,
+        format!("microphone = \"{}\": {rule}; {now}", d.microphone.as_str()),
+        None,
+    )
+}
+
+/// The Dictum processes that hold a capture stream, as the PulseAudio/PipeWire server says.
+fn dictum_streams() -> Result<Vec<u32>, String> {
+    let out = std::process::Command::new("pactl")
+        .args(["list", "source-outputs"])
+        .output()
+        .map_err(|e| format!("pactl: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "pactl: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let mut pids: Vec<u32> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split("cpal-pulseaudio-").nth(1))
+        .filter_map(|rest| {
+            rest.chars()
+                .take_while(char::is_ascii_digit)
+                .collect::<String>()
+                .parse()
+                .ok()
+        })
+        .filter(|pid: &u32| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .is_ok_and(|c| c.trim_start().starts_with("dictum"))
+        })
+        .collect();
+    pids.sort_unstable();
+    pids.dedup();
+    Ok(pids)
+}
+
 fn server_check(config: &Config) -> Check {
     let c = dictum_engine::stt::remote::check_server(&config.stt);
     if !c.ok {

@@ -244,7 +244,7 @@ fn watch_signals(target: Arc<Mutex<Option<mpsc::Sender<Command>>>>) -> anyhow::R
 fn print_human(ev: &Event) {
     match ev {
         Event::Ready(info) => eprintln!(
-            "dictum: ready in {:.1} s: {} {} and speak ({}; hotkey via {}); typing via {}; {}; model {} on {} ({}; load {:.0} ms, warm-up {:.0} ms); microphone {}",
+            "dictum: ready in {:.1} s: {} {} and speak ({}; hotkey via {}); typing via {}; {}; model {} on {} ({}; load {:.0} ms, warm-up {:.0} ms); microphone {} ({}: {})",
             info.startup_ms / 1000.0,
             match info.mode.as_str() {
                 "push_to_talk" => "hold",
@@ -260,7 +260,9 @@ fn print_human(ev: &Event) {
             info.plan,
             info.model_load_ms,
             info.warmup_ms,
-            info.input
+            info.input,
+            info.microphone,
+            info.microphone_state
         ),
         Event::State { state } => tracing::info!("state: {}", state.as_str()),
         Event::Notice { message } => eprintln!("dictum: {message}"),

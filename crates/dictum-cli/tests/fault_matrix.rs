@@ -59,8 +59,18 @@ fn rig() -> Option<Rig> {
 }
 
 impl Rig {
-    /// The config: the tiny model, plus `extra` TOML (whole sections).
+    /// The config: the tiny model, plus `extra` TOML (whole sections), with `[dictation]
+    /// microphone = "always"`: these faults are those of a stream kept open (issue 42's
+    /// closed microphone is `live_mic.rs`).
     fn config(&self, extra: &str) {
+        const PIN: &str = "microphone = \"always\"\n";
+        let extra = match extra.find("[dictation]\n") {
+            Some(at) => {
+                let after = at + "[dictation]\n".len();
+                format!("{}{PIN}{}", &extra[..after], &extra[after..])
+            }
+            None => format!("{extra}\n[dictation]\n{PIN}"),
+        };
         let text = format!(
             "[stt]\nmodel = \"{}\"\nthreads = 2\n\n[inject]\nnotify_on_failure = false\n\n{extra}",
             common::tiny_model().display()

@@ -35,4 +35,13 @@ profile: string | null,
  * Voice commands heard but not done, and why, as a JSON array of `{name, why}`
  * (`commands::trust`: a terminal's text with a key, hands-free, …).
  */
-commands_refused: string | null, };
+commands_refused: string | null, 
+/**
+ * How the recording started: "preroll" (the microphone was open before the press) or
+ * "cold" (the press opened it; `[dictation] microphone`).
+ */
+mic_start: string | null, 
+/**
+ * A cold open: the time from the press to the stream's first samples.
+ */
+press_to_first_sample_ms: number | null, };

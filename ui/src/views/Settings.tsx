@@ -15,6 +15,7 @@ import { savableReplacements, savableSnippets, translateProblem } from '../lib/s
 import type { Config } from '../bindings/Config';
 import type { ConfigView } from '../bindings/ConfigView';
 import type { InjectBackend } from '../bindings/InjectBackend';
+import type { MicrophoneMode } from '../bindings/MicrophoneMode';
 import type { DownloadProgress } from '../bindings/DownloadProgress';
 import type { LlmTestResult } from '../bindings/LlmTestResult';
 import type { ModelStatus } from '../bindings/ModelStatus';
@@ -143,6 +144,16 @@ export function Settings() {
       <section class="card" data-testid="card-microphone">
         <h2>Microphone</h2>
         <Microphone device={cfg.dictation.input_device} onChange={(input_device) => up('dictation', { input_device })} />
+        <div class="row">
+          <label>Open</label>
+          <select value={cfg.dictation.microphone} data-testid="mic-open"
+            onChange={(e) => up('dictation', { microphone: (e.target as HTMLSelectElement).value as MicrophoneMode })}>
+            <option value="auto">While dictating and {cfg.dictation.microphone_keep_s} s after (a Bluetooth headset: only while dictating)</option>
+            <option value="on_demand">Only while dictating</option>
+            <option value="always">Always (a pre-roll before every press)</option>
+          </select>
+          <span class="muted">While it is open the desktop shows the microphone in use and a Bluetooth headset stays in call quality. The pre-roll (the audio just before the press) needs it open before the press; closed, the recording starts at the press.</span>
+        </div>
       </section>
 
       <section class="card" data-testid="card-speech">

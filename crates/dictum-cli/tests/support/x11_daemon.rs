@@ -92,6 +92,8 @@ pub const HOTKEY: &str = "ctrl+alt+space";
 pub struct Daemon {
     run: RunningDaemon,
     pub dir: PathBuf,
+    /// The `ready` event it started with.
+    pub ready: Value,
 }
 
 impl std::ops::Deref for Daemon {
@@ -131,10 +133,12 @@ impl Daemon {
         let mut d = Daemon {
             run: RunningDaemon::new(child),
             dir: dir.to_path_buf(),
+            ready: Value::Null,
         };
         let ready = d.next("ready", Duration::from_secs(90));
         eprintln!("ready: {ready}");
         assert_eq!(ready["hotkey"], hotkey);
+        d.ready = ready;
         d
     }
 

@@ -113,6 +113,26 @@ impl MicPolicy {
         }
     }
 
+    /// The setting changed (config reload): what is under way (a dictation, listening, the
+    /// keep time since the last one) stays as it is.
+    pub fn set_mode(&mut self, mode: MicMode) {
+        self.mode = mode;
+    }
+
+    pub fn mode(&self) -> MicMode {
+        self.mode
+    }
+
+    /// A dictation is being recorded (between its `Press` and its `Done`).
+    pub fn dictating(&self) -> bool {
+        self.dictating
+    }
+
+    /// Hands-free listening is on.
+    pub fn listening(&self) -> bool {
+        self.listening
+    }
+
     pub fn on(&mut self, event: MicEvent, now_ms: u64) {
         match event {
             MicEvent::Press => self.dictating = true,
@@ -155,6 +175,13 @@ impl MicPolicy {
             _ => None,
         }
     }
+}
+
+/// Whether a source is a Bluetooth microphone, by the name the audio server gives it
+/// (PulseAudio's `module-bluez5-device` and PipeWire's bluez monitor name their sources
+/// `bluez_source.<address>…` / `bluez_input.<address>…`).
+pub fn is_bluetooth_source(name: &str) -> bool {
+    name.starts_with("bluez_source.") || name.starts_with("bluez_input.")
 }
 
 #[cfg(test)]
@@ -238,6 +265,30 @@ mod tests {
             p.on(MicEvent::Listening(false), 4);
             assert!(!p.state(4).is_open(), "{mode:?}");
         }
+    }
+
+    #[test]
+    fn bluetooth_sources_are_told_by_their_server_name() {
+        assert!(is_bluetooth_source(
+            "bluez_source.00_1B_66_AA_BB_CC.handsfree_head_unit"
+        ));
+        assert!(is_bluetooth_source("bluez_input.00:1B:66:AA:BB:CC.0"));
+        assert!(!is_bluetooth_source(
+            "alsa_input.pci-0000_00_1f.3.analog-stereo"
+        ));
+        assert!(!is_bluetooth_source("virtmic"));
+    }
+
+    #[test]
+    fn a_mode_change_keeps_what_is_under_way() {
+        let mut p = MicPolicy::new(MicMode::Always, false);
+        p.on(MicEvent::Press, 0);
+        p.set_mode(MicMode::OnDemand);
+        assert_eq!(p.state(1), MicReason::Dictating);
+        p.on(MicEvent::Done, 2);
+        assert_eq!(p.state(3), MicReason::Idle);
+        p.set_mode(MicMode::Auto { keep_ms: 10 });
+        assert_eq!(p.state(3), MicReason::KeptUntil(12));
     }
 
     #[test]

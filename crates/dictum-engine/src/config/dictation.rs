@@ -33,6 +33,50 @@ impl<'de> Deserialize<'de> for Mode {
     }
 }
 
+/// When the microphone's capture stream is open (`[dictation] microphone`; the rule is
+/// `audio::mic_policy`). The desktop shows "microphone in use" while it is, and a Bluetooth
+/// headset stays in its call profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(export)]
+pub enum MicrophoneMode {
+    /// Closed while idle: the press opens it, the end of the dictation closes it (no
+    /// pre-roll: the first words come from a cold open).
+    OnDemand,
+    /// Open from start to quit (a pre-roll before every press).
+    Always,
+    /// Open while dictating and `microphone_keep_s` after the last dictation (closed right
+    /// after each dictation on a Bluetooth source).
+    Auto,
+}
+
+/// By hand to name the accepted values when one is not (`"on-demand"` is accepted too).
+impl<'de> Deserialize<'de> for MicrophoneMode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<MicrophoneMode, D::Error> {
+        let name = String::deserialize(d)?;
+        match name.as_str() {
+            "on_demand" | "on-demand" => Ok(MicrophoneMode::OnDemand),
+            "always" => Ok(MicrophoneMode::Always),
+            "auto" => Ok(MicrophoneMode::Auto),
+            other => Err(serde::de::Error::unknown_variant(
+                other,
+                &["on_demand", "always", "auto"],
+            )),
+        }
+    }
+}
+
+impl MicrophoneMode {
+    /// The name used in the config file, the ready event and `dictum doctor`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MicrophoneMode::OnDemand => "on_demand",
+            MicrophoneMode::Always => "always",
+            MicrophoneMode::Auto => "auto",
+        }
+    }
+}
+
 impl Mode {
     /// The name used in the config file and the ready event.
     pub fn as_str(self) -> &'static str {
@@ -65,7 +109,12 @@ pub struct DictationConfig {
     pub cancel_key: String,
     /// Input device name (see `dictum doctor`); "" = the system default.
     pub input_device: String,
-    /// Audio kept from just before the key went down, so the first word is never clipped.
+    /// When the capture stream is open: "on_demand", "always" or "auto" (see [`MicrophoneMode`]).
+    pub microphone: MicrophoneMode,
+    /// `microphone = "auto"`: how long the stream stays open after the last dictation.
+    pub microphone_keep_s: u32,
+    /// Audio kept from just before the key went down, so the first word is never clipped;
+    /// only when the microphone was open before the press (see `microphone`).
     pub preroll_ms: u32,
     /// Audio recorded after the key goes up, so the last word is never clipped.
     pub post_roll_ms: u32,
@@ -123,6 +172,8 @@ impl Default for DictationConfig {
             mode: Mode::PushToTalk,
             cancel_key: "escape".into(),
             input_device: String::new(),
+            microphone: MicrophoneMode::Auto,
+            microphone_keep_s: 180,
             preroll_ms: 300,
             post_roll_ms: 300,
             type_before_post_roll_ms: 100,
@@ -158,6 +209,13 @@ impl DictationConfig {
         // Ranges documented in config::DEFAULT_TOML. max_utterance_s bounds the audio buffer
         // (1 h of 16 kHz audio is 230 MB); queue_max bounds the utterances held in memory.
         super::ranges::check_ranges(&[
+            (
+                "dictation.microphone_keep_s",
+                self.microphone_keep_s.into(),
+                1,
+                86_400,
+                " s",
+            ),
             (
                 "dictation.preroll_ms",
                 self.preroll_ms.into(),
@@ -277,6 +335,33 @@ mod tests {
             Err("dictation.hands_free_idle_s")
         );
         assert_eq!(Mode::HandsFree.as_str(), "hands_free");
+    }
+
+    #[test]
+    fn microphone_is_auto_unless_asked_and_an_unknown_value_names_the_choices() {
+        let d = parse("[dictation]\n").expect("parsed");
+        assert_eq!(d.microphone, MicrophoneMode::Auto);
+        assert_eq!(d.microphone_keep_s, 180);
+        for (name, want) in [
+            ("on_demand", MicrophoneMode::OnDemand),
+            ("on-demand", MicrophoneMode::OnDemand),
+            ("always", MicrophoneMode::Always),
+            ("auto", MicrophoneMode::Auto),
+        ] {
+            let d = parse(&format!("[dictation]\nmicrophone = \"{name}\"\n")).expect("parsed");
+            assert_eq!(d.microphone, want);
+            assert!(d.validate().is_ok());
+        }
+        let err = parse("[dictation]\nmicrophone = \"sometimes\"\n").expect_err("refused");
+        assert!(
+            err.contains("sometimes") && err.contains("on_demand") && err.contains("always"),
+            "{err}"
+        );
+        let d = parse("[dictation]\nmicrophone_keep_s = 0\n").expect("parsed");
+        assert_eq!(
+            d.validate().map_err(|e| e.0),
+            Err("dictation.microphone_keep_s")
+        );
     }
 
     #[test]

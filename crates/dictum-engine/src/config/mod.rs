@@ -193,8 +193,18 @@ mode = "push_to_talk"
 cancel_key = "escape"
 # Input device name as listed by `dictum doctor`; "" = the system default.
 input_device = ""
+# When the microphone is open (the desktop shows "microphone in use" while it is, and a
+# Bluetooth headset stays in its call profile): "on_demand" = only while dictating (the
+# press opens it, the end of the dictation closes it); "always" = from start to quit;
+# "auto" = while dictating and microphone_keep_s after the last dictation, so a burst of
+# dictations keeps the pre-roll (on a Bluetooth microphone closed right after each one).
+# Hands-free listening keeps it open while it listens.
+microphone = "auto"
+# microphone = "auto": seconds the microphone stays open after the last dictation (1-86400).
+microphone_keep_s = 180
 # Audio kept from just before the key press (the first word is never clipped), in ms
-# (0-5000).
+# (0-5000). It needs the microphone open before the press: with microphone = "on_demand"
+# (or "auto" once it closed) the recording starts at the press, from the first buffer.
 preroll_ms = 300
 # Audio recorded after the release (the last word is never clipped), in ms (0-5000).
 # The silence already heard before the release counts toward it.

@@ -96,6 +96,11 @@ pub struct ReadyInfo {
     pub input: String,
     pub input_backend: String,
     pub first_frames_ms: Option<f64>,
+    /// `[dictation] microphone`: "on_demand", "always" or "auto".
+    pub microphone: String,
+    /// The stream's state after start-up and why, e.g. "closed: nothing is being
+    /// dictated" (`audio::mic_policy::MicReason::describe`).
+    pub microphone_state: String,
     pub hotkey: Option<String>,
     /// How the hotkey is had: `x11_grab`, `portal`, `compositor` (a compositor shortcut runs
     /// `dictum ctl`), or `none` (`--no-hotkey`).

@@ -1,9 +1,18 @@
-//! The microphone as the controller sees it: one stream, opened at start-up and kept, and
+//! The microphone as the controller sees it: one stream, open while `[dictation]
+//! microphone` says it is needed (the rule is `audio::mic_policy`: "always" from start to
+//! quit, "on_demand" only while dictating, "auto" while dictating and a while after), and
 //! everything that happens when it goes away: the background re-open (one attempt at a time,
 //! [`Reopener`]), the backoff between failed attempts, what was last told to the user (each
 //! failure once, not at every retry), and a settings change that wants a new stream.
 //!
-//! Rules (none of them waits: the controller also answers the hotkey):
+//! Rules (none of them waits, the controller also answers the hotkey, but for the one open a
+//! press needs):
+//! - a press that finds the stream closed because nothing needed it opens it at once
+//!   ([`Microphone::ensure`], waiting up to [`COLD_OPEN_WAIT`], the key's release queued
+//!   meanwhile), recording from its first buffer: nothing that reaches the stream after the
+//!   press is lost; the server connection was settled at start-up, so only the stream opens;
+//! - a stream nothing needs any more is closed between utterances ([`Microphone::settle`],
+//!   every controller round), never under one;
 //! - a press without a working stream is not recorded: a re-open is started and the user is
 //!   told why ("being re-opened", or "the audio server has not answered for N s" when an
 //!   attempt hangs in a frozen server, or the last failure);
@@ -19,11 +28,36 @@
 use crate::audio::capture::{
     drop_in_background, Capture, CaptureOptions, Open, OpenCapture, Reopener,
 };
+use crate::audio::mic_policy::{is_bluetooth_source, MicEvent, MicMode, MicPolicy, MicReason};
+use crate::config::dictation::MicrophoneMode as MicSetting;
 use crate::dictation::config::DictationConfig;
 use std::time::{Duration, Instant};
 
 /// An attempt that has waited this long is told as a server that does not answer.
 const FROZEN_AFTER: Duration = Duration::from_secs(2);
+
+/// How long a press waits for a closed microphone to open (and deliver its first frames):
+/// PulseAudio takes ~50–300 ms, a Bluetooth headset switching to its call profile 1–2 s.
+/// Longer, the press is not recorded and the attempt lands in the background.
+pub const COLD_OPEN_WAIT: Duration = Duration::from_secs(4);
+
+/// The rule's mode for the `[dictation]` settings.
+pub fn mic_mode(d: &DictationConfig) -> MicMode {
+    match d.microphone {
+        MicSetting::Always => MicMode::Always,
+        MicSetting::OnDemand => MicMode::OnDemand,
+        MicSetting::Auto => MicMode::Auto {
+            keep_ms: d.microphone_keep_s as u64 * 1000,
+        },
+    }
+}
+
+/// How the last press got its stream, for its history row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ColdOpen {
+    /// When the freshly opened stream delivered its first samples (`None`: not yet).
+    pub first_sample: Option<Instant>,
+}
 
 /// What the microphone needs of a stream (a [`Capture`]; a fake in the tests).
 pub trait Stream: Send + 'static {
@@ -35,6 +69,12 @@ pub trait Stream: Send + 'static {
     fn device_error(&self) -> Option<String>;
     /// Asks the audio server whether the source is still there (`Some(why)` when not).
     fn source_missing(&self) -> Option<String>;
+    /// An utterance is being recorded from it.
+    fn is_recording(&self) -> bool;
+    /// When its first frames came.
+    fn first_frames_at(&self) -> Option<Instant>;
+    /// Opened recording from its first buffer for a press that did not wait for it: stop.
+    fn disarm(&mut self);
 }
 
 impl Stream for Capture {
@@ -49,6 +89,15 @@ impl Stream for Capture {
     }
     fn source_missing(&self) -> Option<String> {
         Capture::source_missing(self)
+    }
+    fn is_recording(&self) -> bool {
+        Capture::is_recording(self)
+    }
+    fn first_frames_at(&self) -> Option<Instant> {
+        Capture::first_frames_at(self)
+    }
+    fn disarm(&mut self) {
+        Capture::disarm(self)
     }
 }
 
@@ -97,6 +146,16 @@ pub struct Microphone<O: Open = OpenCapture> {
     stale: bool,
     /// What to tell the user, oldest first ([`Microphone::take_notices`]).
     notices: Vec<String>,
+    /// When the stream is to be open (`[dictation] microphone`).
+    policy: MicPolicy,
+    /// The policy's clock starts here.
+    epoch: Instant,
+    /// The stream was closed because nothing needed it (not lost): a press opens it.
+    closed: bool,
+    /// The last press found the stream closed and opened it.
+    cold_open: Option<ColdOpen>,
+    /// How long a press waits for a closed stream ([`COLD_OPEN_WAIT`]).
+    cold_wait: Duration,
 }
 
 impl Microphone<OpenCapture> {
@@ -112,6 +171,7 @@ where
 {
     /// `stream` was opened for `d`; re-opens go through `opener`.
     pub fn with_opener(stream: O::Stream, d: &DictationConfig, opener: O) -> Self {
+        let bluetooth = is_bluetooth_source(stream.device());
         Microphone {
             stream: Some(stream),
             reopener: Reopener::new(opener),
@@ -120,6 +180,111 @@ where
             wanted: false,
             stale: false,
             notices: Vec::new(),
+            policy: MicPolicy::new(mic_mode(d), bluetooth),
+            epoch: Instant::now(),
+            closed: false,
+            cold_open: None,
+            cold_wait: COLD_OPEN_WAIT,
+        }
+    }
+
+    fn ms(&self, now: Instant) -> u64 {
+        now.saturating_duration_since(self.epoch).as_millis() as u64
+    }
+
+    /// The source's kind as the server names it (a Bluetooth microphone is closed right
+    /// after each dictation in `auto`).
+    fn note_source(&mut self, device: &str, now: Instant) {
+        let bluetooth = is_bluetooth_source(device);
+        self.policy.on(MicEvent::Source { bluetooth }, self.ms(now));
+    }
+
+    /// One line for the user: open or closed, and why ("closed: …" also for a stream that is
+    /// needed but lost).
+    pub fn describe(&self, now: Instant) -> String {
+        let reason = self.policy.state(self.ms(now));
+        if reason.is_open() && !self.is_working() {
+            return format!("closed: {}", self.why_missing());
+        }
+        reason.describe(self.ms(now))
+    }
+
+    /// The stream is open (working or not).
+    pub fn is_open(&self) -> bool {
+        self.stream.is_some()
+    }
+
+    /// How the last press got its stream: `Some` when it found it closed and opened it.
+    pub fn take_cold_open(&mut self) -> Option<ColdOpen> {
+        self.cold_open.take()
+    }
+
+    /// Every controller round: tells the rule whether a dictation is under way (`busy`: an
+    /// utterance recorded or the stream still recording one) and whether hands-free
+    /// listens, and closes the stream once nothing needs it (never under an utterance; in
+    /// the background, a hung server must not block the caller).
+    pub fn settle(&mut self, busy: bool, listening: bool, now: Instant) {
+        let ms = self.ms(now);
+        if !busy && self.policy.dictating() {
+            self.policy.on(MicEvent::Done, ms);
+        }
+        if listening != self.policy.listening() {
+            self.policy.on(MicEvent::Listening(listening), ms);
+        }
+        if self.policy.state(ms).is_open() || busy {
+            return;
+        }
+        if self.stream.as_ref().is_some_and(|s| s.is_recording()) {
+            return;
+        }
+        if let Some(s) = self.stream.take() {
+            tracing::info!(
+                "microphone {} closed ({})",
+                s.device(),
+                self.policy.state(ms).describe(ms)
+            );
+            drop_in_background(s);
+        }
+        self.closed = true;
+        self.wanted = false;
+    }
+
+    /// Opens the closed stream now for a press (or hands-free), recording from its first
+    /// buffer; waits up to [`COLD_OPEN_WAIT`]. False when it could not (the reason is kept
+    /// for the notice).
+    fn open_cold(&mut self, now: Instant) -> bool {
+        let opts = CaptureOptions {
+            record_from_open: true,
+            ..self.settings.options()
+        };
+        match self.reopener.open_now(opts, self.cold_wait, now) {
+            Some(Ok(s)) => {
+                self.closed = false;
+                self.last_error = None;
+                self.stale = false;
+                self.wanted = false;
+                self.cold_open = Some(ColdOpen {
+                    first_sample: s.first_frames_at(),
+                });
+                self.note_source(s.device(), now);
+                self.stream = Some(s);
+                true
+            }
+            Some(Err(e)) => {
+                self.last_error = Some(e.to_string());
+                false
+            }
+            None => false,
+        }
+    }
+
+    /// Hands-free listening starts: the stream is needed while it listens (opened now when
+    /// it was closed; a failure is told by hands-free and re-opened in the background).
+    pub fn listen(&mut self, now: Instant) {
+        self.policy.on(MicEvent::Listening(true), self.ms(now));
+        self.poll(now);
+        if self.stream.is_none() && self.closed && self.open_cold(now) {
+            self.cold_open = None;
         }
     }
 
@@ -163,9 +328,25 @@ where
     /// At a press: true when a working stream is there. Never waits: without one, a re-open
     /// is started in the background (one at a time), the user is told why, and false.
     pub fn ensure(&mut self, now: Instant) -> bool {
+        self.policy.on(MicEvent::Press, self.ms(now));
+        self.cold_open = None;
         self.poll(now);
         if self.is_working() {
             return true;
+        }
+        if self.stream.is_none() && self.closed {
+            if self.open_cold(now) {
+                return true;
+            }
+            if self.reopener.waiting_since().is_some() {
+                self.notices.push(format!(
+                    "the microphone did not open within {} s (a Bluetooth headset switching \
+                     to its call profile can take that long); this press was not recorded, \
+                     try again in a moment, or set [dictation] microphone = \"always\"",
+                    self.cold_wait.as_secs_f64()
+                ));
+                return false;
+            }
         }
         self.discard();
         self.reopener.request(self.settings.options(), now);
@@ -196,7 +377,9 @@ where
     pub fn poll(&mut self, now: Instant) {
         let working = self.is_working();
         match self.reopener.poll(now) {
-            Some(Ok(s)) => {
+            Some(Ok(mut s)) => {
+                // A cold open that landed after its press gave up: not an utterance.
+                s.disarm();
                 self.last_error = None;
                 if std::mem::take(&mut self.stale) {
                     // Opened with the settings from before the last change: again.
@@ -215,7 +398,10 @@ where
                 };
                 self.wanted = false;
                 self.discard();
-                self.notices.push(message);
+                if !std::mem::take(&mut self.closed) {
+                    self.notices.push(message);
+                }
+                self.note_source(s.device(), now);
                 self.stream = Some(s);
             }
             Some(Err(e)) => {
@@ -247,6 +433,15 @@ where
     /// costs one waiting thread).
     pub fn keep_open(&mut self, now: Instant) {
         self.poll(now);
+        let reason = self.policy.state(self.ms(now));
+        if !reason.is_open() {
+            return;
+        }
+        if self.closed && !matches!(reason, MicReason::Always | MicReason::HandsFree) {
+            // Closed on purpose and only kept for a pre-roll that is gone: the next press
+            // opens it.
+            return;
+        }
         if !self.is_working() {
             self.discard();
             self.reopener.request(self.settings.options(), now);
@@ -275,12 +470,17 @@ where
     /// a new stream in the background; the stream in use stays until the new one delivers (a
     /// press meanwhile is recorded with the old settings, never refused).
     pub fn reconfigure(&mut self, d: &DictationConfig, now: Instant) {
+        self.policy.set_mode(mic_mode(d));
         let settings = Settings::of(d);
         if settings == self.settings {
             return;
         }
         self.settings = settings;
         self.stale = self.reopener.waiting_since().is_some();
+        if self.stream.is_none() && self.closed {
+            // Closed: the next open uses the new settings.
+            return;
+        }
         self.wanted = true;
         self.reopener.request(self.settings.options(), now);
     }
@@ -301,6 +501,8 @@ mod tests {
         device: String,
         failed: Arc<AtomicBool>,
         missing: Arc<Mutex<Option<String>>>,
+        recording: Arc<AtomicBool>,
+        opened: Instant,
     }
 
     impl Stream for FakeStream {
@@ -317,6 +519,15 @@ mod tests {
         fn source_missing(&self) -> Option<String> {
             self.missing.lock().unwrap().clone()
         }
+        fn is_recording(&self) -> bool {
+            self.recording.load(Ordering::SeqCst)
+        }
+        fn first_frames_at(&self) -> Option<Instant> {
+            Some(self.opened)
+        }
+        fn disarm(&mut self) {
+            self.recording.store(false, Ordering::SeqCst);
+        }
     }
 
     type Answer = mpsc::Sender<Result<FakeStream, CaptureError>>;
@@ -328,6 +539,8 @@ mod tests {
     #[derive(Clone, Default)]
     struct Server {
         attempts: Arc<Mutex<Vec<Asked>>>,
+        /// Streams handed out at once, oldest first (a server that answers at once).
+        ready: Arc<Mutex<Vec<FakeStream>>>,
     }
 
     impl Server {
@@ -359,7 +572,15 @@ mod tests {
         type Stream = FakeStream;
         fn begin(&mut self, opts: CaptureOptions) -> Result<Attempt<FakeStream>, String> {
             let (tx, rx) = mpsc::channel();
-            self.0.attempts.lock().unwrap().push((opts, Some(tx)));
+            let mut ready = self.0.ready.lock().unwrap();
+            if ready.is_empty() {
+                self.0.attempts.lock().unwrap().push((opts, Some(tx)));
+            } else {
+                let s = ready.remove(0);
+                s.recording.store(opts.record_from_open, Ordering::SeqCst);
+                self.0.attempts.lock().unwrap().push((opts, None));
+                tx.send(Ok(s)).expect("the receiver is returned below");
+            }
             Ok(rx)
         }
     }
@@ -381,13 +602,17 @@ mod tests {
             device: device.into(),
             failed,
             missing,
+            recording: Arc::new(AtomicBool::new(false)),
+            opened: Instant::now(),
         };
         (s, handle)
     }
 
+    /// `microphone = "always"`: the stream is kept, and these tests are about keeping it.
     fn config(device: &str) -> DictationConfig {
         DictationConfig {
             input_device: device.into(),
+            microphone: MicSetting::Always,
             ..DictationConfig::default()
         }
     }
@@ -689,5 +914,162 @@ mod tests {
         assert_eq!(mic.check_source(), None);
         mic.keep_open(t0);
         assert_eq!(server.count(), 1);
+    }
+
+    fn mic_in(mode: &str, keep_s: u32) -> (Microphone<FakeOpener>, Server) {
+        let server = Server::default();
+        let (s, _h) = stream("usb-mic");
+        let d = DictationConfig {
+            input_device: "usb-mic".into(),
+            microphone: match mode {
+                "on_demand" => MicSetting::OnDemand,
+                "always" => MicSetting::Always,
+                _ => MicSetting::Auto,
+            },
+            microphone_keep_s: keep_s,
+            ..DictationConfig::default()
+        };
+        let mic = Microphone::with_opener(s, &d, FakeOpener(server.clone()));
+        (mic, server)
+    }
+
+    fn ready(server: &Server, device: &str) {
+        let (s, _h) = stream(device);
+        server.ready.lock().unwrap().push(s);
+    }
+
+    #[test]
+    fn on_demand_closes_after_start_up_opens_at_a_press_and_closes_after_it() {
+        let (mut mic, server) = mic_in("on_demand", 180);
+        let t0 = Instant::now();
+        // Start-up opened it (device and format settled); idle, it is closed.
+        mic.settle(false, false, t0);
+        assert!(!mic.is_open());
+        assert_eq!(mic.describe(t0), "closed: nothing is being dictated");
+        // Housekeeping does not re-open a stream closed on purpose.
+        mic.keep_open(t0 + ms(5000));
+        assert_eq!(server.count(), 0);
+
+        // The press opens it, recording from its first buffer.
+        ready(&server, "usb-mic");
+        assert!(mic.ensure(t0 + ms(6000)));
+        assert_eq!(server.count(), 1);
+        assert!(mic.stream().is_some_and(|s| s.is_recording()));
+        assert!(mic.take_cold_open().is_some());
+        assert!(mic.take_notices().is_empty());
+        assert_eq!(mic.describe(t0 + ms(6000)), "open: dictating");
+        // Under the utterance it stays, whatever the rule says.
+        mic.settle(true, false, t0 + ms(7000));
+        assert!(mic.is_open());
+        // Recorded (stop): closed at the next round.
+        mic.stream_mut().unwrap().disarm();
+        mic.settle(false, false, t0 + ms(8000));
+        assert!(!mic.is_open());
+    }
+
+    #[test]
+    fn always_never_closes_and_a_press_takes_the_pre_roll() {
+        let (mut mic, server) = mic_in("always", 180);
+        let t0 = Instant::now();
+        mic.settle(false, false, t0);
+        assert!(mic.is_open());
+        assert!(mic.ensure(t0 + ms(10)));
+        assert!(mic.take_cold_open().is_none(), "a pre-roll start");
+        mic.settle(false, false, t0 + ms(10_000_000));
+        assert!(mic.is_open());
+        assert_eq!(server.count(), 0);
+    }
+
+    #[test]
+    fn auto_keeps_it_after_a_dictation_then_closes_and_bluetooth_closes_at_once() {
+        let (mut mic, server) = mic_in("auto", 60);
+        let t0 = Instant::now();
+        mic.settle(false, false, t0);
+        assert!(!mic.is_open(), "closed before the first dictation");
+        ready(&server, "usb-mic");
+        assert!(mic.ensure(t0 + ms(1000)));
+        mic.stream_mut().unwrap().disarm();
+        mic.settle(false, false, t0 + ms(2000));
+        assert!(mic.is_open(), "kept for the next dictation's pre-roll");
+        assert!(mic
+            .describe(t0 + ms(2000))
+            .starts_with("open: kept 60 s more"));
+        // A second press within the keep time takes the pre-roll.
+        assert!(mic.ensure(t0 + ms(30_000)));
+        assert!(mic.take_cold_open().is_none());
+        mic.settle(false, false, t0 + ms(31_000));
+        mic.settle(false, false, t0 + ms(31_000 + 59_999));
+        assert!(mic.is_open());
+        mic.settle(false, false, t0 + ms(31_000 + 60_000));
+        assert!(!mic.is_open());
+
+        // A Bluetooth headset: closed right after each dictation.
+        ready(&server, "bluez_input.00:1B:66:AA:BB:CC.0");
+        assert!(mic.ensure(t0 + ms(200_000)));
+        mic.stream_mut().unwrap().disarm();
+        mic.settle(false, false, t0 + ms(201_000));
+        assert!(!mic.is_open());
+        assert!(mic.describe(t0 + ms(201_000)).contains("Bluetooth"));
+    }
+
+    #[test]
+    fn hands_free_opens_a_closed_microphone_and_holds_it_while_it_listens() {
+        let (mut mic, server) = mic_in("on_demand", 180);
+        let t0 = Instant::now();
+        mic.settle(false, false, t0);
+        ready(&server, "usb-mic");
+        mic.listen(t0 + ms(100));
+        assert!(mic.is_open());
+        mic.stream_mut().unwrap().disarm();
+        mic.settle(false, true, t0 + ms(10_000_000));
+        assert!(mic.is_open());
+        assert_eq!(mic.describe(t0), "open: hands-free is listening");
+        mic.settle(false, false, t0 + ms(10_000_001));
+        assert!(!mic.is_open());
+    }
+
+    #[test]
+    fn a_cold_open_that_does_not_answer_in_time_refuses_the_press_and_lands_later() {
+        let (mut mic, server) = mic_in("on_demand", 180);
+        mic.cold_wait = ms(50);
+        let t0 = Instant::now();
+        mic.settle(false, false, t0);
+        // The server does not answer within the wait.
+        assert!(!mic.ensure(t0 + ms(100)));
+        let told = mic.take_notices();
+        assert_eq!(told.len(), 1);
+        assert!(
+            told[0].starts_with("the microphone did not open within 0.05 s")
+                && told[0].contains("this press was not recorded"),
+            "{told:?}"
+        );
+        // It lands: kept without its early recording, closed by the next idle round.
+        let (late, _h) = stream("usb-mic");
+        late.recording.store(true, Ordering::SeqCst);
+        server.answer(0, Ok(late));
+        mic.poll(t0 + ms(5000));
+        assert!(mic.stream().is_some_and(|s| !s.is_recording()));
+        assert!(
+            mic.take_notices().is_empty(),
+            "no \"is back\" for a closed microphone"
+        );
+        mic.settle(false, false, t0 + ms(5100));
+        assert!(!mic.is_open());
+    }
+
+    #[test]
+    fn a_settings_change_while_closed_opens_nothing() {
+        let (mut mic, server) = mic_in("on_demand", 180);
+        let t0 = Instant::now();
+        mic.settle(false, false, t0);
+        let headset = DictationConfig {
+            microphone: MicSetting::OnDemand,
+            ..config("headset")
+        };
+        mic.reconfigure(&headset, t0 + ms(10));
+        assert_eq!(server.count(), 0);
+        ready(&server, "headset");
+        assert!(mic.ensure(t0 + ms(20)));
+        assert_eq!(server.device_asked(0).as_deref(), Some("headset"));
     }
 }

@@ -4,7 +4,7 @@
 //!
 //! Threads, each owning what it alone touches:
 //! - the **controller** ([`controller`]): the one owner of the state; the microphone stream
-//!   (opened at start-up and kept), the hotkeys, the utterance being recorded and its
+//!   (open while `[dictation] microphone` says: `microphone.rs`), the hotkeys, the utterance being recorded and its
 //!   streaming segmenter. It inserts each utterance's history row at the key press.
 //! - the **worker** ([`worker`]): the speech model and the LLM client; transcribes chunks
 //!   while the key is held and the tail after the release, in order.

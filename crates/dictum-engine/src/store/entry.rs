@@ -121,6 +121,11 @@ pub struct Entry {
     /// Voice commands heard but not done, and why, as a JSON array of `{name, why}`
     /// (`commands::trust`: a terminal's text with a key, hands-free, …).
     pub commands_refused: Option<String>,
+    /// How the recording started: "preroll" (the microphone was open before the press) or
+    /// "cold" (the press opened it; `[dictation] microphone`).
+    pub mic_start: Option<String>,
+    /// A cold open: the time from the press to the stream's first samples.
+    pub press_to_first_sample_ms: Option<f64>,
 }
 
 /// Columns in the order of `Entry::values` (id excluded).
@@ -176,6 +181,8 @@ pub(super) const COLUMNS: &[&str] = &[
     "commands",
     "profile",
     "commands_refused",
+    "mic_start",
+    "press_to_first_sample_ms",
 ];
 
 fn opt<T: Into<Value> + Clone>(v: &Option<T>) -> Value {
@@ -237,6 +244,8 @@ impl Entry {
             commands: None,
             profile: None,
             commands_refused: None,
+            mic_start: None,
+            press_to_first_sample_ms: None,
         }
     }
 
@@ -297,6 +306,8 @@ impl Entry {
             opt(&self.commands),
             opt(&self.profile),
             opt(&self.commands_refused),
+            opt(&self.mic_start),
+            opt(&self.press_to_first_sample_ms),
         ]
     }
 
@@ -361,6 +372,8 @@ impl Entry {
             commands: row.get(49)?,
             profile: row.get(50)?,
             commands_refused: row.get(51)?,
+            mic_start: row.get(52)?,
+            press_to_first_sample_ms: row.get(53)?,
         })
     }
 }

@@ -64,6 +64,10 @@ pub const MIGRATION_FILES: &[(&str, &str)] = &[
         "0013_row_state.sql",
         include_str!("../../../../migrations/0013_row_state.sql"),
     ),
+    (
+        "0014_mic_start.sql",
+        include_str!("../../../../migrations/0014_mic_start.sql"),
+    ),
 ];
 
 pub fn migrations() -> Migrations<'static> {

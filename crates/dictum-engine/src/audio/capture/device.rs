@@ -21,8 +21,8 @@ pub(super) fn describe(device: Option<&str>) -> String {
 /// every release, to see whether the source is still there) leaked a thread, a descriptor and
 /// ~0.7 MB per dictation (found by the soak; 1000 dictations would have hit the descriptor
 /// limit). One host answers every question and is replaced only once the server no longer
-/// answers it (its client's thread ends with the connection). Streams get a host of their own
-/// (opened rarely: start-up and re-opens).
+/// answers it (its client's thread ends with the connection). Streams share another one
+/// ([`STREAM_HOST`]).
 static PULSE_HOST: Mutex<Option<Arc<cpal::Host>>> = Mutex::new(None);
 
 /// The PulseAudio sources' names, asked through the one query host; a host whose server went
@@ -51,14 +51,42 @@ fn new_pulse_host() -> Result<cpal::Host, String> {
     cpal::host_from_id(HostId::PulseAudio).map_err(|e| format!("PulseAudio: {e}"))
 }
 
-/// A host to open a stream with (start-up and re-opens: rare). PulseAudio questions go
-/// through [`pulse_source_names`].
-pub(super) fn pick_host(backend: Backend) -> Result<cpal::Host, CaptureError> {
-    let alsa = || cpal::host_from_id(HostId::Alsa).map_err(|e| format!("ALSA: {e}"));
+/// The process's one PulseAudio host for streams. With `[dictation] microphone` other than
+/// "always" a stream is opened at every dictation: a host (a client connection and its
+/// reactor thread, which dropping does not end, see [`PULSE_HOST`]) per stream would leak one
+/// per dictation. The connection is settled once (start-up) and only the stream opens at a
+/// press; a host whose server no longer answers (restarted) is replaced.
+static STREAM_HOST: Mutex<Option<Arc<cpal::Host>>> = Mutex::new(None);
+
+fn pulse_stream_host() -> Result<Arc<cpal::Host>, String> {
+    let cached = STREAM_HOST
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    // Asked outside the lock: a frozen server must not block other callers on it.
+    if let Some(host) = cached {
+        if host.input_devices().is_ok() {
+            return Ok(host);
+        }
+    }
+    let host = Arc::new(new_pulse_host()?);
+    *STREAM_HOST.lock().unwrap_or_else(|e| e.into_inner()) = Some(host.clone());
+    Ok(host)
+}
+
+/// A host to open a stream with: PulseAudio's is kept for the life of the process
+/// ([`STREAM_HOST`]), ALSA's made each time. PulseAudio questions go through
+/// [`pulse_source_names`].
+pub(super) fn pick_host(backend: Backend) -> Result<Arc<cpal::Host>, CaptureError> {
+    let alsa = || {
+        cpal::host_from_id(HostId::Alsa)
+            .map(Arc::new)
+            .map_err(|e| format!("ALSA: {e}"))
+    };
     match backend {
-        Backend::PulseAudio => new_pulse_host().map_err(CaptureError::NoHost),
+        Backend::PulseAudio => pulse_stream_host().map_err(CaptureError::NoHost),
         Backend::Alsa => alsa().map_err(CaptureError::NoHost),
-        Backend::Auto => new_pulse_host()
+        Backend::Auto => pulse_stream_host()
             .or_else(|p| alsa().map_err(|a| format!("{p}; {a}")))
             .map_err(CaptureError::NoHost),
     }
@@ -111,7 +139,9 @@ fn find_device(
 
 /// Chooses the host and device; with `Auto`, a named device missing from PulseAudio is looked
 /// for in ALSA too.
-pub(super) fn choose(opts: &CaptureOptions) -> Result<(cpal::Host, cpal::Device), CaptureError> {
+pub(super) fn choose(
+    opts: &CaptureOptions,
+) -> Result<(Arc<cpal::Host>, cpal::Device), CaptureError> {
     let wanted = opts.device.as_deref().filter(|d| !d.is_empty());
     let hosts: Vec<Backend> = match opts.backend {
         Backend::Auto => vec![Backend::PulseAudio, Backend::Alsa],

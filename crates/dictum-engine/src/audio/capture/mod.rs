@@ -1,7 +1,8 @@
-//! Live microphone capture for push-to-talk: one input stream opened once and kept open,
-//! converted to 16 kHz mono f32 in the audio callback, with a pre-roll ring that always holds
-//! the last few hundred milliseconds so the first word spoken just before the key press is
-//! kept.
+//! Live microphone capture for push-to-talk: an input stream (kept open or opened at a press:
+//! `dictation/microphone.rs` decides), converted to 16 kHz mono f32 in the audio callback,
+//! with a pre-roll ring that holds the last few hundred milliseconds while it is open so the
+//! first word spoken just before the key press is kept; a stream opened for a press records
+//! from its first buffer (`CaptureOptions::record_from_open`).
 //!
 //! Backends (cpal 0.18): PulseAudio's native protocol (also served by pipewire-pulse) when a
 //! server is reachable, else ALSA. Through PulseAudio the stream asks the server for 16 kHz

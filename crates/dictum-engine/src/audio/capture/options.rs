@@ -28,6 +28,10 @@ pub struct CaptureOptions {
     pub backend: Backend,
     /// How long to wait for the audio system to create the stream.
     pub open_timeout: Duration,
+    /// Record from the stream's first buffer on, as if `start()` had been called before the
+    /// first frame (a press that found the microphone closed: nothing said after the press
+    /// is lost while the stream starts). The next `start()` takes that utterance as its own.
+    pub record_from_open: bool,
 }
 
 impl Default for CaptureOptions {
@@ -38,6 +42,7 @@ impl Default for CaptureOptions {
             max_utterance: DEFAULT_MAX_UTTERANCE,
             backend: Backend::Auto,
             open_timeout: Duration::from_secs(5),
+            record_from_open: false,
         }
     }
 }

@@ -100,6 +100,46 @@ impl<O: Open> Reopener<O> {
         }
     }
 
+    /// Opens now, waiting up to `wait` for the result (a press that found the microphone
+    /// closed: the press needs the stream). `None` when an attempt is already under way, or
+    /// this one has not answered within `wait` (it goes on in the background and lands
+    /// through [`Reopener::poll`] like any other).
+    pub fn open_now(
+        &mut self,
+        opts: CaptureOptions,
+        wait: Duration,
+        now: Instant,
+    ) -> Option<Result<O::Stream, CaptureError>> {
+        if self.pending.is_some() {
+            return None;
+        }
+        let rx = match self.opener.begin(opts) {
+            Ok(rx) => rx,
+            Err(e) => {
+                self.last_failure = Some(now);
+                return Some(Err(CaptureError::Open {
+                    device: "(open)".into(),
+                    reason: format!("cannot start opening the microphone: {e}"),
+                }));
+            }
+        };
+        let result = match rx.recv_timeout(wait) {
+            Ok(r) => r,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                self.pending = Some((rx, now));
+                return None;
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => Err(CaptureError::Open {
+                device: "(open)".into(),
+                reason: "the open attempt ended unexpectedly".into(),
+            }),
+        };
+        if result.is_err() {
+            self.last_failure = Some(now);
+        }
+        Some(result)
+    }
+
     /// The attempt's result, once it has one (then a new attempt may be requested); a failure
     /// counts from `now` for the retry.
     pub fn poll(&mut self, now: Instant) -> Option<Result<O::Stream, CaptureError>> {

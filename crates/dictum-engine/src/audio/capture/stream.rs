@@ -29,6 +29,9 @@ pub struct Capture {
     closed: mpsc::Receiver<()>,
     keeper: Option<JoinHandle<()>>,
     preroll_taken: usize,
+    /// Opened with `record_from_open`: recording since the first buffer, and the next
+    /// `start()` adopts that utterance.
+    armed: bool,
 }
 
 impl Capture {
@@ -46,6 +49,10 @@ impl Capture {
         let max_samples = (opts.max_utterance.as_millis() as u64 * SAMPLE_RATE as u64 / 1000)
             .min(usize::MAX as u64) as usize;
         let shared = Arc::new(Shared::new(preroll_samples, max_samples));
+        if opts.record_from_open {
+            // Reserved before the stream exists: the callback never reallocates.
+            shared.lock().utterance = Some(Vec::with_capacity(max_samples));
+        }
         let (ready_tx, ready_rx) = mpsc::channel::<Result<StreamInfo, CaptureError>>();
         let (shutdown_tx, shutdown_rx) = mpsc::channel::<()>();
         let (closed_tx, closed_rx) = mpsc::channel::<()>();
@@ -91,6 +98,7 @@ impl Capture {
             closed: closed_rx,
             keeper: Some(keeper),
             preroll_taken: 0,
+            armed: opts.record_from_open,
         })
     }
 
@@ -139,8 +147,14 @@ impl Capture {
         }
     }
 
-    /// Begins an utterance; the pre-roll (audio from just before this call) comes first.
+    /// Begins an utterance; the pre-roll (audio from just before this call) comes first. A
+    /// stream opened with `record_from_open` has recorded since its first buffer: its first
+    /// `start()` keeps all of that (no pre-roll: none of it is from before the press).
     pub fn start(&mut self) -> Result<(), CaptureError> {
+        if std::mem::take(&mut self.armed) && self.shared.lock().utterance.is_some() {
+            self.preroll_taken = 0;
+            return Ok(());
+        }
         let reserve = self.shared.lock().max_samples;
         // Reserve outside the lock: the callback must never wait on an allocation.
         let mut utt: Vec<f32> = Vec::with_capacity(reserve);
@@ -155,6 +169,14 @@ impl Capture {
         st.dropped = 0;
         st.utterance = Some(utt);
         Ok(())
+    }
+
+    /// A stream opened with `record_from_open` that nobody took (its press gave up waiting):
+    /// stops that recording, so a later press starts with the pre-roll as usual.
+    pub fn disarm(&mut self) {
+        if std::mem::take(&mut self.armed) {
+            self.shared.lock().utterance = None;
+        }
     }
 
     /// Keeps recording for `post_roll_ms` of audio after this call, then ends the utterance
@@ -280,6 +302,11 @@ impl Capture {
     /// Configured pre-roll.
     pub fn preroll_ms(&self) -> u32 {
         self.preroll_ms
+    }
+
+    /// When the stream was opened (its first frames follow, [`Capture::first_frames_at`]).
+    pub fn opened_at(&self) -> Instant {
+        self.shared.opened_at
     }
 
     /// PulseAudio does not fail a record stream whose source disappears: it moves the stream

@@ -14,17 +14,25 @@ impl Controller {
         working
     }
 
-    /// Takes the background re-open's result, if it has one. Called only while nothing is
-    /// being recorded (the stream is never swapped under an utterance).
-    pub(super) fn poll_reopen(&mut self) {
-        self.mic.poll(Instant::now());
-        self.tell_mic();
-    }
-
     /// Between utterances: a device that failed is re-opened in the background when it
     /// returns (a frozen sound server costs one waiting thread; the hotkey is still answered).
     pub(super) fn keep_mic_open(&mut self) {
         self.mic.keep_open(Instant::now());
+        self.tell_mic();
+    }
+
+    /// Every round: the microphone rule learns whether a dictation is under way and whether
+    /// hands-free listens, and the stream is closed once nothing needs it
+    /// (`[dictation] microphone`; never under an utterance).
+    pub(super) fn settle_mic(&mut self) {
+        let busy = self.live.is_some() || self.mic.stream().is_some_and(|c| c.is_recording());
+        let listening = self.hands_free.is_some();
+        self.mic.settle(busy, listening, Instant::now());
+    }
+
+    /// Hands-free starts listening: the stream is needed from now on (opened now if closed).
+    pub(super) fn open_for_listening(&mut self) {
+        self.mic.listen(Instant::now());
         self.tell_mic();
     }
 

@@ -19,7 +19,7 @@ impl Controller {
     /// starts once one is back.
     pub(super) fn hands_free_on(&mut self) {
         self.links.shared.set_key_held(false);
-        self.poll_reopen();
+        self.open_for_listening();
         let d = &self.config.dictation;
         let idle = match d.hands_free_idle_s {
             0 => String::new(),

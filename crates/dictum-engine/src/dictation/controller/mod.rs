@@ -21,6 +21,8 @@
 //! post-roll → the worker's `Finish` job, queue overflow), `hands_free` (listening and its
 //! cutter), `supervise` (deadlines, a stuck worker replaced, quit's grace) and
 //! `housekeeping` (idle stop, source check, re-open, config watching and `reconfigure`).
+//! Each round also lets the microphone close its stream once nothing needs it
+//! (`capture::settle_mic`, the rule in `audio::mic_policy`).
 
 mod capture;
 mod edit;
@@ -185,6 +187,7 @@ impl Controller {
             self.feedback.sound_cues(recording, capturing, &self.config);
             self.pump();
             self.supervise();
+            self.settle_mic();
             self.housekeeping();
             self.publish_state();
             // Media stay paused from the press until the last dictation is typed, cancelled

@@ -34,11 +34,26 @@ impl Controller {
             return;
         }
         let press_to_capture = ms_since(at);
+        let preroll_ms = capture.preroll_ms();
         // Wake the model if it was unloaded; the pre-roll keeps the first words meanwhile.
         self.links.queue.push(Job::Prepare);
         let mut entry = Entry::new(Source::Mic);
         entry.press_to_capture_ms = Some(press_to_capture);
-        entry.preroll_ms = Some(capture.preroll_ms() as i64);
+        match self.mic.take_cold_open() {
+            // The press opened the stream: recorded from its first buffer, no pre-roll.
+            Some(cold) => {
+                entry.mic_start = Some("cold".into());
+                entry.preroll_ms = Some(0);
+                entry.press_to_first_sample_ms = Some(match cold.first_sample {
+                    Some(t) => t.saturating_duration_since(at).as_secs_f64() * 1000.0,
+                    None => press_to_capture,
+                });
+            }
+            None => {
+                entry.mic_start = Some("preroll".into());
+                entry.preroll_ms = Some(preroll_ms as i64);
+            }
+        }
         self.links
             .shared
             .set_key_held(self.config.dictation.mode == Mode::PushToTalk);

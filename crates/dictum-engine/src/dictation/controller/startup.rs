@@ -121,7 +121,9 @@ pub(super) fn start(
         }
     }
 
-    // The microphone: opened now and kept, so a key press never waits for the stream.
+    // The microphone: opened now, so a missing device or server is told at start and the
+    // device and format are settled; kept open when `[dictation] microphone` says so
+    // ("always"), else closed once start-up is over and opened again by a press.
     let capture =
         Capture::open_with(capture_options(&config.dictation)).map_err(|e| e.to_string())?;
     let first_frames = capture
@@ -220,6 +222,12 @@ pub(super) fn start(
         (HotkeySource::None, "none".to_string())
     };
 
+    let input = capture.info().device.clone();
+    let input_backend = format!("{:?}", capture.info().backend);
+    let mut mic = Microphone::new(capture, &config.dictation);
+    let now = Instant::now();
+    mic.settle(false, false, now);
+    let microphone_state = mic.describe(now);
     let info = ReadyInfo {
         model: model_name,
         stt_note,
@@ -227,9 +235,11 @@ pub(super) fn start(
         plan,
         model_load_ms: load_ms,
         warmup_ms,
-        input: capture.info().device.clone(),
-        input_backend: format!("{:?}", capture.info().backend),
+        input,
+        input_backend,
         first_frames_ms: first_frames,
+        microphone: config.dictation.microphone.as_str().into(),
+        microphone_state,
         hotkey: opts.hotkeys.then(|| config.dictation.hotkey.clone()),
         hotkey_path,
         session: Session::detect().describe(),
@@ -238,7 +248,6 @@ pub(super) fn start(
         llm: llm_on,
         startup_ms: ms_since(started),
     };
-    let mic = Microphone::new(capture, &config.dictation);
     // Players a killed Dictum left paused are resumed now (after the instance lock: never
     // another running instance's).
     let media = crate::media::Pauser::new(
