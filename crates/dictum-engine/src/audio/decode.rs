@@ -61,14 +61,6 @@ enum Frame {
     Fail(Fail),
 }
 
-/// Which decoder read a file.
-pub fn decoder_for(path: &Path) -> &'static str {
-    match sniff(path) {
-        Some(Kind::Wav) => "wav",
-        _ => "symphonia",
-    }
-}
-
 #[derive(PartialEq)]
 enum Kind {
     Wav,

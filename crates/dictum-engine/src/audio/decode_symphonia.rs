@@ -95,7 +95,17 @@ pub fn decode(
         limit_visual_bytes: Limit::Maximum(1 << 20),
     };
     let probed = symphonia::default::get_probe()
-        .format(&hint, mss, &FormatOptions::default(), &meta)
+        .format(
+            &hint,
+            mss,
+            // The encoder's delay and padding (LAME's and iTunes' gapless tags) left out, so
+            // times line up with the source.
+            &FormatOptions {
+                enable_gapless: true,
+                ..FormatOptions::default()
+            },
+            &meta,
+        )
         .map_err(|e| match e {
             SymError::Unsupported(_) => Fail::Unsupported("no audio header it recognises".into()),
             SymError::IoError(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {

@@ -364,15 +364,18 @@ impl Engine {
             seg.text.clear();
         }
         if !seg.text.is_empty() {
-            let trim_ms = (vad.keep.start as u64 * 1000) / u64::from(crate::SAMPLE_RATE);
+            let ms = |i: usize| (i as u64 * 1000) / u64::from(crate::SAMPLE_RATE);
+            let (trim_ms, kept_ms) = (ms(vad.keep.start), ms(kept.len()));
+            // Whisper's times may run past the audio (it pads short stretches): kept inside.
             seg.timed = out
                 .segments
                 .iter()
                 .filter_map(|t| {
                     let text = strip_nonspeech(&t.text);
+                    let start = t.start_ms.min(kept_ms);
                     (!text.is_empty()).then(|| TimedText {
-                        start_ms: t.start_ms + trim_ms,
-                        end_ms: t.end_ms.max(t.start_ms) + trim_ms,
+                        start_ms: start + trim_ms,
+                        end_ms: t.end_ms.clamp(start, kept_ms) + trim_ms,
                         text,
                     })
                 })
