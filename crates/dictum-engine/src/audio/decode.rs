@@ -111,13 +111,23 @@ pub fn decode_file_16k_blocks(
     } else {
         in_process(path, max_seconds, sink)
     };
-    match decoded {
+    let result = match decoded {
         Err(Failed::Fail(Fail::Unsupported(why))) => {
             super::decode_ffmpeg::decode(path, max_seconds, &why, sink)
         }
         Err(Failed::Fail(fail)) => Err(fail_error(path, fail, max_seconds)),
-        Err(Failed::Error(e)) => Err(e),
+        Err(Failed::Error(e)) => return Err(e),
         Ok(info) => Ok(info),
+    };
+    let named_wav = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("wav") || e.eq_ignore_ascii_case("wave"));
+    match result {
+        // A `.wav` that is not RIFF and nothing else reads either: the WAV reader's message
+        // (what is wrong with it as a WAV, and how to convert it) says the most.
+        Err(_) if named_wav => super::decode_16k_blocks(path, max_seconds, sink),
+        other => other,
     }
 }
 
