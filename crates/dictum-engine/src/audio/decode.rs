@@ -115,7 +115,7 @@ pub fn decode_file_16k_blocks(
         Err(Failed::Fail(Fail::Unsupported(why))) => {
             super::decode_ffmpeg::decode(path, max_seconds, &why, sink)
         }
-        Err(Failed::Fail(fail)) => Err(fail_error(path, fail, max_seconds)),
+        Err(Failed::Fail(fail)) => Err(fail.into_error(path, max_seconds)),
         Err(Failed::Error(e)) => return Err(e),
         Ok(info) => Ok(info),
     };
@@ -135,22 +135,6 @@ pub fn decode_file_16k_blocks(
 enum Failed {
     Fail(Fail),
     Error(Error),
-}
-
-pub(super) fn fail_error(path: &Path, fail: Fail, max_seconds: u32) -> Error {
-    let path = path.to_path_buf();
-    match fail {
-        Fail::Empty => Error::AudioEmpty { path },
-        Fail::TooLong(secs) => Error::AudioTooLong {
-            path,
-            duration: super::wav::human_duration(secs),
-            max_seconds,
-        },
-        Fail::NoAudio(why) => Error::AudioNoTrack { path, reason: why },
-        Fail::Unsupported(why) | Fail::Format(why) | Fail::Sink(why) => {
-            Error::AudioDecode { path, reason: why }
-        }
-    }
 }
 
 /// symphonia in this process (no worker executable to start).

@@ -174,21 +174,16 @@ pub(super) fn decode(
     let result: Result<()> = loop {
         let ms = duration_ms.load(Ordering::Relaxed);
         if ms != u64::MAX && ms / 1000 > u64::from(max_seconds) {
-            break Err(super::decode::fail_error(
-                path,
-                Fail::TooLong(ms.div_ceil(1000)),
-                max_seconds,
-            ));
+            break Err(Fail::TooLong(ms.div_ceil(1000)).into_error(path, max_seconds));
         }
         match rx.recv_timeout(STALL) {
             Ok(Ok(block)) => {
                 samples += block.len() as u64;
                 if samples > max_samples {
-                    break Err(super::decode::fail_error(
-                        path,
-                        Fail::TooLong(samples.div_ceil(u64::from(crate::SAMPLE_RATE))),
-                        max_seconds,
-                    ));
+                    break Err(
+                        (Fail::TooLong(samples.div_ceil(u64::from(crate::SAMPLE_RATE))))
+                            .into_error(path, max_seconds),
+                    );
                 }
                 if let Err(e) = sink(&block, total(&duration_ms)) {
                     break Err(e);
@@ -232,11 +227,8 @@ pub(super) fn decode(
     if samples == 0 {
         let all = said.join("\n");
         return Err(if all.contains("matches no streams") {
-            super::decode::fail_error(
-                path,
-                Fail::NoAudio("ffmpeg found no audio stream in it; a video without sound?".into()),
-                max_seconds,
-            )
+            Fail::NoAudio("ffmpeg found no audio stream in it; a video without sound?".into())
+                .into_error(path, max_seconds)
         } else if ok {
             Error::AudioEmpty {
                 path: path.to_path_buf(),

@@ -11,6 +11,7 @@
 
 use super::resample::To16k;
 use super::wav::{MAX_RATE, MIN_RATE};
+use crate::Error;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use symphonia::core::audio::SampleBuffer;
@@ -64,6 +65,25 @@ pub enum Fail {
     TooLong(u64),
     /// The sink refused a block (the parent went away).
     Sink(String),
+}
+
+impl Fail {
+    /// The error the user sees.
+    pub fn into_error(self, path: &Path, max_seconds: u32) -> Error {
+        let path = path.to_path_buf();
+        match self {
+            Fail::Empty => Error::AudioEmpty { path },
+            Fail::TooLong(secs) => Error::AudioTooLong {
+                path,
+                duration: super::wav::human_duration(secs),
+                max_seconds,
+            },
+            Fail::NoAudio(why) => Error::AudioNoTrack { path, reason: why },
+            Fail::Unsupported(why) | Fail::Format(why) | Fail::Sink(why) => {
+                Error::AudioDecode { path, reason: why }
+            }
+        }
+    }
 }
 
 /// What the decoder reports, in order: one header, samples, one end (or a fail instead).
