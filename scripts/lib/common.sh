@@ -217,6 +217,14 @@ ensure_package_deps() {
     apt_ensure dpkg-dev binutils rpm lintian man-db
 }
 
+# Audio and video files for `dictum transcribe` (issue 40): ffmpeg decodes Opus and video at
+# run time and makes the test files (AAC, Vorbis, MPEG-4 video), lame the MP3s, oggenc the Ogg
+# Vorbis, opusenc the Opus and flac the FLAC of crates/dictum-cli/tests/file_formats.rs and
+# crates/dictum-engine/tests/decode_fuzz.rs.
+ensure_media_deps() {
+    apt_ensure ffmpeg lame vorbis-tools opus-tools flac
+}
+
 # Shared-speech-server tests (crates/dictum-cli/tests/remote_stt.rs, issue 15): the real
 # whisper.cpp whisper-server (built once, cached outside the clone) and a real Secret Service
 # (gnome-keyring on a private D-Bus session) for the keyring path.

@@ -4,14 +4,59 @@ use crate::stt_args::SttArgs;
 use dictum_engine::paths;
 use dictum_engine::pipeline::{Engine, FileProgress, Utterance};
 use dictum_engine::store::Outcome;
+use dictum_engine::subtitles;
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// What `dictum transcribe` writes.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// The text alone.
+    Txt,
+    /// One JSON object: the text, the row's facts, timings, and `segments` with times.
+    Json,
+    /// SubRip subtitles (at most 2 lines of 42 characters, cues of 1 to 7 s).
+    Srt,
+    /// WebVTT subtitles (the same cues).
+    Vtt,
+}
+
+impl Format {
+    fn extension(self) -> &'static str {
+        match self {
+            Format::Txt => "txt",
+            Format::Json => "json",
+            Format::Srt => "srt",
+            Format::Vtt => "vtt",
+        }
+    }
+}
+
 #[derive(clap::Args)]
+#[command(after_help = "\
+Formats read: WAV (any rate, depth and channels), FLAC, MP3, M4A/MP4 (AAC, ALAC), Ogg Vorbis and
+Matroska/WebM (Vorbis, FLAC, ...) built in; Opus and other containers or video files through
+ffmpeg when it is installed (Debian/Ubuntu: `sudo apt install ffmpeg`). A file cut short is
+transcribed as far as it goes, with a warning (and `truncated` in the JSON).
+
+Examples:
+  dictum transcribe talk.mp3
+  dictum transcribe --format srt --output talk.srt talk.mp4
+  dictum transcribe --format vtt --output-dir subs/ *.m4a")]
 pub struct Args {
-    /// Audio file to transcribe (WAV: 8/16/24/32-bit integer or 32-bit float, any rate and channels).
-    file: PathBuf,
+    /// Audio or video files to transcribe (see the formats below).
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// Output format: txt (the text), json, srt or vtt (subtitles, with times).
+    #[arg(long, value_enum, default_value_t = Format::Txt)]
+    format: Format,
+    /// Write the output to this file instead of standard output (one input file only).
+    #[arg(long, value_name = "FILE", conflicts_with = "output_dir")]
+    output: Option<PathBuf>,
+    /// Write each input's output to DIR/<input name>.<format> (any number of input files).
+    #[arg(long, value_name = "DIR")]
+    output_dir: Option<PathBuf>,
     /// Model: a catalog name such as `tiny.en-q8_0`, or a path to a ggml .bin file.
     #[arg(long)]
     model: Option<String>,
@@ -22,8 +67,8 @@ pub struct Args {
     /// multilingual model such as base-q8_0).
     #[arg(long)]
     translate: bool,
-    /// Print one JSON object instead of the text.
-    #[arg(long)]
+    /// The same as `--format json`.
+    #[arg(long, conflicts_with = "format")]
     json: bool,
     /// Clean the text with the LLM stage (as if llm.enabled = true).
     #[arg(long)]
@@ -41,6 +86,26 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let format = if args.json { Format::Json } else { args.format };
+    if args.output.is_some() && args.files.len() > 1 {
+        anyhow::bail!(
+            "--output takes one input file ({} given); use --output-dir DIR for several",
+            args.files.len()
+        );
+    }
+    if args.files.len() > 1
+        && args.output_dir.is_none()
+        && matches!(format, Format::Srt | Format::Vtt)
+    {
+        anyhow::bail!(
+            "subtitles of several files need --output-dir DIR (one .{} file each)",
+            format.extension()
+        );
+    }
+    if let Some(dir) = &args.output_dir {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
+    }
     let mut config = load_config()?;
     if let Some(model) = args.model {
         config.stt.model = model;
@@ -61,32 +126,107 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     engine.audio_dir = Some(paths::audio_dir()?);
     engine.file_piece_s = args.piece_s;
     engine.enable_llm()?;
-    let mut shown = Progress::new(&args.file);
-    let utterance = engine.transcribe_file_with(&history, &args.file, &mut |p| shown.show(p))?;
-    shown.end();
-    if let Some(why) = &utterance.entry.stt_fallback {
-        eprintln!("dictum: warning: {why}");
-    }
-    if args.json {
-        println!("{}", to_json(&utterance));
-    } else if let Some(text) = utterance.entry.text.as_deref().filter(|t| !t.is_empty()) {
-        println!("{text}");
-    } else if utterance.entry.outcome == Outcome::NoSpeech {
-        eprintln!("dictum: no speech detected (nothing to type)");
-    }
-    match utterance.error {
-        Some(e) => {
-            eprintln!("dictum: error: {e}");
-            Ok(ExitCode::FAILURE)
+    let mut failed = 0usize;
+    for file in &args.files {
+        let mut shown = Progress::new(file);
+        let utterance = engine.transcribe_file_with(&history, file, &mut |p| shown.show(p))?;
+        shown.end();
+        let name = shown.name.clone();
+        if let Some(why) = &utterance.entry.stt_fallback {
+            eprintln!("dictum: warning: {why}");
         }
-        None => Ok(ExitCode::SUCCESS),
+        if let Some(why) = &utterance.truncated {
+            eprintln!("dictum: warning: {name}: transcribed in part: {why}");
+        }
+        if let Some(e) = &utterance.error {
+            eprintln!("dictum: error: {e}");
+            failed += 1;
+            if format == Format::Json && args.output.is_none() && args.output_dir.is_none() {
+                println!("{}", to_json(&utterance));
+            }
+            continue;
+        }
+        if utterance.entry.outcome == Outcome::NoSpeech {
+            eprintln!("dictum: {name}: no speech detected (nothing to type)");
+        }
+        let text = render(&utterance, format);
+        let target = match (&args.output, &args.output_dir) {
+            (Some(out), _) => Some(out.clone()),
+            (None, Some(dir)) => Some(dir.join(output_name(file, format))),
+            (None, None) => None,
+        };
+        match target {
+            Some(path) => std::fs::write(&path, text.as_bytes())
+                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?,
+            None if text.is_empty() => {}
+            None => {
+                print!("{text}");
+                if !text.ends_with('\n') {
+                    println!();
+                }
+            }
+        }
+    }
+    Ok(if failed > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// `talk.mp3` → `talk.srt`.
+fn output_name(file: &std::path::Path, format: Format) -> PathBuf {
+    let stem = file
+        .file_stem()
+        .map_or_else(|| "transcript".into(), |s| s.to_os_string());
+    let mut name = stem;
+    name.push(".");
+    name.push(format.extension());
+    PathBuf::from(name)
+}
+
+/// The utterance in `format`. Subtitles take whisper's segment times; with `--clean`, the
+/// cleaned text laid over them ([`subtitles::retext`]).
+fn render(u: &Utterance, format: Format) -> String {
+    match format {
+        Format::Txt => u.entry.text.clone().unwrap_or_default(),
+        Format::Json => format!("{}\n", to_json(u)),
+        Format::Srt | Format::Vtt => {
+            let cues = subtitles::layout(
+                &subtitle_segments(u),
+                &subtitles::Layout::default(),
+                u.entry.audio_ms.and_then(|ms| u64::try_from(ms).ok()),
+            );
+            if format == Format::Srt {
+                subtitles::to_srt(&cues)
+            } else {
+                subtitles::to_vtt(&cues)
+            }
+        }
+    }
+}
+
+fn subtitle_segments(u: &Utterance) -> Vec<subtitles::Segment> {
+    let segments: Vec<subtitles::Segment> = u
+        .segments
+        .iter()
+        .map(|s| subtitles::Segment {
+            start_ms: s.start_ms,
+            end_ms: s.end_ms,
+            text: s.text.clone(),
+        })
+        .collect();
+    let cleaned = u.llm.is_some() && u.entry.text != u.entry.raw_text;
+    match u.entry.text.as_deref() {
+        Some(text) if cleaned && !text.trim().is_empty() => subtitles::retext(&segments, text),
+        _ => segments,
     }
 }
 
 /// Progress of a long file on stderr: one line rewritten in place on a terminal, a line per
 /// piece otherwise (logs, CI).
 struct Progress {
-    name: String,
+    pub name: String,
     tty: bool,
     shown: bool,
 }
@@ -163,6 +303,13 @@ pub fn to_json(u: &Utterance) -> serde_json::Value {
         "audio_ms": e.audio_ms,
         "speech_ms": e.speech_ms,
         "timings_ms": u.timings,
+        "source_path": e.source_path,
+        "segments": u.segments.iter().map(|s| json!({
+            "start_ms": s.start_ms,
+            "end_ms": s.end_ms,
+            "text": s.text,
+        })).collect::<Vec<_>>(),
+        "truncated": u.truncated,
     });
     obj["llm"] = u
         .llm

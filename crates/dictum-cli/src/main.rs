@@ -68,7 +68,8 @@ enum Command {
     /// Bind dictation to a desktop shortcut where no global hotkey can be grabbed (sway,
     /// Hyprland: push-to-talk; GNOME: toggle): print, install or remove it.
     Shortcut(cmd_shortcut::Args),
-    /// Transcribe an audio file (WAV, any rate/depth/channels) and store it in history.
+    /// Transcribe audio or video files (WAV, FLAC, MP3, M4A, Ogg, WebM; Opus and video through
+    /// ffmpeg) to text, JSON, SRT or VTT, and store them in history.
     Transcribe(cmd_transcribe::Args),
     /// Clean up text with the LLM stage (punctuation, capitalization, fillers), guarded.
     Clean(cmd_clean::Args),

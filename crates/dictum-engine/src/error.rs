@@ -20,6 +20,15 @@ pub enum Error {
         max_seconds: u32,
     },
 
+    #[error("cannot decode audio file {path}: {reason}. Check that it plays in a media player; if it does, convert it to WAV, e.g. `ffmpeg -i in.ext -ar 16000 -ac 1 out.wav`")]
+    AudioDecode { path: PathBuf, reason: String },
+
+    #[error("audio file {path} {what}: Dictum reads WAV, FLAC, MP3, M4A/MP4 (AAC, ALAC), Ogg Vorbis and Matroska/WebM itself and everything else through ffmpeg, which is not installed; install it (Debian/Ubuntu: `sudo apt install ffmpeg`) or convert the file to one of those formats")]
+    NeedsFfmpeg { path: PathBuf, what: String },
+
+    #[error("audio file {path} has no audio track ({reason}); pick a file with sound in it")]
+    AudioNoTrack { path: PathBuf, reason: String },
+
     #[error("audio file {path} contains no samples; record or pick a file with sound in it")]
     AudioEmpty { path: PathBuf },
 
@@ -90,6 +99,9 @@ impl Error {
             Error::AudioUnreadable { .. } => "audio_unreadable",
             Error::AudioFormat { .. } => "audio_format",
             Error::AudioEmpty { .. } => "audio_empty",
+            Error::AudioDecode { .. } => "audio_decode",
+            Error::NeedsFfmpeg { .. } => "needs_ffmpeg",
+            Error::AudioNoTrack { .. } => "audio_no_track",
             Error::AudioTooLong { .. } => "audio_too_long",
             Error::Resample(_) => "resample",
             Error::ModelNotFound(_) => "model_not_found",

@@ -3,12 +3,16 @@
 pub mod capture;
 pub mod cues;
 pub mod cut;
+pub mod decode;
+mod decode_ffmpeg;
+mod decode_symphonia;
 pub mod mic_policy;
 mod pcm;
 mod resample;
 mod wav;
 
 pub use capture::{Capture, CaptureError, CaptureOptions, Captured};
+pub use decode::decode_file_16k_blocks;
 pub use pcm::Pcm16k;
 pub use resample::{downmix, resample_to_16k, To16k};
 pub use wav::{

@@ -73,7 +73,7 @@ struct Checked {
 }
 
 /// `1:02:03`, `4:05`, or `12 s`.
-fn human_duration(secs: u64) -> String {
+pub(super) fn human_duration(secs: u64) -> String {
     let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
     if h > 0 {
         format!("{h}:{m:02}:{s:02} h")
@@ -260,6 +260,9 @@ pub struct StreamInfo {
     pub source_frames: u64,
     /// Time spent resampling.
     pub resample: Duration,
+    /// Why the file was not decoded to its end (cut short, damaged), when it was not: what
+    /// came before is kept.
+    pub truncated: Option<String>,
 }
 
 impl StreamInfo {
@@ -336,6 +339,7 @@ pub fn decode_16k_blocks(
         source_channels: spec.channels,
         source_frames: frames,
         resample,
+        truncated: None,
     })
 }
 

@@ -8,6 +8,7 @@ use crate::audio;
 use crate::llm::LlmReport;
 use crate::store::row::{fail_row, RowState, RowWriter, WholeRow, Words};
 use crate::store::{Entry, History, Outcome, Source};
+use crate::stt::TimedText;
 use crate::timing::{ms_since, StageTimings};
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
@@ -40,6 +41,8 @@ impl FileProgress {
 #[derive(Default)]
 struct PieceText {
     words: Words,
+    /// Whisper's segments, times from the start of the file.
+    segments: Vec<TimedText>,
     /// Time spent in VAD and whisper (the rest of the decoding loop is decoding).
     ms: f64,
 }
@@ -52,11 +55,12 @@ impl PieceText {
         engine: &mut Engine,
         full_window: bool,
         samples: &[f32],
+        offset: usize,
         entry: &mut Entry,
         timings: &mut StageTimings,
     ) -> Result<()> {
         let speech_before = entry.speech_ms.unwrap_or(0);
-        let speech = self.add_checked(engine, full_window, samples, entry, timings, 0)?;
+        let speech = self.add_checked(engine, full_window, samples, offset, entry, timings, 0)?;
         // Second looks re-analyse audio already counted: the piece's speech counts once.
         entry.speech_ms = Some(speech_before + speech);
         Ok(())
@@ -66,12 +70,15 @@ impl PieceText {
     /// it on 10 to 20 s of several sentences). Two checks catch it: speech left after the
     /// last segment's end is transcribed on its own, and a text far too short for the speech
     /// in it (under 0.8 words per second of speech) is redone as two halves cut at the
-    /// quietest point, kept if they say more. Returns the piece's speech ms.
+    /// quietest point, kept if they say more. Returns the piece's speech ms. `offset`: where
+    /// `samples` starts in the file (samples), for the segments' times.
+    #[allow(clippy::too_many_arguments)]
     fn add_checked(
         &mut self,
         engine: &mut Engine,
         full_window: bool,
         samples: &[f32],
+        offset: usize,
         entry: &mut Entry,
         timings: &mut StageTimings,
         depth: u32,
@@ -104,10 +111,20 @@ impl PieceText {
                         raws: Vec::new(),
                         rewriter: None,
                     },
+                    segments: Vec::new(),
                     ms: 0.0,
                 };
-                halves.add_checked(engine, true, &part[..cut], entry, timings, depth + 1)?;
-                halves.add_checked(engine, true, &part[cut..], entry, timings, depth + 1)?;
+                let at = offset + from;
+                halves.add_checked(engine, true, &part[..cut], at, entry, timings, depth + 1)?;
+                halves.add_checked(
+                    engine,
+                    true,
+                    &part[cut..],
+                    at + cut,
+                    entry,
+                    timings,
+                    depth + 1,
+                )?;
                 self.ms += halves.ms;
                 let said = |t: &[String]| {
                     t.iter()
@@ -124,10 +141,17 @@ impl PieceText {
                     self.words.adopt(seg.rewriter.as_ref());
                     self.words.texts = halves.words.texts;
                     self.words.raws.extend(halves.words.raws);
+                    self.segments.extend(halves.segments);
                     break;
                 }
             }
             self.words.push(seg.piece());
+            let shift = ((offset + from) as u64 * 1000) / rate as u64;
+            self.segments.extend(seg.timed.iter().map(|t| TimedText {
+                start_ms: t.start_ms + shift,
+                end_ms: t.end_ms + shift,
+                text: t.text.clone(),
+            }));
             let Some(next) = seg.uncovered_from else {
                 break;
             };
@@ -141,6 +165,13 @@ impl PieceText {
     }
 }
 
+/// What a file's transcription yields beside the row.
+#[derive(Default)]
+struct FileText {
+    segments: Vec<TimedText>,
+    truncated: Option<String>,
+}
+
 /// The outcome of one utterance, as stored in history, plus the error if there was one.
 #[derive(Debug)]
 pub struct Utterance {
@@ -149,6 +180,11 @@ pub struct Utterance {
     pub error: Option<Error>,
     /// The LLM cleanup, when the stage ran.
     pub llm: Option<LlmReport>,
+    /// Whisper's segments, times in ms from the start of the file (files only).
+    pub segments: Vec<TimedText>,
+    /// Why the file was transcribed only in part (cut short, damaged after some point), when
+    /// it was: the text holds what came before (files only).
+    pub truncated: Option<String>,
 }
 
 impl Engine {
@@ -175,7 +211,8 @@ impl Engine {
         rows.create(&mut entry, RowState::Started)?;
 
         let mut timings = StageTimings::default();
-        let result = self.run_file(path, &mut entry, &mut timings, progress);
+        let mut got = FileText::default();
+        let result = self.run_file(path, &mut entry, &mut timings, &mut got, progress);
         let llm = if result.is_ok() {
             // Cannot fail: any LLM problem is recorded in the row and the raw text is kept.
             self.clean_entry(&mut entry, &mut timings)
@@ -197,6 +234,8 @@ impl Engine {
             timings,
             error,
             llm,
+            segments: got.segments,
+            truncated: got.truncated,
         })
     }
 
@@ -205,6 +244,7 @@ impl Engine {
         path: &Path,
         entry: &mut Entry,
         timings: &mut StageTimings,
+        got: &mut FileText,
         progress: &mut dyn FnMut(&FileProgress),
     ) -> Result<()> {
         // Decoded, downmixed and resampled in one streaming pass (the header is checked
@@ -220,8 +260,10 @@ impl Engine {
         let mut total: u64 = 0;
         let mut pieces = 0usize;
         let mut kept = self.kept_audio_writer(entry);
-        let decoded =
-            audio::decode_16k_blocks(path, self.config.stt.max_file_s, &mut |block, expected| {
+        let decoded = audio::decode_file_16k_blocks(
+            path,
+            self.config.stt.max_file_s,
+            &mut |block, expected| {
                 total = expected;
                 if let Some((writer, _)) = kept.as_mut() {
                     if let Err(e) = writer.write(block) {
@@ -232,7 +274,7 @@ impl Engine {
                 pending.extend_from_slice(block);
                 while pending.len() >= piece_max {
                     let cut = audio::cut::quietest_point(&pending, piece_min, piece_max).max(1);
-                    text.add(self, true, &pending[..cut], entry, timings)?;
+                    text.add(self, true, &pending[..cut], done as usize, entry, timings)?;
                     pending.drain(..cut);
                     done += cut as u64;
                     pieces += 1;
@@ -244,7 +286,8 @@ impl Engine {
                     });
                 }
                 Ok(())
-            });
+            },
+        );
         let info = match decoded {
             Ok(info) => info,
             Err(e) => {
@@ -259,6 +302,9 @@ impl Engine {
         timings.resample = Some(resample_ms);
         entry.resample_ms = Some(resample_ms);
         entry.audio_ms = Some(info.duration_ms() as i64);
+        if let Some(why) = &info.truncated {
+            tracing::debug!("{}: transcribed in part: {why}", path.display());
+        }
         if let Some((writer, file)) = kept {
             match writer.finish() {
                 Ok(()) => entry.audio_path = Some(file.display().to_string()),
@@ -267,7 +313,7 @@ impl Engine {
         }
         let long = pieces > 0;
         if !pending.is_empty() || pieces == 0 {
-            text.add(self, long, &pending, entry, timings)?;
+            text.add(self, long, &pending, done as usize, entry, timings)?;
             done += pending.len() as u64;
             pieces += 1;
         }
@@ -287,6 +333,13 @@ impl Engine {
         text.words.into_row(entry);
         if single_raw.is_some() {
             entry.raw_text = single_raw;
+        }
+        got.segments = text.segments;
+        if let Some(why) = info.truncated {
+            // The row says so, its outcome left as the words make it (the text is real).
+            entry.error_kind = Some("audio_truncated".into());
+            entry.error = Some(format!("transcribed in part: {why}"));
+            got.truncated = Some(why);
         }
         Ok(())
     }

@@ -106,6 +106,15 @@ impl Engine {
         if is_silence_phrase(&seg.text, seg.speech_ms, out.no_speech_prob) {
             seg.text.clear();
         }
+        if !seg.text.is_empty() {
+            // The server gives no segment times here: one segment over the speech sent.
+            let ms = |i: usize| (i as u64 * 1000) / u64::from(crate::SAMPLE_RATE);
+            seg.timed = vec![crate::stt::TimedText {
+                start_ms: ms(keep.start),
+                end_ms: ms(keep.end),
+                text: seg.text.clone(),
+            }];
+        }
         seg.raw = out.text;
     }
 }

@@ -7,7 +7,7 @@ use crate::config::SttBackend;
 use crate::snippets::Rewriter;
 use crate::store::row::{rewritten, Piece};
 use crate::store::{Entry, Outcome};
-use crate::stt::{is_silence_phrase, strip_nonspeech};
+use crate::stt::{is_silence_phrase, strip_nonspeech, TimedText};
 use crate::timing::{ms_since, timed, StageTimings};
 use crate::vad::{self, Detector};
 use crate::{Error, Result};
@@ -37,6 +37,11 @@ pub struct Segment {
     /// Where whisper stopped when speech went on after it (sample index in the audio given):
     /// it sometimes ends a long stretch at a pause. Set for full-window pieces only.
     pub uncovered_from: Option<usize>,
+    /// Whisper's segments, times in ms from the start of the audio given (the VAD trim
+    /// added back); a speech server's answer is one segment over the speech. Empty when
+    /// there is no text. Kept for files (subtitles); a live utterance's halves
+    /// ([`Segment::append`]) do not carry them.
+    pub timed: Vec<TimedText>,
     /// "openai" when the speech server's answer was used, "local" otherwise.
     pub backend: Option<String>,
     /// Why the local model stood in for the speech server (with the server's answer when it
@@ -357,6 +362,24 @@ impl Engine {
                 "whisper's stock phrase for silence dropped"
             );
             seg.text.clear();
+        }
+        if !seg.text.is_empty() {
+            let ms = |i: usize| (i as u64 * 1000) / u64::from(crate::SAMPLE_RATE);
+            let (trim_ms, kept_ms) = (ms(vad.keep.start), ms(kept.len()));
+            // Whisper's times may run past the audio (it pads short stretches): kept inside.
+            seg.timed = out
+                .segments
+                .iter()
+                .filter_map(|t| {
+                    let text = strip_nonspeech(&t.text);
+                    let start = t.start_ms.min(kept_ms);
+                    (!text.is_empty()).then(|| TimedText {
+                        start_ms: start + trim_ms,
+                        end_ms: t.end_ms.clamp(start, kept_ms) + trim_ms,
+                        text,
+                    })
+                })
+                .collect();
         }
         seg.raw = out.text;
         Ok(seg)

@@ -16,6 +16,6 @@ pub mod worker_process;
 pub use certain_loop::{degenerate, looks_degenerate, Degenerate};
 pub use model_file::{check_model_file, ModelInfo};
 pub use nonspeech::{is_silence_phrase, strip_nonspeech};
-pub use pass::{audio_ctx_for, SttOptions, SttOutput, Window};
+pub use pass::{audio_ctx_for, SttOptions, SttOutput, TimedText, Window};
 pub use resilient::{Delivered, ResilientTranscriber, MAX_GPU_FAILURES};
 pub use whisper::{is_aborted, Transcriber};

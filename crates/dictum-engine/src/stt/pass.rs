@@ -39,6 +39,14 @@ pub struct Window {
     pub min: u32,
 }
 
+/// One of whisper's segments: its text and where it lies in the audio.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimedText {
+    pub start_ms: u64,
+    pub end_ms: u64,
+    pub text: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SttOutput {
     /// Whisper's text, segments joined, trimmed.
@@ -66,6 +74,10 @@ pub struct SttOutput {
     /// after it was not transcribed.
     #[serde(default)]
     pub end_ms: Option<u64>,
+    /// Whisper's segments with their times, in ms from the start of the audio given (the
+    /// subtitles and `--format json` of `dictum transcribe`).
+    #[serde(default)]
+    pub segments: Vec<TimedText>,
     /// The CPU threads whisper took for the (last) decode (`stt/cpu_share.rs`).
     #[serde(default)]
     pub threads: u32,

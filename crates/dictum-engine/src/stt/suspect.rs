@@ -263,6 +263,7 @@ mod tests {
             redone_full: false,
             ms: 0.0,
             end_ms: None,
+            segments: Vec::new(),
             threads: 2,
             avg_logprob: Some(-0.25),
             tokens: text.split_whitespace().count() as u32 + 1,

@@ -2,7 +2,7 @@
 //! warmed up before the first real utterance, and an encoder window sized to the utterance.
 
 use super::model_file::{check_model_file, ModelInfo};
-use super::pass::{audio_ctx_for, SttOptions, SttOutput, Window};
+use super::pass::{audio_ctx_for, SttOptions, SttOutput, TimedText, Window};
 use super::suspect::{keep_redo, suspect};
 use super::worker_process::{self, WorkerProcess};
 use crate::gpu::speech_plan;
@@ -413,6 +413,7 @@ fn decode_in(
     let mut text = String::new();
     let mut no_speech_prob = 0.0f32;
     let mut end_ms = None;
+    let mut segments: Vec<TimedText> = Vec::new();
     let (mut tokens, mut logprob_sum) = (0u32, 0.0f64);
     for segment in state.as_iter() {
         no_speech_prob = no_speech_prob.max(segment.no_speech_probability());
@@ -431,6 +432,14 @@ fn decode_in(
         let piece = segment
             .to_str_lossy()
             .map_err(|e| Error::Transcribe(e.to_string()))?;
+        let start = u64::try_from(segment.start_timestamp()).map_or(0, |t| t * 10);
+        if !piece.trim().is_empty() {
+            segments.push(TimedText {
+                start_ms: start,
+                end_ms: end_ms.unwrap_or(start).max(start),
+                text: piece.trim().to_string(),
+            });
+        }
         text.push_str(&piece);
     }
     let lang_id = state.full_lang_id_from_state();
@@ -447,6 +456,7 @@ fn decode_in(
         avg_logprob: (tokens > 0).then(|| (logprob_sum / f64::from(tokens)) as f32),
         tokens,
         end_ms,
+        segments,
         ms: ms_since(start),
         threads,
     })

@@ -316,7 +316,13 @@ impl Drop for WorkerProcess {
 
 /// In the child: serve requests and return the exit code; `None` when this process is not a
 /// worker. Call first thing in `main`.
+///
+/// Also serves the file decoder's worker (`audio/decode.rs`), and marks this executable as
+/// able to: symphonia then runs in a memory-capped child instead of this process.
 pub fn serve_if_requested() -> Option<ExitCode> {
+    if let Some(code) = crate::audio::decode::serve_if_requested() {
+        return Some(code);
+    }
     let spec = std::env::var(WORKER_ENV).ok()?;
     Some(match serve(&spec) {
         Ok(()) => ExitCode::SUCCESS,

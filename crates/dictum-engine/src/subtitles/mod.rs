@@ -17,10 +17,12 @@
 
 mod cue;
 mod format;
+mod retext;
 mod wrap;
 
 pub use cue::{Cue, Segment};
 pub use format::{to_srt, to_vtt};
+pub use retext::retext;
 pub use wrap::wrap;
 
 /// How cues are laid out.
