@@ -12,7 +12,8 @@ use crate::dictation::sink::{Sink, SinkFactory};
 use crate::fault;
 use crate::inject::{InjectMethod, StopCheck};
 use crate::store::journal::Journal;
-use crate::store::row::{RowWriter, WholeRow};
+use crate::store::row::{RowUpdate, WholeRow};
+use crate::store::row_owner::Rows;
 use crate::store::spool::Spool;
 use crate::store::{History, Outcome};
 use crate::timing::ms_since;
@@ -35,20 +36,18 @@ struct Backlog {
 const BACKLOG_MAX: usize = 256;
 
 impl Backlog {
-    fn new(history: &History) -> Backlog {
+    fn new(rows: &Rows) -> Backlog {
         Backlog {
             rows: Vec::new(),
-            journal: Journal::for_history(history.path()),
+            journal: Journal::for_history(rows.path()),
             told: false,
         }
     }
 
     /// Completes `entry`'s row as delivered (created whole when the press could not create
     /// it), or keeps it for later.
-    fn store(&mut self, history: &History, entry: &mut crate::store::Entry) -> Option<String> {
-        let e = RowWriter::new(history)
-            .write(entry, WholeRow::Delivered)
-            .err()?;
+    fn store(&mut self, rows: &Rows, entry: &mut crate::store::Entry) -> Option<String> {
+        let e = rows.write(entry, WholeRow::Delivered).err()?;
         let kept = match self.journal.append(entry) {
             Ok(()) => format!("it is kept in {}", self.journal.path().display()),
             Err(j) => {
@@ -72,16 +71,15 @@ impl Backlog {
     }
 
     /// Retries the rows held back; returns a message once they are all written.
-    fn retry(&mut self, history: &History) -> Option<String> {
+    fn retry(&mut self, rows: &Rows) -> Option<String> {
         let mut left = Vec::new();
-        let rows = RowWriter::new(history);
         for mut entry in std::mem::take(&mut self.rows) {
             if rows.write(&mut entry, WholeRow::Delivered).is_err() {
                 left.push(entry);
             }
         }
         self.rows = left;
-        let journaled = self.journal.is_empty() || self.journal.replay(history).is_ok();
+        let journaled = self.journal.is_empty() || rows.replay_journal();
         (self.rows.is_empty() && journaled && std::mem::take(&mut self.told))
             .then(|| "the history database accepts writes again; held dictations stored".into())
     }
@@ -98,12 +96,13 @@ pub(crate) fn run(
     factory: SinkFactory,
     mut config: Config,
     history: History,
+    rows: Rows,
     jobs: mpsc::Receiver<InjectorMsg>,
     to_controller: mpsc::Sender<Input>,
     shared: Arc<Shared>,
 ) {
-    let mut backlog = Backlog::new(&history);
-    let spool = Spool::for_history(history.path());
+    let mut backlog = Backlog::new(&rows);
+    let spool = Spool::for_history(rows.path());
     let notice = |m: String| {
         let _ = to_controller.send(Input::Notice(m));
     };
@@ -117,7 +116,7 @@ pub(crate) fn run(
         let msg = match jobs.recv_timeout(Duration::from_secs(1)) {
             Ok(msg) => msg,
             Err(mpsc::RecvTimeoutError::Timeout) => {
-                if let Some(m) = backlog.retry(&history) {
+                if let Some(m) = backlog.retry(&rows) {
                     notice(m);
                 }
                 continue;
@@ -166,13 +165,15 @@ pub(crate) fn run(
             }
             InjectorMsg::Stored(job) => {
                 let id = job.id;
-                let done = catch(|| type_stored(sink.as_mut(), &history, &config, &shared, id))
-                    .unwrap_or_else(|msg| {
-                        shared.set_injecting(false);
-                        Err(format!(
-                            "typing #{id} crashed ({msg}); its text is in history (`dictum history`)"
-                        ))
-                    });
+                let done = catch(|| {
+                    type_stored(sink.as_mut(), (&history, &rows), &config, &shared, id)
+                })
+                .unwrap_or_else(|msg| {
+                    shared.set_injecting(false);
+                    Err(format!(
+                        "typing #{id} crashed ({msg}); its text is in history (`dictum history`)"
+                    ))
+                });
                 shared
                     .stored
                     .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
@@ -187,7 +188,7 @@ pub(crate) fn run(
             }
             InjectorMsg::Stop => break,
         };
-        if let Some(m) = backlog.retry(&history) {
+        if let Some(m) = backlog.retry(&rows) {
             notice(m);
         }
         let seq = typed.seq;
@@ -249,7 +250,7 @@ pub(crate) fn run(
             .get_or_insert(ms_since(release_at));
         // Delivered: its spool audio goes; not delivered: kept, and the row says how to retry.
         spool.settle(&mut entry);
-        if let Some(m) = backlog.store(&history, &mut entry) {
+        if let Some(m) = backlog.store(&rows, &mut entry) {
             notice(m);
         }
         let _ = to_controller.send(Input::Done {
@@ -257,7 +258,7 @@ pub(crate) fn run(
             report: Box::new(report(&entry, release)),
         });
     }
-    if let Some(m) = backlog.retry(&history) {
+    if let Some(m) = backlog.retry(&rows) {
         notice(m);
     }
     backlog.close();
@@ -305,7 +306,7 @@ fn profile_method(
 /// spool audio goes once delivered). Ok: what was done; Err: why not (also on the row).
 fn type_stored(
     sink: &mut dyn Sink,
-    history: &History,
+    (history, rows): (&History, &Rows),
     config: &Config,
     shared: &Arc<Shared>,
     id: i64,
@@ -346,7 +347,8 @@ fn type_stored(
         .keep_audio
         .then(crate::paths::audio_dir)
         .and_then(Result::ok);
-    crate::dictation::retry::delivered(history, &mut entry, &report, keep_audio_dir.as_deref())
+    crate::dictation::retry::settle(rows.path(), &mut entry, &report, keep_audio_dir.as_deref());
+    rows.apply(RowUpdate::Delivered(&entry))
         .map_err(|e| format!("#{id}: how it was typed could not be stored: {e}"))?;
     match report.error {
         Some(e) => Err(format!("#{id}: {e}")),

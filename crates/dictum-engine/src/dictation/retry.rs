@@ -86,10 +86,21 @@ pub fn delivered(
     report: &SinkReport,
     keep_audio_dir: Option<&Path>,
 ) -> Result<(), String> {
+    settle(history.path(), entry, report, keep_audio_dir);
+    RowWriter::new(history)
+        .apply(RowUpdate::Delivered(entry))
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// [`delivered`] before the row is written: how the text went into `entry`, and its spool
+/// audio (of the history at `db`) deleted or kept once delivered. The daemon writes the row
+/// through its row owner.
+pub fn settle(db: &Path, entry: &mut Entry, report: &SinkReport, keep_audio_dir: Option<&Path>) {
     entry.inject_method = Some(report.method.clone());
     entry.inject_error = report.error.clone();
     if let Some(id) = entry.id.filter(|_| !spool::undelivered(entry)) {
-        let spool = Spool::for_history(history.path());
+        let spool = Spool::for_history(db);
         let in_spool = entry
             .audio_path
             .as_deref()
@@ -108,8 +119,4 @@ pub fn delivered(
         }
         spool.remove(id);
     }
-    RowWriter::new(history)
-        .apply(RowUpdate::Delivered(entry))
-        .map(|_| ())
-        .map_err(|e| e.to_string())
 }

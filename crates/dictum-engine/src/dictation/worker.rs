@@ -16,8 +16,9 @@ use crate::gpu::monitor::{Verdict, VramMonitor};
 use crate::gpu::NvmlProbe;
 use crate::pipeline::{self, Engine, Segment, Words};
 use crate::profile::Profile;
-use crate::store::row::{RowUpdate, RowWriter};
-use crate::store::{Entry, History, Outcome};
+use crate::store::row::RowUpdate;
+use crate::store::row_owner::Rows;
+use crate::store::{Entry, Outcome};
 use crate::timing::{ms_since, StageTimings};
 use crate::Error;
 use std::collections::HashMap;
@@ -61,7 +62,8 @@ struct Rescue {
 
 pub(crate) struct Worker {
     pub engine: Engine,
-    pub history: History,
+    /// The row owner's handle: every row write goes through it.
+    pub rows: Rows,
     pub queue: Arc<Queue>,
     pub to_injector: mpsc::Sender<InjectorMsg>,
     pub to_controller: mpsc::Sender<Input>,
@@ -292,7 +294,7 @@ impl Worker {
         if let (Some(path), Some(id)) = (&entry.audio_path, entry.id) {
             return format!("{} (also at {path})", crate::store::spool::retry_hint(id));
         }
-        let spool = crate::store::spool::Spool::for_history(self.history.path());
+        let spool = crate::store::spool::Spool::for_history(self.rows.path());
         match spool.keep(entry.id, seq, samples) {
             Ok(file) => {
                 entry.audio_path = Some(file.display().to_string());
@@ -434,7 +436,7 @@ impl Worker {
         // The first words go out while the last are cleaned; the raw words are in history
         // before any of them is typed.
         let to_injector = self.to_injector.clone();
-        let rows = RowWriter::new(&self.history);
+        let rows = self.rows.clone();
         let mut early = |raw: &Entry, text: &str| {
             if let Err(e) = rows.apply(RowUpdate::Transcribed(raw)) {
                 tracing::warn!("could not store the raw words before typing them: {e}");
@@ -687,7 +689,8 @@ fn release_path(
 pub(crate) struct Seed {
     pub model_dirs: Vec<std::path::PathBuf>,
     pub audio_dir: Option<std::path::PathBuf>,
-    pub history_path: std::path::PathBuf,
+    /// The row owner's handle, a clone for each worker.
+    pub rows: Rows,
     pub to_injector: mpsc::Sender<InjectorMsg>,
     pub to_controller: mpsc::Sender<Input>,
     pub shared: Arc<Shared>,
@@ -707,10 +710,9 @@ impl Seed {
             }
             Err(e) => return Err(e.to_string()),
         };
-        let history = History::open(&self.history_path).map_err(|e| e.to_string())?;
         let worker = Worker {
             engine,
-            history,
+            rows: self.rows.clone(),
             queue: queue.clone(),
             to_injector: self.to_injector.clone(),
             to_controller: self.to_controller.clone(),

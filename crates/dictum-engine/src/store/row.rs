@@ -124,6 +124,73 @@ pub fn fail_row(entry: &mut Entry, e: &Error, outcome: Outcome, message: String)
     entry.error = Some(message);
 }
 
+/// The row's raw SQL: the insert [`RowWriter::create`] runs, and whole-row writes for seeding
+/// (`examples/seed_history.rs`, imports) and tests. A dictation's row is otherwise written
+/// only through [`RowWriter`] (in the daemon, its owner thread: `row_owner.rs`).
+impl History {
+    /// Inserts `entry` (normally as `pending`) and sets its id.
+    pub fn insert(&self, entry: &mut Entry) -> Result<i64> {
+        if entry.created_at_ms == 0 {
+            entry.created_at_ms = super::now_ms();
+        }
+        let sql = format!(
+            "INSERT INTO dictations ({}) VALUES ({})",
+            super::entry::COLUMNS.join(", "),
+            (1..=super::entry::COLUMNS.len())
+                .map(|i| format!("?{i}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        self.conn
+            .prepare_cached(&sql)
+            .and_then(|mut stmt| stmt.execute(rusqlite::params_from_iter(entry.values())))
+            .map_err(|e| self.err(e))?;
+        let id = self.conn.last_insert_rowid();
+        entry.id = Some(id);
+        Ok(id)
+    }
+
+    /// Inserts many entries in one transaction (seeding, imports); sets their ids.
+    pub fn insert_batch(&self, entries: &mut [Entry]) -> Result<()> {
+        let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
+        for entry in entries.iter_mut() {
+            self.insert(entry)?;
+        }
+        tx.commit().map_err(|e| self.err(e))
+    }
+
+    /// Writes every field of an inserted entry.
+    pub fn update(&self, entry: &Entry) -> Result<()> {
+        let id = entry.id.ok_or_else(|| Error::Store {
+            path: self.path.clone(),
+            reason: "update of an entry that was never inserted".into(),
+        })?;
+        let sets: Vec<String> = super::entry::COLUMNS
+            .iter()
+            .enumerate()
+            .map(|(i, c)| format!("{c} = ?{}", i + 1))
+            .collect();
+        let sql = format!(
+            "UPDATE dictations SET {} WHERE id = ?{}",
+            sets.join(", "),
+            super::entry::COLUMNS.len() + 1
+        );
+        let mut values = entry.values();
+        values.push(id.into());
+        let n = self
+            .conn
+            .execute(&sql, rusqlite::params_from_iter(values))
+            .map_err(|e| self.err(e))?;
+        if n != 1 {
+            return Err(Error::Store {
+                path: self.path.clone(),
+                reason: format!("entry {id} no longer exists"),
+            });
+        }
+        Ok(())
+    }
+}
+
 /// Where a row is in its life, stored with it (`row_state`, `migrations/0013_row_state.sql`):
 /// an update of a lower rank than the row's is refused, so a late write (a replaced worker's
 /// result) never overwrites what came after it (the row as typed).

@@ -8,7 +8,7 @@
 use super::machine::{Ended, Trigger};
 use super::Controller;
 use crate::edit::{self, AtPress};
-use crate::store::row::{RowUpdate, RowWriter};
+use crate::store::row::RowUpdate;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -54,7 +54,7 @@ impl Controller {
             let edit = RowUpdate::Edit {
                 selection: &request.selection,
             };
-            if let Err(e) = RowWriter::new(&self.history).update(id, edit) {
+            if let Err(e) = self.links.rows.update(id, edit) {
                 tracing::warn!("edit: the row could not be marked as an edit: {e}");
             }
         }

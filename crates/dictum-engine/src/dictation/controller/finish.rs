@@ -10,8 +10,7 @@ use super::Controller;
 use crate::dictation::messages::{Finish, Job};
 use crate::dictation::segmenter::Segmenter;
 use crate::dictation::utterance::Utterance;
-use crate::store::journal;
-use crate::store::row::{RowUpdate, RowWriter, WholeRow};
+use crate::store::row::{RowUpdate, WholeRow};
 use crate::store::spool::{retry_hint, Spool};
 use crate::store::{Entry, Outcome, Source};
 use crate::SAMPLE_RATE;
@@ -60,7 +59,7 @@ impl Controller {
                 live.entry.outcome = Outcome::Error;
                 live.entry.error_kind = Some("capture".into());
                 live.entry.error = Some(e.to_string());
-                let _ = RowWriter::new(&self.history).apply(RowUpdate::Failed(&live.entry));
+                let _ = self.links.rows.apply(RowUpdate::Failed(&live.entry));
                 return;
             }
         };
@@ -211,8 +210,10 @@ impl Controller {
             self.flights.len()
         );
         entry.error = Some(message.clone());
-        if let Err(e) =
-            journal::write_or_journal(&RowWriter::new(&self.history), &mut entry, WholeRow::Failed)
+        if let Err(e) = self
+            .links
+            .rows
+            .write_or_journal(&mut entry, WholeRow::Failed)
         {
             tracing::warn!("could not store dictation {id}: {e}");
         }

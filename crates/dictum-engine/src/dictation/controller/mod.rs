@@ -50,6 +50,7 @@ use crate::dictation::utterance::Utterance;
 use crate::dictation::worker::Seed;
 use crate::hotkey::KeyEvent;
 use crate::store::recovery::InstanceLock;
+use crate::store::row_owner::Rows;
 use crate::store::History;
 use feedback::Feedback;
 use flights::Flights;
@@ -67,6 +68,8 @@ struct Links {
     /// What a fresh worker is started from.
     seed: Seed,
     to_injector: mpsc::Sender<InjectorMsg>,
+    /// The row owner: every write of a dictation's row goes through it.
+    rows: Rows,
     shared: Arc<Shared>,
     events: mpsc::Sender<Event>,
 }

@@ -9,7 +9,7 @@ use crate::dictation::config::Mode;
 use crate::dictation::messages::Job;
 use crate::dictation::segmenter::Decision;
 use crate::dictation::utterance::Utterance;
-use crate::store::row::{RowState, RowUpdate, RowWriter};
+use crate::store::row::{RowState, RowUpdate};
 use crate::store::spool::Spool;
 use crate::store::{Entry, Source};
 use crate::timing::ms_since;
@@ -100,7 +100,7 @@ impl Controller {
     /// and the profile that window picks, and is stored before anything else can fail.
     pub(super) fn open_live(&mut self, mut entry: Entry) {
         let profile = self.apps.describe(&mut entry, &self.config);
-        if let Err(e) = RowWriter::new(&self.history).create(&mut entry, RowState::Started) {
+        if let Err(e) = self.links.rows.create(&mut entry, RowState::Started) {
             self.notice(format!("could not store the dictation: {e}"));
         }
         let seq = self.flights.next_seq();
@@ -135,7 +135,7 @@ impl Controller {
             };
             self.links.queue.push(Job::Forget(live.seq));
             let entry = live.cancelled(audio);
-            let _ = RowWriter::new(&self.history).apply(RowUpdate::Failed(&entry));
+            let _ = self.links.rows.apply(RowUpdate::Failed(&entry));
             self.notice("dictation cancelled".into());
         } else if !self.flights.is_empty() {
             // Everything recorded so far is still transcribed and stored, just not typed.

@@ -21,6 +21,7 @@ use crate::dictation::shared::Shared;
 use crate::dictation::worker::Seed;
 use crate::inject::session::Session;
 use crate::store::recovery::{self, InstanceLock};
+use crate::store::row_owner::Rows;
 use crate::store::spool;
 use crate::store::History;
 use crate::timing::ms_since;
@@ -121,6 +122,10 @@ pub(super) fn start(
         }
     }
 
+    // The one writer of dictation rows from here on: the controller, the worker and the
+    // injector send it their updates (recovery above was the last write of its own).
+    let rows = Rows::start(open_history()?).map_err(|e| e.to_string())?;
+
     // The microphone: opened now, so a missing device or server is told at start and the
     // device and format are settled; kept open when `[dictation] microphone` says so
     // ("always"), else closed once start-up is over and opened again by a press.
@@ -143,7 +148,7 @@ pub(super) fn start(
     let seed = Seed {
         model_dirs: opts.model_dirs.clone(),
         audio_dir: opts.audio_dir.clone(),
-        history_path: opts.history_path.clone(),
+        rows: rows.clone(),
         to_injector: to_injector.clone(),
         to_controller: inputs_tx.clone(),
         shared: shared.clone(),
@@ -159,6 +164,7 @@ pub(super) fn start(
     // The injector: its sink is built on its own thread (X11 and clipboard handles stay
     // there), and rebuilt there when the config changes.
     let injector_history = open_history()?;
+    let injector_rows = rows.clone();
     let injector_tx = inputs_tx.clone();
     let injector_shared = shared.clone();
     let (sink_ready_tx, sink_ready_rx) = mpsc::channel();
@@ -182,6 +188,7 @@ pub(super) fn start(
                 sink_factory,
                 sink_config,
                 injector_history,
+                injector_rows,
                 injector_rx,
                 injector_tx,
                 injector_shared,
@@ -272,6 +279,7 @@ pub(super) fn start(
                 queue: queue.clone(),
                 seed,
                 to_injector,
+                rows,
                 shared: shared.clone(),
                 events: events.clone(),
             },

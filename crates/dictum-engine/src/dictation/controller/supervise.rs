@@ -7,7 +7,7 @@ use super::flights::Flight;
 use super::Controller;
 use crate::dictation::messages::Job;
 use crate::dictation::queue::Queue;
-use crate::store::row::{RowUpdate, RowWriter};
+use crate::store::row::RowUpdate;
 use crate::store::spool::{retry_hint, Spool};
 use crate::store::Outcome;
 use std::sync::Arc;
@@ -135,7 +135,7 @@ impl Controller {
                 message: &message,
                 audio_path: path.as_deref(),
             };
-            if let Err(e) = RowWriter::new(&self.history).update(id, gave_up) {
+            if let Err(e) = self.links.rows.update(id, gave_up) {
                 tracing::warn!("could not mark dictation #{id}: {e}");
             }
         }
