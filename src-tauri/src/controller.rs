@@ -208,6 +208,7 @@ impl Starter for TrayStarter {
                         LiveState::Recording => DictationState::Recording,
                         LiveState::Processing | LiveState::Injecting => DictationState::Processing,
                         LiveState::Listening => DictationState::Listening,
+                        LiveState::Opening => DictationState::Opening,
                     };
                     set_state(app, &state, new, None);
                 }

@@ -14,6 +14,9 @@ fn icon(state: DictationState) -> tauri::Result<Image<'static>> {
         DictationState::Recording => include_bytes!("../icons/recording.png"),
         DictationState::Processing => include_bytes!("../icons/processing.png"),
         DictationState::Listening => include_bytes!("../icons/listening.png"),
+        // Waiting for a slow microphone: not recording yet (the recording icon would say
+        // "speak"), so the busy icon; the tooltip says what it waits for.
+        DictationState::Opening => include_bytes!("../icons/processing.png"),
         DictationState::Error => include_bytes!("../icons/error.png"),
     };
     Image::from_bytes(bytes)
@@ -244,6 +247,7 @@ pub(crate) fn texts(status: &TrayStatus) -> Texts {
         DictationState::Recording => "recording",
         DictationState::Processing => "transcribing",
         DictationState::Listening => "listening",
+        DictationState::Opening => "waiting for the microphone",
         DictationState::Error => "error",
     };
     let hands_free = if status.hands_free {

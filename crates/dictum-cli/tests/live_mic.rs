@@ -10,6 +10,10 @@
 //! - `microphone = "auto"` with a 4 s keep time (applied without a restart): the stream stays
 //!   after a dictation, so the next press within the keep time takes the pre-roll (its row
 //!   says "preroll"), then closes by itself.
+//! - A source slow to start (the virtual microphone's signal off: its first samples come
+//!   ~1.3-2 s after the stream opens, like a Bluetooth headset switching profile): the state
+//!   says `opening` while the press waits, then `recording`; the clip started at `recording`
+//!   is typed whole, and the row's press → first sample time is the wait.
 
 #[path = "../../dictum-engine/tests/common/mod.rs"]
 mod common;
@@ -185,6 +189,53 @@ fn the_microphone_is_open_only_while_it_is_needed() {
         closed.as_millis()
     );
     let _ = typed_line(&term, x, &mut seen);
+
+    // 3. A source slow to start: `opening` while the press waits for it, then `recording`;
+    // nothing said from `recording` on is lost.
+    d.apply_config("[dictation]\nmicrophone = \"on_demand\"\n");
+    wait_streams(&live.pulse, 0, Duration::from_secs(8));
+    live.pulse.slow_start(true);
+    let pressed = Instant::now();
+    x.xdotool(&["keydown", HOTKEY]);
+    // The first of the two (older state events of the last dictation are skipped).
+    let opening = d.next_where("state", Duration::from_secs(6), |e| {
+        e["state"] == "opening" || e["state"] == "recording"
+    });
+    let opening_at = pressed.elapsed();
+    assert_eq!(
+        opening["state"], "opening",
+        "a slow microphone is waited for, and said so, before recording: {opening}"
+    );
+    d.next_where("state", Duration::from_secs(6), |e| {
+        e["state"] == "recording"
+    });
+    let recording = pressed.elapsed();
+    let player = play_file(&again);
+    let status = player.wait_with_output().expect("paplay").status;
+    assert!(status.success(), "paplay: {status}");
+    std::thread::sleep(Duration::from_millis(300));
+    x.xdotool(&["keyup", HOTKEY]);
+    let ev = d.next("dictation", Duration::from_secs(60));
+    let line = typed_ok(&ev, &term, x, &mut seen);
+    let words = line.to_lowercase();
+    assert!(
+        words.starts_with("go forward") && words.contains("meters"),
+        "the words after the wait are kept: {line:?}"
+    );
+    let row = &history_rows(live.path())[0];
+    assert_eq!(row.mic_start.as_deref(), Some("cold"), "{row:?}");
+    let first = row.press_to_first_sample_ms.expect("press to first sample");
+    eprintln!(
+        "slow source: `opening` {} ms after the press, `recording` at {} ms, press -> first \
+         sample {first:.0} ms (row); typed {line:?}",
+        opening_at.as_millis(),
+        recording.as_millis()
+    );
+    assert!(
+        first >= 300.0,
+        "the slow source's first samples come late: {row:?}"
+    );
+    live.pulse.slow_start(false);
     // A stream per dictation must not cost a connection (a descriptor and a thread) each:
     // they share one host, settled at start-up.
     let after_all = fds_threads(pid);

@@ -41,6 +41,8 @@ pub enum DictationState {
     Processing,
     /// Hands-free, waiting for speech (its dictations are recording/processing).
     Listening,
+    /// A press waits for a microphone that is slow to start (a Bluetooth headset).
+    Opening,
     Error,
 }
 

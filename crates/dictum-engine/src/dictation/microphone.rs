@@ -26,7 +26,7 @@
 //! drive a fake server: a source lost and back, a frozen server, the backoff as data.
 
 use crate::audio::capture::{
-    drop_in_background, Capture, CaptureOptions, Open, OpenCapture, Reopener,
+    drop_in_background, Capture, CaptureOptions, Open, OpenCapture, Reopener, Slow,
 };
 use crate::audio::mic_policy::{is_bluetooth_source, MicEvent, MicMode, MicPolicy, MicReason};
 use crate::config::dictation::MicrophoneMode as MicSetting;
@@ -40,6 +40,11 @@ const FROZEN_AFTER: Duration = Duration::from_secs(2);
 /// PulseAudio takes ~50–300 ms, a Bluetooth headset switching to its call profile 1–2 s.
 /// Longer, the press is not recorded and the attempt lands in the background.
 pub const COLD_OPEN_WAIT: Duration = Duration::from_secs(4);
+
+/// A cold open that has not delivered its first samples after this long is told to the
+/// user while the press waits (the indicator's "waiting for the microphone"): PulseAudio
+/// opens in ~10–300 ms, a Bluetooth profile switch takes 1–2 s.
+pub const SLOW_OPEN_AFTER: Duration = Duration::from_millis(300);
 
 /// The rule's mode for the `[dictation]` settings.
 pub fn mic_mode(d: &DictationConfig) -> MicMode {
@@ -252,12 +257,12 @@ where
     /// Opens the closed stream now for a press (or hands-free), recording from its first
     /// buffer; waits up to [`COLD_OPEN_WAIT`]. False when it could not (the reason is kept
     /// for the notice).
-    fn open_cold(&mut self, now: Instant) -> bool {
+    fn open_cold(&mut self, now: Instant, slow: Option<Slow<'_>>) -> bool {
         let opts = CaptureOptions {
             record_from_open: true,
             ..self.settings.options()
         };
-        match self.reopener.open_now(opts, self.cold_wait, now) {
+        match self.reopener.open_now(opts, self.cold_wait, now, slow) {
             Some(Ok(s)) => {
                 self.closed = false;
                 self.last_error = None;
@@ -283,7 +288,7 @@ where
     pub fn listen(&mut self, now: Instant) {
         self.policy.on(MicEvent::Listening(true), self.ms(now));
         self.poll(now);
-        if self.stream.is_none() && self.closed && self.open_cold(now) {
+        if self.stream.is_none() && self.closed && self.open_cold(now, None) {
             self.cold_open = None;
         }
     }
@@ -328,6 +333,12 @@ where
     /// At a press: true when a working stream is there. Never waits: without one, a re-open
     /// is started in the background (one at a time), the user is told why, and false.
     pub fn ensure(&mut self, now: Instant) -> bool {
+        self.ensure_telling(now, &mut || ())
+    }
+
+    /// [`Microphone::ensure`]; a cold open still waiting after [`SLOW_OPEN_AFTER`] calls
+    /// `slow` once (the controller shows the wait) and goes on waiting.
+    pub fn ensure_telling(&mut self, now: Instant, slow: &mut dyn FnMut()) -> bool {
         self.policy.on(MicEvent::Press, self.ms(now));
         self.cold_open = None;
         self.poll(now);
@@ -335,7 +346,11 @@ where
             return true;
         }
         if self.stream.is_none() && self.closed {
-            if self.open_cold(now) {
+            let slow = Slow {
+                after: SLOW_OPEN_AFTER,
+                tell: slow,
+            };
+            if self.open_cold(now, Some(slow)) {
                 return true;
             }
             if self.reopener.waiting_since().is_some() {
@@ -1055,6 +1070,44 @@ mod tests {
         );
         mic.settle(false, false, t0 + ms(5100));
         assert!(!mic.is_open());
+    }
+
+    /// A cold open slow to answer (a Bluetooth profile switch): past `SLOW_OPEN_AFTER` the
+    /// press says so once and goes on waiting; it records once the stream is there. A fast
+    /// one says nothing.
+    #[test]
+    fn a_slow_cold_open_is_told_once_and_still_recorded() {
+        let (mut mic, server) = mic_in("on_demand", 180);
+        let t0 = Instant::now();
+        mic.settle(false, false, t0);
+        let answering = server.clone();
+        let late = std::thread::spawn(move || {
+            // Answer the attempt the press starts, 400 ms after it started.
+            let t = Instant::now();
+            while answering.count() == 0 {
+                assert!(t.elapsed() < Duration::from_secs(5), "no attempt");
+                std::thread::sleep(ms(5));
+            }
+            std::thread::sleep(ms(400));
+            let (s, _h) = stream("usb-mic");
+            answering.answer(0, Ok(s));
+        });
+        let mut told = 0;
+        let started = Instant::now();
+        assert!(mic.ensure_telling(t0 + ms(10), &mut || told += 1));
+        let waited = started.elapsed();
+        late.join().expect("answer");
+        assert_eq!(told, 1, "told once, after {SLOW_OPEN_AFTER:?}");
+        assert!(waited >= ms(400), "{waited:?}");
+        assert!(mic.take_cold_open().is_some());
+        // Closed again, then a server that answers at once: nothing told.
+        mic.stream_mut().unwrap().disarm();
+        mic.settle(false, false, t0 + ms(10_000_000));
+        assert!(!mic.is_open());
+        ready(&server, "usb-mic");
+        let mut told_fast = 0;
+        assert!(mic.ensure_telling(t0 + ms(10_000_010), &mut || told_fast += 1));
+        assert_eq!(told_fast, 0);
     }
 
     #[test]
