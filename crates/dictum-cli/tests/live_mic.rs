@@ -55,6 +55,24 @@ fn wait_streams(pulse: &Pulse, want: usize, within: Duration) -> Duration {
     }
 }
 
+/// With the key held: plays `clip` into the microphone, releases 300 ms after it ends, and
+/// returns what the terminal got (the dictation checked ok and typed).
+fn speak_and_release(
+    live: &Live,
+    d: &mut x11_daemon::Daemon,
+    clip: &std::path::Path,
+    term: &common::x11::Xterm,
+    seen: &mut usize,
+) -> String {
+    let player = play_file(clip);
+    let status = player.wait_with_output().expect("paplay").status;
+    assert!(status.success(), "paplay: {status}");
+    std::thread::sleep(Duration::from_millis(300));
+    live.x.xdotool(&["keyup", HOTKEY]);
+    let ev = d.next("dictation", Duration::from_secs(60));
+    typed_ok(&ev, term, &live.x, seen)
+}
+
 /// Open descriptors and threads of process `pid`.
 fn fds_threads(pid: u32) -> (usize, usize) {
     let count =
@@ -168,13 +186,7 @@ fn the_microphone_is_open_only_while_it_is_needed() {
         d.next_where("state", Duration::from_secs(6), |e| {
             e["state"] == "recording"
         });
-        let player = play_file(&again);
-        let status = player.wait_with_output().expect("paplay").status;
-        assert!(status.success(), "paplay: {status}");
-        std::thread::sleep(Duration::from_millis(300));
-        x.xdotool(&["keyup", HOTKEY]);
-        let ev = d.next("dictation", Duration::from_secs(60));
-        let line = typed_ok(&ev, &term, x, &mut seen);
+        let line = speak_and_release(&live, &mut d, &again, &term, &mut seen);
         assert!(line.to_lowercase().contains("forward"), "{n}: {line:?}");
         let row = &history_rows(live.path())[0];
         assert_eq!(row.mic_start.as_deref(), Some(want), "{n}: {row:?}");
@@ -210,13 +222,7 @@ fn the_microphone_is_open_only_while_it_is_needed() {
         e["state"] == "recording"
     });
     let recording = pressed.elapsed();
-    let player = play_file(&again);
-    let status = player.wait_with_output().expect("paplay").status;
-    assert!(status.success(), "paplay: {status}");
-    std::thread::sleep(Duration::from_millis(300));
-    x.xdotool(&["keyup", HOTKEY]);
-    let ev = d.next("dictation", Duration::from_secs(60));
-    let line = typed_ok(&ev, &term, x, &mut seen);
+    let line = speak_and_release(&live, &mut d, &again, &term, &mut seen);
     let words = line.to_lowercase();
     assert!(
         words.starts_with("go forward") && words.contains("meters"),

@@ -201,19 +201,7 @@ impl Rows {
                 entry.id = id;
                 written
             }
-            Err(e) => {
-                let journal = Journal::for_history(&self.path);
-                match journal.append(entry) {
-                    Ok(()) => Err(format!(
-                        "{e}; the row is kept in {} and written at the next start",
-                        journal.path().display()
-                    )),
-                    Err(j) => Err(format!(
-                        "{e}; it could not be kept in {} either ({j})",
-                        journal.path().display()
-                    )),
-                }
-            }
+            Err(e) => Err(journal::keep_refused(&self.path, entry, &e)),
         }
     }
 
