@@ -255,8 +255,15 @@ pub(crate) fn texts(status: &TrayStatus) -> Texts {
     } else {
         ""
     };
+    // "open: dictating" → ", microphone open" (issue 42: the privacy indicator's question).
+    let microphone = status
+        .microphone
+        .as_deref()
+        .and_then(|m| m.split(':').next())
+        .map(|open| format!(", microphone {open}"))
+        .unwrap_or_default();
     Texts {
-        tooltip: format!("Dictum — {label}{hands_free}"),
+        tooltip: format!("Dictum — {label}{hands_free}{microphone}"),
         status_line: if message.is_empty() {
             "Dictation ready".into()
         } else {
@@ -332,7 +339,19 @@ mod tests {
             hands_free: false,
             message: message.map(str::to_string),
             controller,
+            microphone: None,
         }
+    }
+
+    #[test]
+    fn the_tooltip_says_whether_the_microphone_is_open() {
+        let mut s = status(DictationState::Idle, true, None);
+        assert_eq!(texts(&s).tooltip, "Dictum — idle");
+        s.microphone = Some("closed: nothing is being dictated".into());
+        assert_eq!(texts(&s).tooltip, "Dictum — idle, microphone closed");
+        s.state = DictationState::Recording;
+        s.microphone = Some("open: dictating".into());
+        assert_eq!(texts(&s).tooltip, "Dictum — recording, microphone open");
     }
 
     #[test]

@@ -2,8 +2,8 @@
 //! PulseAudio virtual microphone (the shared live X11 harness), asked of the audio server from
 //! outside with `pactl list source-outputs` (Dictum's are those of its cpal client).
 //!
-//! - `microphone = "on_demand"`: no stream once start-up is over (the ready event and
-//!   `dictum doctor` say "closed"); the press opens it, and a clip played into the microphone
+//! - `microphone = "on_demand"`: no stream once start-up is over (the ready event, the
+//!   `microphone` event the tray shows and `dictum doctor` say "closed"); the press opens it, and a clip played into the microphone
 //!   as soon as the daemon says it records is typed whole (a cold open keeps the words said
 //!   at the cue); the server lists the stream while the key is held; it is gone again after
 //!   the dictation. The history row says "cold", with the press → first sample time (printed).
@@ -118,6 +118,10 @@ fn the_microphone_is_open_only_while_it_is_needed() {
         "{ready}"
     );
     wait_streams(&live.pulse, 0, Duration::from_secs(3));
+    // The faces are told too (the tray's tooltip: "microphone closed").
+    let told = d.next("microphone", Duration::from_secs(3));
+    assert_eq!(told["open"], false, "{told}");
+    assert_eq!(told["state"], "closed: nothing is being dictated", "{told}");
     let doctor = doctor_microphone(&live);
     let detail = doctor["detail"].as_str().unwrap_or_default();
     assert!(
@@ -136,6 +140,9 @@ fn the_microphone_is_open_only_while_it_is_needed() {
     let recording = pressed.elapsed();
     let player = play_file(&clip);
     assert_eq!(streams(&live.pulse), 1, "open once recording");
+    let told = d.next("microphone", Duration::from_secs(3));
+    assert_eq!(told["open"], true, "{told}");
+    assert_eq!(told["state"], "open: dictating", "{told}");
     eprintln!(
         "on_demand: recording (the stream delivering) {} ms after the press",
         recording.as_millis()
@@ -164,6 +171,8 @@ fn the_microphone_is_open_only_while_it_is_needed() {
         "on_demand: typed {line:?}; the stream was gone {} ms after the dictation event",
         closed.as_millis()
     );
+    let told = d.next("microphone", Duration::from_secs(3));
+    assert_eq!(told["open"], false, "closed after the dictation: {told}");
     let pid = d.child.id();
     let after_first = fds_threads(pid);
     let rows = history_rows(live.path());
