@@ -506,6 +506,6 @@ fn update(state: &AppState, f: impl FnOnce(&mut TrayStatus)) -> TrayStatus {
 /// Tray icon + tooltip + menu + the indicator window + a `tray-status` event for open windows.
 pub fn publish(app: &AppHandle, status: &TrayStatus) {
     crate::tray::show_status(app, status);
-    crate::windows::indicator(app, status.state == DictationState::Recording);
+    crate::windows::indicator_follows(app, status.state == DictationState::Recording);
     let _ = app.emit("tray-status", status);
 }

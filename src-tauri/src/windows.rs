@@ -11,6 +11,11 @@ use tauri::{AppHandle, Manager, WebviewUrl, WebviewWindowBuilder};
 /// never shown there, and the app log says so and how to have it (XWayland).
 static SUPPRESSED: AtomicBool = AtomicBool::new(false);
 
+/// Whether the last published status was recording. The indicator follows the changes of
+/// that, not every status: a status that only says the microphone closed (or the hands-free
+/// flag) leaves an indicator shown by `--show indicator` where it is.
+static RECORDING: AtomicBool = AtomicBool::new(false);
+
 const VIEWS: &[(&str, &str, f64, f64)] = &[
     ("settings", "Dictum — Settings", 920.0, 760.0),
     ("history", "Dictum — History", 1180.0, 760.0),
@@ -47,6 +52,14 @@ pub fn show(app: &AppHandle, view: &str) {
         .build();
     if let Err(e) = built {
         tracing::warn!("cannot open the {label} window: {e}");
+    }
+}
+
+/// Shows the indicator when a recording starts and hides it when it ends; a status with the
+/// same recording state as the last one leaves it as it is.
+pub fn indicator_follows(app: &AppHandle, recording: bool) {
+    if RECORDING.swap(recording, Ordering::Relaxed) != recording {
+        indicator(app, recording);
     }
 }
 
