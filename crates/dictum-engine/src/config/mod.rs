@@ -191,6 +191,11 @@ hotkey = "ctrl+alt+space"
 mode = "push_to_talk"
 # Discards the dictation under way; only grabbed while one is. "" = no cancel key.
 cancel_key = "escape"
+# Types the last dictation again into the window focused now, through the same checks as a
+# fresh one (typing budget, terminals, cancel key): what `dictum ctl retype` does. Same
+# syntax as hotkey, e.g. "ctrl+alt+r"; grabbed on X11 (on Wayland bind `dictum ctl retype`
+# to a shortcut of your desktop). "" = no key (the default).
+retype_hotkey = ""
 # Input device name as listed by `dictum doctor`; "" = the system default.
 input_device = ""
 # When the microphone is open (the desktop shows "microphone in use" while it is, and a
@@ -513,6 +518,20 @@ impl Config {
             .validate(&self.dictation.hotkey, &self.dictation.cancel_key)
         {
             return bad(key, &reason);
+        }
+        if self.edit.enabled
+            && !self.dictation.retype_hotkey.trim().is_empty()
+            && hotkey::parse_binding(&self.dictation.retype_hotkey).ok()
+                == hotkey::parse_binding(&self.edit.hotkey).ok()
+        {
+            return bad(
+                "dictation.retype_hotkey",
+                &format!(
+                    "`{}` is also [edit] hotkey; pick another key to type the last dictation \
+                     again, or \"\" for none",
+                    self.dictation.retype_hotkey.trim()
+                ),
+            );
         }
         if let Err((key, reason)) = profile::compile_patterns(&self.profiles) {
             return bad(&key, &reason);
