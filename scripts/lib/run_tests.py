@@ -55,6 +55,7 @@ EXPECTED_S = {
     "decode_fuzz": 45,
     "capture_pulse": 39,
     "log_privacy": 39,
+    "live_retype": 37,
     "live_mouse": 32,
     "bench_live": 30,
     "live_gnome": 26,
