@@ -575,7 +575,7 @@ fn measure() {
         let r = inj.inject(long.trim_end());
         assert_delivered(&r, Delivery::Pasted(TypePath::X11));
         eprintln!(
-            "paste: {} chars, {:.1} ms until the chord, {:.1} ms total (restore wait 250 ms)",
+            "paste: {} chars, {:.1} ms until the chord, {:.1} ms total (restored after the fetch)",
             r.chars, r.inject_ms, r.total_ms
         );
         expected.push_str(long.trim_end());

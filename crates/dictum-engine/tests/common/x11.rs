@@ -132,8 +132,14 @@ impl Xvfb {
             .expect("xclip stdin")
             .write_all(text.as_bytes())
             .expect("write to xclip");
-        // xclip forks a server for the selection and the parent exits.
+        // xclip forks a server for the selection and the parent exits; on a busy machine
+        // the server may own CLIPBOARD a moment after that (seen: None right after).
         assert!(child.wait().expect("xclip").success());
+        let start = Instant::now();
+        while self.clipboard().as_deref() != Some(text) && start.elapsed() < Duration::from_secs(5)
+        {
+            std::thread::sleep(Duration::from_millis(20));
+        }
         assert_eq!(self.clipboard().as_deref(), Some(text));
     }
 
