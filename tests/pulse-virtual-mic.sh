@@ -4,6 +4,8 @@
 #   tests/pulse-virtual-mic.sh start [DIR]   start it (idempotent); prints the env to use
 #   tests/pulse-virtual-mic.sh env   [DIR]   print the env of a running one
 #   tests/pulse-virtual-mic.sh stop  [DIR]   stop it and remove DIR
+#   tests/pulse-virtual-mic.sh slow  [DIR]   the microphone's signal off: a slow-start source
+#   tests/pulse-virtual-mic.sh fast  [DIR]   the signal on again (what `start` leaves)
 #
 # DIR (default /tmp/dictum-pulse-$UID) holds everything: runtime dir, socket, pid, log, a
 # HOME for the daemon's cookie. Nothing touches the user's own PulseAudio/PipeWire session.
@@ -12,6 +14,14 @@
 #        -> its monitor -> module-virtual-source `dictum_mic`, the default source.
 # Loading the null sink makes it the default *output* too, so plain `paplay x.wav` also
 # reaches the mic.
+#
+# The microphone's signal: a real microphone delivers a buffer every period from the moment
+# its stream opens (~10-50 ms). A null sink with nothing playing renders in 2 s blocks, so a
+# stream opened on its monitor got its first samples 1.5-2 s late (`parec --latency-msec=20`:
+# 1755-1845 ms). `start` therefore plays silence into `dictum_sink` at 20 ms latency
+# (`pacat` from /dev/zero, its pid in DIR/signal.pid): the first samples then come after
+# 6-22 ms. `slow` stops it, which makes `dictum_mic` a source that needs ~1.5-2 s to start
+# (a Bluetooth headset switching profile, for the tests of that wait); `fast` restarts it.
 #
 # Works as root: the daemon runs with --system=false, -n (no default.pa: no hardware, no
 # D-Bus, no X11 modules) and loads exactly the modules above; anonymous auth on a socket in
@@ -61,6 +71,30 @@ running() { [ -S "$socket" ] && pa pactl info >/dev/null 2>&1; }
 
 daemon_pid() { cat "$pulse_dir/pid" 2>/dev/null || true; }
 
+signal_on() {
+    local pid
+    pid="$(cat "$dir/signal.pid" 2>/dev/null || true)"
+    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+        return
+    fi
+    PULSE_SERVER="$server" PULSE_RUNTIME_PATH="$pulse_dir" XDG_RUNTIME_DIR="$runtime" \
+        pacat --playback --device=dictum_sink --latency-msec=20 --format=s16le \
+        --rate=16000 --channels=1 --raw --client-name=dictum-test-mic-signal /dev/zero \
+        </dev/null >/dev/null 2>>"$dir/signal.log" &
+    echo $! >"$dir/signal.pid"
+    # The sink finishes the 2 s block it was rendering before it follows the signal's
+    # latency: the first read from the monitor returns once it does.
+    pa timeout 5 parec --device=dictum_sink.monitor --latency-msec=20 --format=s16le \
+        --rate=16000 --channels=1 --raw 2>/dev/null | head -c 2 >/dev/null || true
+}
+
+signal_off() {
+    local pid
+    pid="$(cat "$dir/signal.pid" 2>/dev/null || true)"
+    [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+    rm -f "$dir/signal.pid"
+}
+
 start() {
     ensure_packages
     if running; then
@@ -88,11 +122,13 @@ start() {
     pa pactl set-default-source dictum_mic
     pa pactl set-default-sink dictum_sink
     pa pactl list short sources | grep -q "dictum_mic" || { log "dictum_mic missing"; exit 1; }
+    signal_on
     print_env
 }
 
 stop() {
     local pid
+    signal_off
     pid="$(daemon_pid)"
     if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
         kill "$pid" 2>/dev/null || true
@@ -111,12 +147,14 @@ stop() {
 case "$cmd" in
     start) start ;;
     stop) stop ;;
+    slow) signal_off ;;
+    fast) running && signal_on ;;
     env)
         running || { log "not running in $dir (run: $0 start)"; exit 1; }
         print_env
         ;;
     *)
-        echo "usage: $0 start|stop|env [DIR]" >&2
+        echo "usage: $0 start|stop|slow|fast|env [DIR]" >&2
         exit 2
         ;;
 esac

@@ -34,6 +34,7 @@ import time
 # real-LLM ones wait for scripts/test's background llama-server build when it is late.
 EXPECTED_S = {
     "fault_matrix": 330,
+    "live_mic_presses": 300,
     "live_x11": 237,
     "live_clean_real": 188,
     "live_trust": 167,

@@ -208,6 +208,7 @@ impl Starter for TrayStarter {
                         LiveState::Recording => DictationState::Recording,
                         LiveState::Processing | LiveState::Injecting => DictationState::Processing,
                         LiveState::Listening => DictationState::Listening,
+                        LiveState::Opening => DictationState::Opening,
                     };
                     set_state(app, &state, new, None);
                 }
@@ -235,6 +236,11 @@ impl Starter for TrayStarter {
                     let status = update(&state, |s| s.hands_free = on);
                     publish(app, &status);
                 }
+                Event::Microphone { state: mic, .. } => {
+                    eprintln!("dictum-tray: microphone {mic}");
+                    let status = update(&state, |s| s.microphone = Some(mic));
+                    publish(app, &status);
+                }
                 Event::Stopped => break,
             }
         }
@@ -245,6 +251,7 @@ impl Starter for TrayStarter {
         let status = update(&state, |s| {
             s.controller = false;
             s.hands_free = false;
+            s.microphone = None;
             if s.state != DictationState::Error {
                 s.state = DictationState::Idle;
             }

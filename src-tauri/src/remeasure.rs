@@ -40,7 +40,7 @@ impl Drop for Busy<'_> {
 /// it and its passes would make the figures too high), or hands-free listening may start one.
 fn refusal(state: DictationState) -> Option<&'static str> {
     match state {
-        DictationState::Recording | DictationState::Processing => Some(
+        DictationState::Recording | DictationState::Processing | DictationState::Opening => Some(
             "a dictation is under way: measure again once its text is typed (the timing would slow it down and its numbers would be too high)",
         ),
         DictationState::Listening => Some(

@@ -44,6 +44,7 @@ impl AppState {
                 hands_free: false,
                 message: None,
                 controller: false,
+                microphone: None,
             }),
             retention: Mutex::new(None),
         })

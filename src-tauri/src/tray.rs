@@ -14,6 +14,9 @@ fn icon(state: DictationState) -> tauri::Result<Image<'static>> {
         DictationState::Recording => include_bytes!("../icons/recording.png"),
         DictationState::Processing => include_bytes!("../icons/processing.png"),
         DictationState::Listening => include_bytes!("../icons/listening.png"),
+        // Waiting for a slow microphone: not recording yet (the recording icon would say
+        // "speak"), so the busy icon; the tooltip says what it waits for.
+        DictationState::Opening => include_bytes!("../icons/processing.png"),
         DictationState::Error => include_bytes!("../icons/error.png"),
     };
     Image::from_bytes(bytes)
@@ -244,6 +247,7 @@ pub(crate) fn texts(status: &TrayStatus) -> Texts {
         DictationState::Recording => "recording",
         DictationState::Processing => "transcribing",
         DictationState::Listening => "listening",
+        DictationState::Opening => "waiting for the microphone",
         DictationState::Error => "error",
     };
     let hands_free = if status.hands_free {
@@ -251,8 +255,15 @@ pub(crate) fn texts(status: &TrayStatus) -> Texts {
     } else {
         ""
     };
+    // "open: dictating" → ", microphone open" (issue 42: the privacy indicator's question).
+    let microphone = status
+        .microphone
+        .as_deref()
+        .and_then(|m| m.split(':').next())
+        .map(|open| format!(", microphone {open}"))
+        .unwrap_or_default();
     Texts {
-        tooltip: format!("Dictum — {label}{hands_free}"),
+        tooltip: format!("Dictum — {label}{hands_free}{microphone}"),
         status_line: if message.is_empty() {
             "Dictation ready".into()
         } else {
@@ -328,7 +339,19 @@ mod tests {
             hands_free: false,
             message: message.map(str::to_string),
             controller,
+            microphone: None,
         }
+    }
+
+    #[test]
+    fn the_tooltip_says_whether_the_microphone_is_open() {
+        let mut s = status(DictationState::Idle, true, None);
+        assert_eq!(texts(&s).tooltip, "Dictum — idle");
+        s.microphone = Some("closed: nothing is being dictated".into());
+        assert_eq!(texts(&s).tooltip, "Dictum — idle, microphone closed");
+        s.state = DictationState::Recording;
+        s.microphone = Some("open: dictating".into());
+        assert_eq!(texts(&s).tooltip, "Dictum — recording, microphone open");
     }
 
     #[test]

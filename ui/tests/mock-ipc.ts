@@ -77,7 +77,7 @@ const mock: MockState = {
   retried: [],
   learned: [],
   calls: [],
-  status: { state: (params.get('state') as TrayStatus['state']) ?? 'idle', hotkey_paused: false, hands_free: false, message: null, controller: false },
+  status: { state: (params.get('state') as TrayStatus['state']) ?? 'idle', hotkey_paused: false, hands_free: false, message: null, controller: false, microphone: null },
 };
 (window as unknown as { __mock: MockState }).__mock = mock;
 

@@ -296,6 +296,7 @@ fn print_human(ev: &Event) {
             p.speculative
         ),
         Event::HandsFree { on } => tracing::info!("hands-free: {}", if *on { "on" } else { "off" }),
+        Event::Microphone { state, .. } => tracing::debug!("microphone {state}"),
         Event::Stopped => eprintln!("dictum: stopped"),
     }
 }

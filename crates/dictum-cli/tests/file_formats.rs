@@ -98,6 +98,14 @@ fn encode(wav: &Path, format: &str, out: &Path) {
     }
 }
 
+/// `dictum transcribe --model tiny.en-q8_0 ARGS… FILE` (with `path` as PATH when given).
+fn transcribe(dir: &Path, args: &[&str], file: &Path, path: Option<&str>) -> Output {
+    let mut all = vec!["transcribe", "--model", "tiny.en-q8_0"];
+    all.extend_from_slice(args);
+    all.push(file.to_str().expect("utf-8"));
+    dictum(dir, &all, path)
+}
+
 fn dictum(dir: &Path, args: &[&str], path: Option<&str>) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_dictum"));
     c.args(args)
@@ -338,16 +346,7 @@ fn without_ffmpeg_the_built_in_formats_work_and_the_rest_say_to_install_it() {
     for format in ["mp3", "m4a", "ogg", "flac", "mp4"] {
         let file = dir.path().join(format!("jfk.{format}"));
         encode(&jfk, format, &file);
-        let out = dictum(
-            dir.path(),
-            &[
-                "transcribe",
-                "--model",
-                "tiny.en-q8_0",
-                file.to_str().expect("utf-8"),
-            ],
-            Some(no_ffmpeg),
-        );
+        let out = transcribe(dir.path(), &[], &file, Some(no_ffmpeg));
         let text = String::from_utf8_lossy(&out.stdout).to_lowercase();
         assert!(
             out.status.success() && text.contains("your country"),
@@ -358,16 +357,7 @@ fn without_ffmpeg_the_built_in_formats_work_and_the_rest_say_to_install_it() {
     for format in ["opus", "ts"] {
         let file = dir.path().join(format!("jfk.{format}"));
         encode(&jfk, format, &file);
-        let out = dictum(
-            dir.path(),
-            &[
-                "transcribe",
-                "--model",
-                "tiny.en-q8_0",
-                file.to_str().expect("utf-8"),
-            ],
-            Some(no_ffmpeg),
-        );
+        let out = transcribe(dir.path(), &[], &file, Some(no_ffmpeg));
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(1), "{format}: {err}");
         assert!(
@@ -586,17 +576,7 @@ fn damaged_empty_and_silent_video_files_fail_clearly_without_an_ok_row() {
     ];
     for (name, says) in cases {
         let file = d.join(name);
-        let out = dictum(
-            d,
-            &[
-                "transcribe",
-                "--model",
-                "tiny.en-q8_0",
-                "--json",
-                file.to_str().expect("utf-8"),
-            ],
-            None,
-        );
+        let out = transcribe(d, &["--json"], &file, None);
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(1), "{name}: {err}");
         assert!(
@@ -630,17 +610,7 @@ fn an_mp3_cut_in_half_gives_the_words_up_to_the_cut_and_says_so() {
     let bytes = std::fs::read(&mp3).expect("mp3");
     let half = dir.path().join("half.mp3");
     std::fs::write(&half, &bytes[..bytes.len() / 2]).expect("write");
-    let out = dictum(
-        dir.path(),
-        &[
-            "transcribe",
-            "--model",
-            "tiny.en-q8_0",
-            "--json",
-            half.to_str().expect("utf-8"),
-        ],
-        None,
-    );
+    let out = transcribe(dir.path(), &["--json"], &half, None);
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     assert!(

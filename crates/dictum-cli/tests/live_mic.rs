@@ -2,14 +2,18 @@
 //! PulseAudio virtual microphone (the shared live X11 harness), asked of the audio server from
 //! outside with `pactl list source-outputs` (Dictum's are those of its cpal client).
 //!
-//! - `microphone = "on_demand"`: no stream once start-up is over (the ready event and
-//!   `dictum doctor` say "closed"); the press opens it, and a clip played into the microphone
+//! - `microphone = "on_demand"`: no stream once start-up is over (the ready event, the
+//!   `microphone` event the tray shows and `dictum doctor` say "closed"); the press opens it, and a clip played into the microphone
 //!   as soon as the daemon says it records is typed whole (a cold open keeps the words said
 //!   at the cue); the server lists the stream while the key is held; it is gone again after
 //!   the dictation. The history row says "cold", with the press → first sample time (printed).
 //! - `microphone = "auto"` with a 4 s keep time (applied without a restart): the stream stays
 //!   after a dictation, so the next press within the keep time takes the pre-roll (its row
 //!   says "preroll"), then closes by itself.
+//! - A source slow to start (the virtual microphone's signal off: its first samples come
+//!   ~1.3-2 s after the stream opens, like a Bluetooth headset switching profile): the state
+//!   says `opening` while the press waits, then `recording`; the clip started at `recording`
+//!   is typed whole, and the row's press → first sample time is the wait.
 
 #[path = "../../dictum-engine/tests/common/mod.rs"]
 mod common;
@@ -49,6 +53,24 @@ fn wait_streams(pulse: &Pulse, want: usize, within: Duration) -> Duration {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// With the key held: plays `clip` into the microphone, releases 300 ms after it ends, and
+/// returns what the terminal got (the dictation checked ok and typed).
+fn speak_and_release(
+    live: &Live,
+    d: &mut x11_daemon::Daemon,
+    clip: &std::path::Path,
+    term: &common::x11::Xterm,
+    seen: &mut usize,
+) -> String {
+    let player = play_file(clip);
+    let status = player.wait_with_output().expect("paplay").status;
+    assert!(status.success(), "paplay: {status}");
+    std::thread::sleep(Duration::from_millis(300));
+    live.x.xdotool(&["keyup", HOTKEY]);
+    let ev = d.next("dictation", Duration::from_secs(60));
+    typed_ok(&ev, term, &live.x, seen)
 }
 
 /// Open descriptors and threads of process `pid`.
@@ -96,6 +118,10 @@ fn the_microphone_is_open_only_while_it_is_needed() {
         "{ready}"
     );
     wait_streams(&live.pulse, 0, Duration::from_secs(3));
+    // The faces are told too (the tray's tooltip: "microphone closed").
+    let told = d.next("microphone", Duration::from_secs(3));
+    assert_eq!(told["open"], false, "{told}");
+    assert_eq!(told["state"], "closed: nothing is being dictated", "{told}");
     let doctor = doctor_microphone(&live);
     let detail = doctor["detail"].as_str().unwrap_or_default();
     assert!(
@@ -114,6 +140,9 @@ fn the_microphone_is_open_only_while_it_is_needed() {
     let recording = pressed.elapsed();
     let player = play_file(&clip);
     assert_eq!(streams(&live.pulse), 1, "open once recording");
+    let told = d.next("microphone", Duration::from_secs(3));
+    assert_eq!(told["open"], true, "{told}");
+    assert_eq!(told["state"], "open: dictating", "{told}");
     eprintln!(
         "on_demand: recording (the stream delivering) {} ms after the press",
         recording.as_millis()
@@ -128,7 +157,10 @@ fn the_microphone_is_open_only_while_it_is_needed() {
         live.pulse.pactl(&["list", "source-outputs"])
     );
     x.xdotool(&["keyup", HOTKEY]);
-    let ev = d.next("dictation", Duration::from_secs(60));
+    // The stream closes after the post-roll, before the words are typed: its event may come
+    // before the dictation's.
+    let evs = d.until("dictation", Duration::from_secs(60));
+    let ev = evs.last().cloned().expect("the dictation event");
     let line = typed_ok(&ev, &term, x, &mut seen);
     let words = line.to_lowercase();
     assert!(
@@ -142,6 +174,11 @@ fn the_microphone_is_open_only_while_it_is_needed() {
         "on_demand: typed {line:?}; the stream was gone {} ms after the dictation event",
         closed.as_millis()
     );
+    let told = match evs.iter().find(|e| e["event"] == "microphone") {
+        Some(e) => e.clone(),
+        None => d.next("microphone", Duration::from_secs(3)),
+    };
+    assert_eq!(told["open"], false, "closed after the dictation: {told}");
     let pid = d.child.id();
     let after_first = fds_threads(pid);
     let rows = history_rows(live.path());
@@ -164,13 +201,7 @@ fn the_microphone_is_open_only_while_it_is_needed() {
         d.next_where("state", Duration::from_secs(6), |e| {
             e["state"] == "recording"
         });
-        let player = play_file(&again);
-        let status = player.wait_with_output().expect("paplay").status;
-        assert!(status.success(), "paplay: {status}");
-        std::thread::sleep(Duration::from_millis(300));
-        x.xdotool(&["keyup", HOTKEY]);
-        let ev = d.next("dictation", Duration::from_secs(60));
-        let line = typed_ok(&ev, &term, x, &mut seen);
+        let line = speak_and_release(&live, &mut d, &again, &term, &mut seen);
         assert!(line.to_lowercase().contains("forward"), "{n}: {line:?}");
         let row = &history_rows(live.path())[0];
         assert_eq!(row.mic_start.as_deref(), Some(want), "{n}: {row:?}");
@@ -185,6 +216,47 @@ fn the_microphone_is_open_only_while_it_is_needed() {
         closed.as_millis()
     );
     let _ = typed_line(&term, x, &mut seen);
+
+    // 3. A source slow to start: `opening` while the press waits for it, then `recording`;
+    // nothing said from `recording` on is lost.
+    d.apply_config("[dictation]\nmicrophone = \"on_demand\"\n");
+    wait_streams(&live.pulse, 0, Duration::from_secs(8));
+    live.pulse.slow_start(true);
+    let pressed = Instant::now();
+    x.xdotool(&["keydown", HOTKEY]);
+    // The first of the two (older state events of the last dictation are skipped).
+    let opening = d.next_where("state", Duration::from_secs(6), |e| {
+        e["state"] == "opening" || e["state"] == "recording"
+    });
+    let opening_at = pressed.elapsed();
+    assert_eq!(
+        opening["state"], "opening",
+        "a slow microphone is waited for, and said so, before recording: {opening}"
+    );
+    d.next_where("state", Duration::from_secs(6), |e| {
+        e["state"] == "recording"
+    });
+    let recording = pressed.elapsed();
+    let line = speak_and_release(&live, &mut d, &again, &term, &mut seen);
+    let words = line.to_lowercase();
+    assert!(
+        words.starts_with("go forward") && words.contains("meters"),
+        "the words after the wait are kept: {line:?}"
+    );
+    let row = &history_rows(live.path())[0];
+    assert_eq!(row.mic_start.as_deref(), Some("cold"), "{row:?}");
+    let first = row.press_to_first_sample_ms.expect("press to first sample");
+    eprintln!(
+        "slow source: `opening` {} ms after the press, `recording` at {} ms, press -> first \
+         sample {first:.0} ms (row); typed {line:?}",
+        opening_at.as_millis(),
+        recording.as_millis()
+    );
+    assert!(
+        first >= 300.0,
+        "the slow source's first samples come late: {row:?}"
+    );
+    live.pulse.slow_start(false);
     // A stream per dictation must not cost a connection (a descriptor and a thread) each:
     // they share one host, settled at start-up.
     let after_all = fds_threads(pid);

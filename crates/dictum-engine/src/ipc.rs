@@ -41,6 +41,8 @@ pub enum DictationState {
     Processing,
     /// Hands-free, waiting for speech (its dictations are recording/processing).
     Listening,
+    /// A press waits for a microphone that is slow to start (a Bluetooth headset).
+    Opening,
     Error,
 }
 
@@ -55,6 +57,9 @@ pub struct TrayStatus {
     pub message: Option<String>,
     /// A dictation controller (hotkey + capture + pipeline) is running in this process.
     pub controller: bool,
+    /// The microphone's stream, open or closed and why (`[dictation] microphone`), e.g.
+    /// "closed: nothing is being dictated"; None before the controller said.
+    pub microphone: Option<String>,
 }
 
 /// The live input level while the settings panel's meter is open.

@@ -3,4 +3,4 @@
 /**
  * What the tray icon shows.
  */
-export type DictationState = "idle" | "recording" | "processing" | "listening" | "error";
+export type DictationState = "idle" | "recording" | "processing" | "listening" | "opening" | "error";

@@ -13,4 +13,9 @@ message: string | null,
 /**
  * A dictation controller (hotkey + capture + pipeline) is running in this process.
  */
-controller: boolean, };
+controller: boolean, 
+/**
+ * The microphone's stream, open or closed and why (`[dictation] microphone`), e.g.
+ * "closed: nothing is being dictated"; None before the controller said.
+ */
+microphone: string | null, };

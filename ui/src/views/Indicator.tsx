@@ -49,7 +49,7 @@ export function Indicator() {
   return (
     <div class={`indicator ${state}`} data-testid="indicator" data-state={state}>
       <span class="dot" />
-      {state === 'processing' ? 'Transcribing…' : state === 'recording' ? 'Listening' : state === 'listening' ? 'Hands-free: waiting for speech' : state === 'error' ? 'Error' : 'Idle'}
+      {state === 'processing' ? 'Transcribing…' : state === 'recording' ? 'Listening' : state === 'opening' ? 'Waiting for the microphone…' : state === 'listening' ? 'Hands-free: waiting for speech' : state === 'error' ? 'Error' : 'Idle'}
       <span class="meter" style="width:70px;height:6px"><div style={{ width: `${Math.round(Math.min(1, level) * 100)}%` }} /></span>
       {words && (committed || speculative) ? (
         <div class="live-words" data-testid="live-words">

@@ -165,15 +165,14 @@ pub(crate) fn run(
             }
             InjectorMsg::Stored(job) => {
                 let id = job.id;
-                let done = catch(|| {
-                    type_stored(sink.as_mut(), (&history, &rows), &config, &shared, id)
-                })
-                .unwrap_or_else(|msg| {
-                    shared.set_injecting(false);
-                    Err(format!(
+                let done =
+                    catch(|| type_stored(sink.as_mut(), (&history, &rows), &config, &shared, id))
+                        .unwrap_or_else(|msg| {
+                            shared.set_injecting(false);
+                            Err(format!(
                         "typing #{id} crashed ({msg}); its text is in history (`dictum history`)"
                     ))
-                });
+                        });
                 shared
                     .stored
                     .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);

@@ -82,6 +82,13 @@ pub enum Event {
     HandsFree {
         on: bool,
     },
+    /// The capture stream opened or closed (`[dictation] microphone`); `state` says why, as
+    /// `dictum doctor` does (e.g. "closed: nothing is being dictated"). Told at start-up and
+    /// at each change.
+    Microphone {
+        open: bool,
+        state: String,
+    },
     Stopped,
 }
 

@@ -17,6 +17,11 @@ pub enum State {
     Processing,
     Injecting,
     Listening,
+    /// A press is waiting for a closed microphone that is slow to deliver its first samples
+    /// (a Bluetooth headset switching profile): published by the controller during that wait
+    /// only (`dictation/microphone.rs` `SLOW_OPEN_AFTER`), never derived; recording (or the
+    /// derived state, when the open fails) follows it.
+    Opening,
 }
 
 impl State {
@@ -43,6 +48,7 @@ impl State {
             State::Processing => "processing",
             State::Injecting => "injecting",
             State::Listening => "listening",
+            State::Opening => "opening",
         }
     }
 }

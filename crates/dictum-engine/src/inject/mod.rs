@@ -171,16 +171,10 @@ const _: fn() = || {
 };
 
 impl Injector {
-    /// Detects the session and what it offers and connects what the likely path needs now,
-    /// so the first dictation does not pay for it. A display that is not reachable yet is
-    /// not an error here: each `inject` retries and reports it. Errors only for an invalid
-    /// config.
-    pub fn new(config: &InjectConfig) -> crate::Result<Injector> {
-        checked(config)?;
-        let session = Session::detect();
-        let abilities = probe_abilities(&session);
-        let mut injector = Injector {
-            config: config.clone(),
+    /// An injector for `session` with nothing connected yet (no display, no clipboard).
+    fn unconnected(config: InjectConfig, session: Session, abilities: Abilities) -> Injector {
+        Injector {
+            config,
             session,
             abilities,
             x: X11Parts::default(),
@@ -189,7 +183,18 @@ impl Injector {
             stop: None,
             keep_rest: false,
             profiles: crate::profile::Profiles::default(),
-        };
+        }
+    }
+
+    /// Detects the session and what it offers and connects what the likely path needs now,
+    /// so the first dictation does not pay for it. A display that is not reachable yet is
+    /// not an error here: each `inject` retries and reports it. Errors only for an invalid
+    /// config.
+    pub fn new(config: &InjectConfig) -> crate::Result<Injector> {
+        checked(config)?;
+        let session = Session::detect();
+        let abilities = probe_abilities(&session);
+        let mut injector = Injector::unconnected(config.clone(), session, abilities);
         injector.warm_up();
         Ok(injector)
     }

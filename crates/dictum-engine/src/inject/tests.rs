@@ -1,17 +1,7 @@
 use super::*;
 
 fn injector(config: InjectConfig, session: Session) -> Injector {
-    Injector {
-        config,
-        session,
-        abilities: Abilities::default(),
-        x: X11Parts::default(),
-        wl: WaylandParts::default(),
-        keywatch: None,
-        stop: None,
-        keep_rest: false,
-        profiles: crate::profile::Profiles::default(),
-    }
+    Injector::unconnected(config, session, Abilities::default())
 }
 
 fn x11_session() -> Session {

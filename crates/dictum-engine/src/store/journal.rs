@@ -146,20 +146,25 @@ pub fn write_or_journal(
     entry: &mut Entry,
     update: WholeRow,
 ) -> Result<Applied, String> {
-    let e = match rows.write(entry, update) {
-        Ok(applied) => return Ok(applied),
-        Err(e) => e,
-    };
-    let journal = Journal::for_history(rows.history().path());
+    match rows.write(entry, update) {
+        Ok(applied) => Ok(applied),
+        Err(e) => Err(keep_refused(rows.history().path(), entry, &e)),
+    }
+}
+
+/// Keeps `entry`, a row the history at `db` refused with `e`, in its journal; the message
+/// says where the row is now.
+pub fn keep_refused(db: &std::path::Path, entry: &Entry, e: &dyn std::fmt::Display) -> String {
+    let journal = Journal::for_history(db);
     match journal.append(entry) {
-        Ok(()) => Err(format!(
+        Ok(()) => format!(
             "{e}; the row is kept in {} and written at the next start",
             journal.path().display()
-        )),
-        Err(j) => Err(format!(
+        ),
+        Err(j) => format!(
             "{e}; it could not be kept in {} either ({j})",
             journal.path().display()
-        )),
+        ),
     }
 }
 

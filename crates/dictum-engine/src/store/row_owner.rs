@@ -150,15 +150,25 @@ impl Rows {
         answered.recv().map_err(|_| self.gone())
     }
 
-    /// [`RowWriter::create`]: `entry`'s row is created at `state` and `entry` gets its id.
-    pub fn create(&self, entry: &mut Entry, state: RowState) -> Result<i64> {
+    /// Runs `job` on a copy of `entry` on the owner's thread; `entry` gets the id the job
+    /// left on the copy (a row created).
+    fn run_on<R: Send + 'static>(
+        &self,
+        entry: &mut Entry,
+        job: impl FnOnce(&RowWriter<'_>, &mut Entry) -> R + Send + 'static,
+    ) -> Result<R> {
         let mut sent = entry.clone();
-        let (id, created) = self.run(move |w| {
-            let created = w.create(&mut sent, state);
-            (sent.id, created)
+        let (id, answer) = self.run(move |w| {
+            let answer = job(w, &mut sent);
+            (sent.id, answer)
         })?;
         entry.id = id;
-        created
+        Ok(answer)
+    }
+
+    /// [`RowWriter::create`]: `entry`'s row is created at `state` and `entry` gets its id.
+    pub fn create(&self, entry: &mut Entry, state: RowState) -> Result<i64> {
+        self.run_on(entry, move |w, e| w.create(e, state))?
     }
 
     /// [`RowWriter::update`] of row `id`.
@@ -176,13 +186,7 @@ impl Rows {
     /// [`RowWriter::write`]: a whole-row update; an entry never created is created whole (and
     /// `entry` gets its id).
     pub fn write(&self, entry: &mut Entry, update: WholeRow) -> Result<Applied> {
-        let mut sent = entry.clone();
-        let (id, written) = self.run(move |w| {
-            let written = w.write(&mut sent, update);
-            (sent.id, written)
-        })?;
-        entry.id = id;
-        written
+        self.run_on(entry, move |w, e| w.write(e, update))?
     }
 
     /// [`journal::write_or_journal`]: [`Rows::write`], the row kept in the journal when the
@@ -192,28 +196,9 @@ impl Rows {
         entry: &mut Entry,
         update: WholeRow,
     ) -> std::result::Result<Applied, String> {
-        let mut sent = entry.clone();
-        match self.run(move |w| {
-            let written = journal::write_or_journal(w, &mut sent, update);
-            (sent.id, written)
-        }) {
-            Ok((id, written)) => {
-                entry.id = id;
-                written
-            }
-            Err(e) => {
-                let journal = Journal::for_history(&self.path);
-                match journal.append(entry) {
-                    Ok(()) => Err(format!(
-                        "{e}; the row is kept in {} and written at the next start",
-                        journal.path().display()
-                    )),
-                    Err(j) => Err(format!(
-                        "{e}; it could not be kept in {} either ({j})",
-                        journal.path().display()
-                    )),
-                }
-            }
+        match self.run_on(entry, move |w, e| journal::write_or_journal(w, e, update)) {
+            Ok(written) => written,
+            Err(e) => Err(journal::keep_refused(&self.path, entry, &e)),
         }
     }
 

@@ -99,6 +99,20 @@ impl Pulse {
         self.pactl(&["set-default-source", "dictum_mic"]);
     }
 
+    /// `slow`: the virtual microphone's signal off, so a stream opened on it gets its first
+    /// samples ~1.3-2 s late (a Bluetooth headset switching profile); off again: every
+    /// stream's first samples within ~10-50 ms, as from a real microphone
+    /// (`tests/pulse-virtual-mic.sh slow|fast`).
+    pub fn slow_start(&self, slow: bool) {
+        let status = Command::new("bash")
+            .arg(&self.script)
+            .arg(if slow { "slow" } else { "fast" })
+            .arg(&self.dir)
+            .status()
+            .expect("run tests/pulse-virtual-mic.sh");
+        assert!(status.success(), "pulse-virtual-mic.sh slow/fast: {status}");
+    }
+
     pub fn pactl(&self, args: &[&str]) -> String {
         let out = Command::new("pactl").args(args).output().expect("pactl");
         assert!(

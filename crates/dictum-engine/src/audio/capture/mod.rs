@@ -48,5 +48,5 @@ pub use error::CaptureError;
 pub use options::{
     Backend, CaptureOptions, Captured, StreamInfo, DEFAULT_MAX_UTTERANCE, DEFAULT_PREROLL_MS,
 };
-pub use reopen::{drop_in_background, Attempt, Open, OpenCapture, Reopener};
+pub use reopen::{drop_in_background, Attempt, Open, OpenCapture, Reopener, Slow};
 pub use stream::Capture;

@@ -24,6 +24,13 @@ pub trait Open {
     fn begin(&mut self, opts: CaptureOptions) -> Result<Attempt<Self::Stream>, String>;
 }
 
+/// What [`Reopener::open_now`] does when the open takes long: after `after`, `tell` is
+/// called once (the indicator says the microphone is being waited for), and the wait goes on.
+pub struct Slow<'a> {
+    pub after: Duration,
+    pub tell: &'a mut dyn FnMut(),
+}
+
 /// Opens a [`Capture`] on a thread of its own that waits as long as the server takes (no
 /// timeout to leave a thread behind on), then for its first frames (up to 2 s).
 #[derive(Debug, Default, Clone, Copy)]
@@ -109,6 +116,7 @@ impl<O: Open> Reopener<O> {
         opts: CaptureOptions,
         wait: Duration,
         now: Instant,
+        slow: Option<Slow<'_>>,
     ) -> Option<Result<O::Stream, CaptureError>> {
         if self.pending.is_some() {
             return None;
@@ -123,7 +131,17 @@ impl<O: Open> Reopener<O> {
                 }));
             }
         };
-        let result = match rx.recv_timeout(wait) {
+        let first = match slow {
+            Some(slow) if slow.after < wait => rx.recv_timeout(slow.after).or_else(|e| match e {
+                mpsc::RecvTimeoutError::Timeout => {
+                    (slow.tell)();
+                    rx.recv_timeout(wait - slow.after)
+                }
+                e => Err(e),
+            }),
+            _ => rx.recv_timeout(wait),
+        };
+        let result = match first {
             Ok(r) => r,
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 self.pending = Some((rx, now));

@@ -50,6 +50,20 @@ impl Shared {
         }
     }
 
+    /// Gives the lock back until the callback brings frames (or `deadline`), and takes it
+    /// again.
+    pub(super) fn wait<'a>(
+        &self,
+        st: MutexGuard<'a, State>,
+        deadline: Instant,
+    ) -> MutexGuard<'a, State> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        self.arrived
+            .wait_timeout(st, left)
+            .unwrap_or_else(|e| e.into_inner())
+            .0
+    }
+
     pub(super) fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock cannot leave State inconsistent in a way that matters
         // more than losing audio: keep going.

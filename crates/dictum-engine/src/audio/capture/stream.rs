@@ -138,12 +138,7 @@ impl Capture {
                     waited: timeout,
                 });
             }
-            st = self
-                .shared
-                .arrived
-                .wait_timeout(st, deadline - now)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+            st = self.shared.wait(st, deadline);
         }
     }
 
@@ -196,12 +191,7 @@ impl Capture {
             if now >= deadline {
                 break;
             }
-            st = self
-                .shared
-                .arrived
-                .wait_timeout(st, deadline - now)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+            st = self.shared.wait(st, deadline);
         }
         let stalled = st.total < target && !st.truncated;
         let samples = st.utterance.take().unwrap_or_default();

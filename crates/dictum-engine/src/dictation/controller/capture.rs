@@ -3,14 +3,26 @@
 //! tell the user what the microphone has to say.
 
 use super::Controller;
+use crate::dictation::state::State;
 use std::time::Instant;
 
 impl Controller {
-    /// True when a working microphone stream is there. Never waits: without one, a re-open
-    /// is started in the background (one at a time) and this press is not recorded.
+    /// True when a working microphone stream is there. A stream closed because nothing
+    /// needed it is opened now (waiting for its first samples, up to `COLD_OPEN_WAIT`; past
+    /// `SLOW_OPEN_AFTER` the state says `opening` while it waits). Otherwise never waits:
+    /// without a stream, a re-open is started in the background (one at a time) and this
+    /// press is not recorded.
     pub(super) fn ensure_capture(&mut self) -> bool {
-        let working = self.mic.ensure(Instant::now());
+        let (feedback, events) = (&mut self.feedback, &self.links.events);
+        let mut slow = || {
+            tracing::info!("the microphone is slow to start; the press waits for it");
+            feedback.publish(State::Opening, events);
+        };
+        let working = self.mic.ensure_telling(Instant::now(), &mut slow);
         self.tell_mic();
+        if !working {
+            self.publish_state();
+        }
         working
     }
 

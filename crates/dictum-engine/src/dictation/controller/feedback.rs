@@ -23,6 +23,8 @@ pub(super) struct Feedback {
     cues: Player,
     /// Recording (or listening) when the start cue was last played.
     cue_recording: bool,
+    /// Whether the microphone's stream was open when last published.
+    mic_open: Option<bool>,
 }
 
 impl Feedback {
@@ -32,6 +34,7 @@ impl Feedback {
             media,
             cues: Player::default(),
             cue_recording: false,
+            mic_open: None,
         }
     }
 
@@ -40,6 +43,21 @@ impl Feedback {
         if state != self.state {
             self.state = state;
             let _ = events.send(Event::State { state });
+        }
+    }
+
+    /// Publishes the microphone's state when its stream opened or closed (`describe`: why).
+    pub(super) fn publish_mic(
+        &mut self,
+        open: bool,
+        describe: impl FnOnce() -> String,
+        events: &mpsc::Sender<Event>,
+    ) {
+        if self.mic_open != Some(open) {
+            self.mic_open = Some(open);
+            let state = describe();
+            tracing::info!("microphone {state}");
+            let _ = events.send(Event::Microphone { open, state });
         }
     }
 

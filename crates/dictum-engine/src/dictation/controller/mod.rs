@@ -252,6 +252,12 @@ impl Controller {
             self.hands_free.is_some(),
         );
         self.feedback.publish(state, &self.links.events);
+        let now = Instant::now();
+        self.feedback.publish_mic(
+            self.mic.is_open(),
+            || self.mic.describe(now),
+            &self.links.events,
+        );
         self.keys.arm_cancel(
             self.live.is_some() || !self.flights.is_empty() || self.links.shared.typing_stored(),
         );
