@@ -69,7 +69,7 @@ EXPECTED_S = {
     "cli": 17,
     "live_gate_wayland": 16,
     "live_mute": 15,
-    "inject_x11": 13,
+    "inject_x11": 21,
     "models_recommend": 12,
     "inject_wayland": 11,
     "live_media": 11,

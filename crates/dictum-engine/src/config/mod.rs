@@ -287,8 +287,9 @@ backend = "auto"
 # Window classes (WM_CLASS instance or class, or Wayland app_id; any case) that paste with
 # Ctrl+Shift+V.
 terminal_classes = ["XTerm", "UXTerm", "URxvt", "Alacritty", "kitty", "Gnome-terminal", "org.gnome.Terminal", "Konsole", "xfce4-terminal", "Tilix", "terminator", "foot", "Wezterm", "org.wezfurlong.wezterm", "st-256color", "Terminology", "Guake", "Ptyxis", "com.mitchellh.ghostty"]
-# Paste mode: ms to wait after Ctrl+V before restoring the previous clipboard; the target
-# fetches the text asynchronously, and restoring too early pastes the old text.
+# Paste mode on Wayland: ms to wait after Ctrl+V before restoring the previous clipboard; the
+# target fetches the text asynchronously, and restoring too early pastes the old text. (X11
+# sees the fetch and restores right after it.)
 paste_restore_delay_ms = 250
 # Append a space so consecutive dictations do not run together.
 trailing_space = true
