@@ -328,7 +328,7 @@ pub fn set_paused(app: &AppHandle, state: &AppState, paused: bool) -> Result<Tra
 pub fn type_stored(id: i64) -> Option<Result<String, String>> {
     let (tx, rx) = mpsc::channel();
     let job = dictum_engine::dictation::TypeStored {
-        id,
+        row: dictum_engine::dictation::StoredRow::Id(id),
         reply: Some(tx),
     };
     with_live(|d| d.send(Command::TypeStored(job)))?;

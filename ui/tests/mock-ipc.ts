@@ -36,7 +36,7 @@ const DEFAULT_CONFIG: Config = {
     reload_threshold_ms: 500, system_prompt: '', user_template: '{text}', examples: true,
   },
   dictation: {
-    hotkey: 'ctrl+alt+space', mode: 'push_to_talk', cancel_key: 'escape', input_device: '', microphone: 'auto', microphone_keep_s: 180, preroll_ms: 300,
+    hotkey: 'ctrl+alt+space', mode: 'push_to_talk', cancel_key: 'escape', retype_hotkey: '', input_device: '', microphone: 'auto', microphone_keep_s: 180, preroll_ms: 300,
     post_roll_ms: 300, type_before_post_roll_ms: 100, max_utterance_s: 300, streaming: true, pause_ms: 250, speculate_after_ms: 48, commit_min_ms: 10000,
     chunk_max_ms: 15000, queue_max: 8, idle_unload_min: 0, hands_free_pause_ms: 700, hands_free_idle_s: 30,
     live_words: true, pause_media: false, mute_output: false, sound_cues: false, sound_volume: 0.3,

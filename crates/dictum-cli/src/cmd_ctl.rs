@@ -8,8 +8,9 @@ use std::process::ExitCode;
 pub struct Args {
     /// press, release, toggle, cancel, pause, resume, hands-free, edit-press, edit-release
     /// (edit mode: the selection rewritten on the instruction said in between), type (the
-    /// text of history entry ID, through the gate: budget, cancel key) or quit; `status`
-    /// says whether one runs.
+    /// text of history entry ID, through the gate: budget, cancel key), retype (the last
+    /// dictation again, into the window focused now, through the same gate) or quit;
+    /// `status` says whether one runs.
     command: String,
     /// For hands-free: on, off or toggle (the default); for type: the entry's ID.
     argument: Option<String>,
@@ -22,7 +23,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         None => args.command.clone(),
     };
     let request = control::parse_request(&line).map_err(|e| anyhow::anyhow!(e))?;
-    // `type ID` answers once the text is typed.
+    // `type ID` and `retype` answer once the text is typed.
     let typing = matches!(
         request,
         control::Request::Command(dictum_engine::dictation::Command::TypeStored(_))

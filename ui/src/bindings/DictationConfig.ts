@@ -13,6 +13,13 @@ hotkey: string, mode: Mode,
  */
 cancel_key: string, 
 /**
+ * Types the last dictation again into the window focused now, through the same gate as
+ * a fresh one (what `dictum ctl retype` does); "" = no such key (the default). Same
+ * syntax as `hotkey`, and not the same key; grabbed on X11 (elsewhere bind `dictum ctl
+ * retype` to a shortcut of the desktop).
+ */
+retype_hotkey: string, 
+/**
  * Input device name (see `dictum doctor`); "" = the system default.
  */
 input_device: string, 

@@ -17,8 +17,9 @@ backend: InjectBackend,
  */
 terminal_classes: Array<string>, 
 /**
- * Paste mode: wait this long after Ctrl+V before restoring the previous clipboard (the
- * target fetches the text asynchronously; restoring at once pastes the OLD text).
+ * Paste mode on Wayland: wait this long after Ctrl+V before restoring the previous
+ * clipboard (the target fetches the text asynchronously; restoring at once pastes the
+ * OLD text). On X11 Dictum sees the fetch and restores right after it.
  */
 paste_restore_delay_ms: number, 
 /**

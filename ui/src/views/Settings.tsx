@@ -11,6 +11,7 @@ import { Snippets } from '../components/Snippets';
 import { SpeechServer } from '../components/SpeechServer';
 import { VoiceCommands } from '../components/VoiceCommands';
 import { savable } from '../lib/commands';
+import { sameHotkey } from '../lib/hotkey';
 import { savableReplacements, savableSnippets, translateProblem } from '../lib/snippets';
 import type { Config } from '../bindings/Config';
 import type { ConfigView } from '../bindings/ConfigView';
@@ -81,6 +82,12 @@ export function Settings() {
         <div class="row">
           <label>Hotkey</label>
           <HotkeyRecorder value={cfg.dictation.hotkey} onChange={(hotkey) => up('dictation', { hotkey })} />
+        </div>
+        <div class="row">
+          <label>Type the last dictation again</label>
+          <HotkeyRecorder value={cfg.dictation.retype_hotkey || 'no key'} onChange={(retype_hotkey) => up('dictation', { retype_hotkey })} testid="retype-hotkey" />
+          {cfg.dictation.retype_hotkey && <button onClick={() => up('dictation', { retype_hotkey: '' })} data-testid="retype-hotkey-none">No key</button>}
+          {sameHotkey(cfg.dictation.retype_hotkey, cfg.dictation.hotkey) && <span class="error" data-testid="retype-hotkey-clash">This is the dictation hotkey; choose another key.</span>}
         </div>
         <div class="row">
           <label>Mode</label>

@@ -107,6 +107,11 @@ pub struct DictationConfig {
     /// Discards the utterance being recorded (or not yet typed); "" = no cancel key. Only
     /// grabbed while a dictation is under way, so it never steals the key from other apps.
     pub cancel_key: String,
+    /// Types the last dictation again into the window focused now, through the same gate as
+    /// a fresh one (what `dictum ctl retype` does); "" = no such key (the default). Same
+    /// syntax as `hotkey`, and not the same key; grabbed on X11 (elsewhere bind `dictum ctl
+    /// retype` to a shortcut of the desktop).
+    pub retype_hotkey: String,
     /// Input device name (see `dictum doctor`); "" = the system default.
     pub input_device: String,
     /// When the capture stream is open: "on_demand", "always" or "auto" (see [`MicrophoneMode`]).
@@ -171,6 +176,7 @@ impl Default for DictationConfig {
             hotkey: "ctrl+alt+space".into(),
             mode: Mode::PushToTalk,
             cancel_key: "escape".into(),
+            retype_hotkey: String::new(),
             input_device: String::new(),
             microphone: MicrophoneMode::Auto,
             microphone_keep_s: 180,
@@ -197,6 +203,37 @@ impl Default for DictationConfig {
 }
 
 impl DictationConfig {
+    /// `retype_hotkey`: empty, or a key of its own (not `hotkey`, not `cancel_key`).
+    fn validate_retype_hotkey(&self) -> Result<(), (&'static str, String)> {
+        const KEY: &str = "dictation.retype_hotkey";
+        if self.retype_hotkey.trim().is_empty() {
+            return Ok(());
+        }
+        let key = super::hotkey::parse_binding(&self.retype_hotkey).map_err(|e| (KEY, e))?;
+        let spec = self.retype_hotkey.trim();
+        if super::hotkey::parse_binding(&self.hotkey).is_ok_and(|d| d == key) {
+            return Err((
+                KEY,
+                format!(
+                    "`{spec}` is also [dictation] hotkey; pick another key to type the last \
+                     dictation again, e.g. \"ctrl+alt+r\", or \"\" for none"
+                ),
+            ));
+        }
+        if !self.cancel_key.trim().is_empty()
+            && super::hotkey::parse(&self.cancel_key)
+                .is_ok_and(|c| super::hotkey::Binding::Key(c) == key)
+        {
+            return Err((
+                KEY,
+                format!(
+                    "`{spec}` is also [dictation] cancel_key; pick another key, or \"\" for none"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
         if let Err(e) = super::hotkey::parse_binding(&self.hotkey) {
             return Err(("dictation.hotkey", e));
@@ -206,6 +243,7 @@ impl DictationConfig {
                 return Err(("dictation.cancel_key", e));
             }
         }
+        self.validate_retype_hotkey()?;
         // Ranges documented in config::DEFAULT_TOML. max_utterance_s bounds the audio buffer
         // (1 h of 16 kHz audio is 230 MB); queue_max bounds the utterances held in memory.
         super::ranges::check_ranges(&[

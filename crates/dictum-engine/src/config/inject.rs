@@ -74,8 +74,9 @@ pub struct InjectConfig {
     pub backend: InjectBackend,
     /// WM_CLASS names (instance or class, any case) of terminals: paste sends Ctrl+Shift+V there.
     pub terminal_classes: Vec<String>,
-    /// Paste mode: wait this long after Ctrl+V before restoring the previous clipboard (the
-    /// target fetches the text asynchronously; restoring at once pastes the OLD text).
+    /// Paste mode on Wayland: wait this long after Ctrl+V before restoring the previous
+    /// clipboard (the target fetches the text asynchronously; restoring at once pastes the
+    /// OLD text). On X11 Dictum sees the fetch and restores right after it.
     #[ts(type = "number")]
     pub paste_restore_delay_ms: u64,
     /// Append a space so consecutive dictations do not run together.

@@ -191,6 +191,11 @@ hotkey = "ctrl+alt+space"
 mode = "push_to_talk"
 # Discards the dictation under way; only grabbed while one is. "" = no cancel key.
 cancel_key = "escape"
+# Types the last dictation again into the window focused now, through the same checks as a
+# fresh one (typing budget, terminals, cancel key): what `dictum ctl retype` does. Same
+# syntax as hotkey, e.g. "ctrl+alt+r"; grabbed on X11 (on Wayland bind `dictum ctl retype`
+# to a shortcut of your desktop). "" = no key (the default).
+retype_hotkey = ""
 # Input device name as listed by `dictum doctor`; "" = the system default.
 input_device = ""
 # When the microphone is open (the desktop shows "microphone in use" while it is, and a
@@ -282,8 +287,9 @@ backend = "auto"
 # Window classes (WM_CLASS instance or class, or Wayland app_id; any case) that paste with
 # Ctrl+Shift+V.
 terminal_classes = ["XTerm", "UXTerm", "URxvt", "Alacritty", "kitty", "Gnome-terminal", "org.gnome.Terminal", "Konsole", "xfce4-terminal", "Tilix", "terminator", "foot", "Wezterm", "org.wezfurlong.wezterm", "st-256color", "Terminology", "Guake", "Ptyxis", "com.mitchellh.ghostty"]
-# Paste mode: ms to wait after Ctrl+V before restoring the previous clipboard; the target
-# fetches the text asynchronously, and restoring too early pastes the old text.
+# Paste mode on Wayland: ms to wait after Ctrl+V before restoring the previous clipboard; the
+# target fetches the text asynchronously, and restoring too early pastes the old text. (X11
+# sees the fetch and restores right after it.)
 paste_restore_delay_ms = 250
 # Append a space so consecutive dictations do not run together.
 trailing_space = true
@@ -513,6 +519,20 @@ impl Config {
             .validate(&self.dictation.hotkey, &self.dictation.cancel_key)
         {
             return bad(key, &reason);
+        }
+        if self.edit.enabled
+            && !self.dictation.retype_hotkey.trim().is_empty()
+            && hotkey::parse_binding(&self.dictation.retype_hotkey).ok()
+                == hotkey::parse_binding(&self.edit.hotkey).ok()
+        {
+            return bad(
+                "dictation.retype_hotkey",
+                &format!(
+                    "`{}` is also [edit] hotkey; pick another key to type the last dictation \
+                     again, or \"\" for none",
+                    self.dictation.retype_hotkey.trim()
+                ),
+            );
         }
         if let Err((key, reason)) = profile::compile_patterns(&self.profiles) {
             return bad(&key, &reason);

@@ -17,6 +17,34 @@ fn empty_file_means_defaults() {
 }
 
 #[test]
+fn the_retype_key_is_off_by_default_and_a_key_of_its_own() {
+    assert_eq!(Config::default().dictation.retype_hotkey, "");
+    let ok = parse("[dictation]\nretype_hotkey = \"ctrl+alt+r\"\n").expect("a key of its own");
+    assert_eq!(ok.0.dictation.retype_hotkey, "ctrl+alt+r");
+    let refused = |text: &str, why: &str| {
+        let err = parse(text).expect_err(text).to_string();
+        assert!(
+            err.contains("dictation.retype_hotkey") && err.contains(why),
+            "{text}: {err}"
+        );
+    };
+    refused(
+        "[dictation]\nretype_hotkey = \"ctrl+alt+nosuchkey\"\n",
+        "nosuchkey",
+    );
+    // The modifiers' order does not make another key.
+    refused(
+        "[dictation]\nretype_hotkey = \"alt+ctrl+space\"\n",
+        "[dictation] hotkey",
+    );
+    refused("[dictation]\nretype_hotkey = \"escape\"\n", "cancel_key");
+    let edit = "[dictation]\nretype_hotkey = \"ctrl+alt+e\"\n[edit]\nenabled = ";
+    refused(&format!("{edit}true\n"), "[edit] hotkey");
+    // Edit mode off: its key is grabbed by nobody.
+    assert!(parse(&format!("{edit}false\n")).is_ok());
+}
+
+#[test]
 fn syntax_error_has_line_and_column() {
     let text = "[stt]\nmodel = \"tiny\"\nthreads = = 4\n";
     match parse(text) {

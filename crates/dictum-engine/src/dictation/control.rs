@@ -19,7 +19,7 @@ use std::sync::mpsc::Sender;
 
 /// The words `dictum ctl` and `dictum run --stdin-commands` understand.
 pub const COMMANDS: &str =
-    "press, release, toggle, cancel, pause, resume, hands-free [on|off|toggle], edit-press, edit-release, type ID, quit";
+    "press, release, toggle, cancel, pause, resume, hands-free [on|off|toggle], edit-press, edit-release, type ID, retype, quit";
 
 /// Longest request line the socket reads, newline included; a longer one is refused.
 pub const MAX_LINE: usize = 256;
@@ -30,7 +30,7 @@ pub const MAX_CLIENTS: usize = 16;
 /// How long a connection may take to send its line.
 pub const READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// How long `type ID` waits for the typing to end before answering (the typing goes on; the
+/// How long `type ID` and `retype` wait for the typing to end before answering (the typing goes on; the
 /// row says how it went).
 pub const TYPE_WAIT: std::time::Duration = std::time::Duration::from_secs(300);
 
@@ -54,7 +54,7 @@ pub fn parse_command(word: &str) -> std::result::Result<Command, String> {
     }
     if first == "type" {
         return match (words.next().map(str::parse::<i64>), words.next()) {
-            (Some(Ok(id)), None) => Ok(Command::TypeStored(super::TypeStored { id, reply: None })),
+            (Some(Ok(id)), None) => Ok(Command::TypeStored(super::TypeStored::id(id))),
             _ => Err(format!(
                 "unknown command `{}` (type ID: the history row whose text is typed)",
                 word.trim()
@@ -70,6 +70,8 @@ pub fn parse_command(word: &str) -> std::result::Result<Command, String> {
         "resume" => Command::PauseHotkey(false),
         "edit-press" => Command::EditPress,
         "edit-release" => Command::EditRelease,
+        // The last dictation again, through the same gate (`dictation::retype`).
+        "retype" => Command::TypeStored(super::TypeStored::last_dictation()),
         "quit" | "exit" => Command::Shutdown,
         other => return Err(format!("unknown command `{other}` ({COMMANDS})")),
     })
@@ -358,7 +360,8 @@ mod imp {
                 return commands.send(Command::Shutdown).is_ok();
             }
             Ok(Request::Command(Command::TypeStored(mut job))) => {
-                // Answered once typed: `dictum history --retry` tells how it went.
+                // `type ID` and `retype` are answered once typed: `dictum history --retry`
+                // tells how it went.
                 let (tx, rx) = std::sync::mpsc::channel();
                 job.reply = Some(tx);
                 match commands.send(Command::TypeStored(job)) {
@@ -458,7 +461,7 @@ pub fn send(word: &str) -> Result<String> {
     imp::send(word)
 }
 
-/// [`send`], waiting up to `wait` for the answer (`type ID` answers once typed).
+/// [`send`], waiting up to `wait` for the answer (`type ID` and `retype` answer once typed).
 pub fn send_waiting(word: &str, wait: std::time::Duration) -> Result<String> {
     imp::send_waiting(word, wait)
 }
@@ -488,7 +491,7 @@ mod tests {
     fn type_takes_one_row_id() {
         match parse_request("type 42\n") {
             Ok(Request::Command(Command::TypeStored(job))) => {
-                assert_eq!(job.id, 42);
+                assert_eq!(job.row, super::super::StoredRow::Id(42));
                 assert!(job.reply.is_none());
             }
             other => panic!("{other:?}"),
@@ -496,6 +499,19 @@ mod tests {
         for bad in ["type", "type x", "type 4 2", "type -"] {
             assert!(parse_request(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn retype_is_the_last_dictation_through_the_same_path() {
+        match parse_request("retype\n") {
+            Ok(Request::Command(Command::TypeStored(job))) => {
+                assert_eq!(job.row, super::super::StoredRow::LastDictation);
+                assert!(job.reply.is_none());
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(parse_request("retype 3").is_err());
+        assert!(COMMANDS.contains("retype"));
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use crate::commands::trust::{self, Situation};
 use crate::commands::{Action, Chord, Key};
 use crate::config::Config;
-use crate::dictation::messages::{report, InjectorMsg, Input, Part, SinkReport, Typed};
+use crate::dictation::messages::{report, InjectorMsg, Input, Part, SinkReport, StoredRow, Typed};
 use crate::dictation::shared::{catch, Shared};
 use crate::dictation::sink::{Sink, SinkFactory};
 use crate::fault;
@@ -164,15 +164,21 @@ pub(crate) fn run(
                 continue;
             }
             InjectorMsg::Stored(job) => {
-                let id = job.id;
-                let done =
+                // The last dictation is chosen now, in its turn: one typed just before is it.
+                let done = match job.row {
+                    StoredRow::Id(id) => Ok(id),
+                    StoredRow::LastDictation => crate::dictation::retype::find(&history),
+                }
+                .and_then(|id| {
                     catch(|| type_stored(sink.as_mut(), (&history, &rows), &config, &shared, id))
                         .unwrap_or_else(|msg| {
                             shared.set_injecting(false);
                             Err(format!(
-                        "typing #{id} crashed ({msg}); its text is in history (`dictum history`)"
-                    ))
-                        });
+                                "typing #{id} crashed ({msg}); its text is in history \
+                                 (`dictum history`)"
+                            ))
+                        })
+                });
                 shared
                     .stored
                     .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);

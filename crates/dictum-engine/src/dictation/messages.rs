@@ -39,7 +39,8 @@ pub enum Command {
     EditRelease,
     /// Types a stored row's text (a retry, "type again") through this dictation's injector,
     /// so the gate applies: the character budget of its audio, the cancel key, the focus
-    /// check. `dictum history --retry`, `dictum ctl type ID`, the history window.
+    /// check. `dictum history --retry`, `dictum ctl type ID`, the history window, and the
+    /// last dictation again (`dictum ctl retype`, `[dictation] retype_hotkey`).
     TypeStored(TypeStored),
     Shutdown,
 }
@@ -48,10 +49,38 @@ pub enum Command {
 #[derive(Debug, Clone)]
 pub struct TypeStored {
     /// The history row whose text is typed; its `inject_method`/`inject_error` record how.
-    pub id: i64,
+    pub row: StoredRow,
     /// Told once it is typed (`Ok`: what was done) or not (`Err`: why; the text stays in
     /// history, and the rest of a stopped typing on the clipboard).
     pub reply: Option<mpsc::Sender<Result<String, String>>>,
+}
+
+/// Which history row a [`TypeStored`] types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoredRow {
+    /// This one (`dictum ctl type ID`, a retry, the history window).
+    Id(i64),
+    /// The newest dictation with text, chosen by the injector when its turn comes, so a
+    /// dictation typed just before counts (`dictation::retype`).
+    LastDictation,
+}
+
+impl TypeStored {
+    /// Row `id`, with no one waiting for the answer.
+    pub fn id(id: i64) -> TypeStored {
+        TypeStored {
+            row: StoredRow::Id(id),
+            reply: None,
+        }
+    }
+
+    /// The last dictation again, with no one waiting for the answer.
+    pub fn last_dictation() -> TypeStored {
+        TypeStored {
+            row: StoredRow::LastDictation,
+            reply: None,
+        }
+    }
 }
 
 impl Command {

@@ -42,6 +42,7 @@ pub mod options;
 mod queue;
 pub mod release;
 pub mod retry;
+pub mod retype;
 pub mod segmenter;
 mod shared;
 pub mod sink;
@@ -50,7 +51,7 @@ pub mod utterance;
 mod worker;
 
 pub use messages::{
-    Command, Event, Partial, ReadyInfo, ReleasePath, Report, SinkReport, TypeStored,
+    Command, Event, Partial, ReadyInfo, ReleasePath, Report, SinkReport, StoredRow, TypeStored,
 };
 pub use options::{ConfigOverrides, StartOptions, SHUTDOWN_BOUND, SHUTDOWN_GRACE};
 pub use sink::{injector_sink, window_probe, Sink, SinkFactory, StdoutSink, WindowProbe};

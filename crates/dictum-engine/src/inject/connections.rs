@@ -17,6 +17,9 @@ pub(super) struct X11Parts {
     pub(super) x11: Option<X11>,
     pub(super) keys: Option<Keys>,
     pub(super) board: Option<Board>,
+    /// Paste mode's clipboard: every format saved and served back (`clip_x11/`).
+    #[cfg(all(unix, not(target_os = "macos")))]
+    pub(super) clip: Option<super::clip_x11::ClipX11>,
     /// A connection of its own for the gate's focus check while typing (asked between
     /// words, while `keys` and `x11` are busy typing).
     pub(super) watch: Option<std::sync::Arc<X11>>,
@@ -53,6 +56,16 @@ impl X11Parts {
             }
         }
         self.keys_and_x11()
+    }
+
+    #[cfg(all(unix, not(target_os = "macos")))]
+    pub(super) fn clip(&mut self) -> Result<&mut super::clip_x11::ClipX11, String> {
+        if self.clip.is_none() {
+            self.clip = Some(super::clip_x11::ClipX11::connect()?);
+        }
+        self.clip
+            .as_mut()
+            .ok_or_else(|| "clipboard: not connected".into())
     }
 
     pub(super) fn board(&mut self) -> Result<&mut Board, String> {

@@ -74,7 +74,7 @@ impl Injector {
                 .is_terminal(window.instance.as_deref(), window.class.as_deref());
             match route.typing {
                 TypePath::X11 => {
-                    let x11 = self.inject_x11(&text, terminal, start, &mut report);
+                    let x11 = self.inject_x11(&text, terminal, window.id, start, &mut report);
                     // An XWayland window that XTest cannot reach (XWayland without a usable
                     // keyboard map yet): the compositor's own path reaches it too.
                     match (x11, self.route(Focus::Unknown)) {

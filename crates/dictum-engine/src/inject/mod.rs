@@ -11,7 +11,9 @@
 //! |---|---|
 //! | `mod.rs` | the façade: [`Injector`], its set-up, route and gate verdict, reconnecting |
 //! | `deliver.rs` | one dictation delivered: safe text, route, stop and fall back |
-//! | `deliver_x11.rs` | typing and pasting on X11 (XTest through enigo, arboard) |
+//! | `deliver_x11.rs` | typing on X11 (XTest through enigo) |
+//! | `paste_x11.rs` | pasting on X11: every clipboard format kept, the fetch watched |
+//! | `clip_x11/` | the X11 CLIPBOARD saved whole and served back byte for byte |
 //! | `deliver_wayland.rs` | typing and pasting on each Wayland path, in pieces |
 //! | `clipboard.rs` | the clipboard on every path: paste, restore, failure fallback |
 //! | `window_probe.rs` | the focused window, and whether it still has the focus |
@@ -22,7 +24,7 @@
 //! | `config.rs` | the `[inject]` section, terminal class matching |
 //! | `window.rs` | focused window class/title, held modifier keys (x11rb) |
 //! | `typing.rs` | key presses with enigo: text, paste chord, modifier release |
-//! | `paste.rs` | clipboard with arboard |
+//! | `paste.rs` | clipboard text with arboard (copy, the failure fallback) |
 //! | `wayland.rs` | X11 vs Wayland-only, `wtype`/`ydotool`/`wl-copy` |
 //! | `uinput/` | the last-resort uinput keyboard, keys chosen for the user's XKB layout |
 //! | `vkbd/`, `wlclip.rs` | Wayland virtual keyboard and data-control clipboard (Linux) |
@@ -46,6 +48,8 @@
 //! ```
 
 mod abilities;
+#[cfg(all(unix, not(target_os = "macos")))]
+mod clip_x11;
 mod clipboard;
 pub mod config;
 mod connections;
@@ -61,6 +65,8 @@ mod keywatch;
 mod lines;
 pub mod notify;
 mod paste;
+#[cfg(all(unix, not(target_os = "macos")))]
+mod paste_x11;
 mod report;
 pub mod session;
 mod typing;
@@ -202,7 +208,11 @@ impl Injector {
         let result = match route.typing {
             TypePath::X11 => self.x.keys_and_x11().map(drop).and_then(|()| {
                 if paste {
-                    self.x.board().map(drop)
+                    #[cfg(all(unix, not(target_os = "macos")))]
+                    let warmed = self.x.clip().map(drop);
+                    #[cfg(not(all(unix, not(target_os = "macos"))))]
+                    let warmed = self.x.board().map(drop);
+                    warmed
                 } else {
                     Ok(())
                 }

@@ -132,9 +132,27 @@ impl Xvfb {
             .expect("xclip stdin")
             .write_all(text.as_bytes())
             .expect("write to xclip");
-        // xclip forks a server for the selection and the parent exits.
+        // xclip forks a server for the selection and the parent exits; on a busy machine
+        // the server may own CLIPBOARD a moment after that (seen: None right after).
         assert!(child.wait().expect("xclip").success());
+        let start = Instant::now();
+        while self.clipboard().as_deref() != Some(text) && start.elapsed() < Duration::from_secs(5)
+        {
+            std::thread::sleep(Duration::from_millis(20));
+        }
         assert_eq!(self.clipboard().as_deref(), Some(text));
+    }
+
+    /// CLIPBOARD's value for `target` (e.g. "image/png"), bytes as another application
+    /// gets them; None when the owner refuses it or nobody owns CLIPBOARD.
+    pub fn clipboard_target(&self, target: &str) -> Option<Vec<u8>> {
+        let out = Command::new("xclip")
+            .args(["-selection", "clipboard", "-t", target, "-o"])
+            .env("DISPLAY", &self.display)
+            .stderr(Stdio::null())
+            .output()
+            .expect("run xclip -o");
+        out.status.success().then_some(out.stdout)
     }
 
     /// CLIPBOARD's text as another application sees it.
@@ -200,7 +218,7 @@ impl Xterm {
     /// that is not a terminal by `[inject] terminal_classes` (e.g. "editor"/"Editor").
     pub fn start_named(x: &Xvfb, title: &str, class: &str, name: &str, geometry: &str) -> Xterm {
         let script = "cat > \"$DICTUM_TYPED\"".to_string();
-        Xterm::spawn_script(x, title, Some((class, name)), geometry, script, None)
+        Xterm::spawn_script(x, title, Some((class, name)), geometry, script, None, true)
     }
 
     /// An xterm running a real interactive shell (`sh`) in the folder `cwd`: what a user's
@@ -217,7 +235,7 @@ impl Xterm {
         let file = cwd.join("typed.txt");
         std::fs::write(&file, "").expect("typed.txt");
         let script = format!("cd '{}' && PS1='$ ' exec sh -i", cwd.display());
-        Xterm::spawn_script(x, title, class, geometry, script, Some(file))
+        Xterm::spawn_script(x, title, class, geometry, script, Some(file), true)
     }
 
     fn spawn(x: &Xvfb, title: &str, raw: bool, class: Option<&str>, geometry: &str) -> Xterm {
@@ -234,7 +252,15 @@ impl Xterm {
             geometry,
             script,
             None,
+            true,
         )
+    }
+
+    /// An xterm with its default bindings: no paste chord for CLIPBOARD (it pastes PRIMARY
+    /// on Shift+Insert only), so a Ctrl+Shift+V pastes nothing there.
+    pub fn start_without_paste(x: &Xvfb, title: &str) -> Xterm {
+        let script = "cat > \"$DICTUM_TYPED\"".to_string();
+        Xterm::spawn_script(x, title, None, "80x24+0+0", script, None, false)
     }
 
     fn spawn_script(
@@ -244,6 +270,7 @@ impl Xterm {
         geometry: &str,
         script: String,
         file: Option<PathBuf>,
+        paste_binding: bool,
     ) -> Xterm {
         let dir = tempfile::tempdir().expect("tempdir");
         let file = file.unwrap_or_else(|| dir.path().join("typed.txt"));
@@ -253,6 +280,9 @@ impl Xterm {
             None => XTERM_PASTE.to_string(),
         };
         let mut cmd = Command::new("xterm");
+        if paste_binding {
+            cmd.args(["-xrm", &paste]);
+        }
         if let Some((c, name)) = class {
             cmd.args(["-class", c]);
             if name != "xterm" {
@@ -261,7 +291,7 @@ impl Xterm {
         }
         cmd.env("DICTUM_TYPED", &file);
         let child = cmd
-            .args(["-T", title, "-geometry", geometry, "-u8", "-xrm", &paste])
+            .args(["-T", title, "-geometry", geometry, "-u8"])
             .args(["-e", "sh", "-c", &script])
             .env("DISPLAY", &x.display)
             .env("LC_ALL", "C.UTF-8")
@@ -340,4 +370,88 @@ impl Drop for Xterm {
 fn geometry_origin(geometry: &str) -> (i32, i32) {
     let mut parts = geometry.split('+').skip(1).map(|n| n.parse().unwrap_or(0));
     (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
+}
+
+/// Another application owning CLIPBOARD with an image and HTML together
+/// (`tests/clipboard_owner.py`, GTK 4): `png` and `html` are the bytes it serves. Killed on
+/// drop.
+pub struct ClipboardOwner {
+    child: Child,
+    pub png: Vec<u8>,
+    pub html: Vec<u8>,
+    _dir: tempfile::TempDir,
+}
+
+/// The GTK 4 the clipboard owner needs (python3-gi, gir1.2-gtk-4.0): false (skip) when
+/// missing and E2E is not required; panics when required.
+pub fn gtk4_present() -> bool {
+    let ok = Command::new("/usr/bin/python3")
+        .args(["-c", "import gi; gi.require_version('Gtk', '4.0')"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        assert!(
+            std::env::var_os("DICTUM_REQUIRE_E2E").is_none(),
+            "DICTUM_REQUIRE_E2E is set but GTK 4 for Python is not installed \
+             (sudo apt install python3-gi gir1.2-gtk-4.0)"
+        );
+        eprintln!("SKIPPED: GTK 4 for Python not installed (python3-gi gir1.2-gtk-4.0)");
+    }
+    ok
+}
+
+impl ClipboardOwner {
+    /// Starts it with about `png_kib` of PNG and `html_kib` of HTML and waits until it owns
+    /// CLIPBOARD (xclip reads both back).
+    pub fn start(x: &Xvfb, png_kib: usize, html_kib: usize) -> ClipboardOwner {
+        use std::io::BufRead;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/clipboard_owner.py");
+        let mut child = Command::new("/usr/bin/python3")
+            .arg(&script)
+            .arg("--out")
+            .arg(dir.path())
+            .args(["--png-kib", &png_kib.to_string()])
+            .args(["--html-kib", &html_kib.to_string()])
+            .env("DISPLAY", &x.display)
+            .env("GDK_BACKEND", "x11")
+            .env("NO_AT_BRIDGE", "1")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start tests/clipboard_owner.py");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut line = String::new();
+        std::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("read the owner's stdout");
+        assert_eq!(
+            line.trim(),
+            "ready",
+            "tests/clipboard_owner.py did not start"
+        );
+        let owner = ClipboardOwner {
+            child,
+            png: std::fs::read(dir.path().join("clip.png")).expect("clip.png"),
+            html: std::fs::read(dir.path().join("clip.html")).expect("clip.html"),
+            _dir: dir,
+        };
+        let start = Instant::now();
+        while x.clipboard_target("image/png").as_ref() != Some(&owner.png) {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "the clipboard owner did not take CLIPBOARD"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        owner
+    }
+}
+
+impl Drop for ClipboardOwner {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }

@@ -1,7 +1,8 @@
 //! The keys the controller listens to: the dictation hotkey (an X11 grab, the
 //! GlobalShortcuts portal, or none in-process when the compositor's shortcut runs `dictum
-//! ctl`), its cancel key, and the edit key with the edit being recorded. What a key means is
-//! `machine.rs`'s decision; this part only has the keys, rebinds and pauses them.
+//! ctl`), its cancel key, the edit key with the edit being recorded, and the key that types
+//! the last dictation again (`[dictation] retype_hotkey`). What a key means is `machine.rs`'s
+//! decision; this part only has the keys, rebinds and pauses them.
 
 use super::machine::Trigger;
 use crate::config::Config;
@@ -12,10 +13,11 @@ use crate::inject::session::{hotkey_path, Abilities, HotkeyPath, Session, Sessio
 use std::sync::mpsc;
 use std::time::Instant;
 
-/// The dictation hotkey and the edit key.
+/// The dictation hotkey, the edit key and the retype key.
 pub(super) struct Keys {
     pub source: HotkeySource,
     pub edit: EditSide,
+    pub retype: RetypeKey,
 }
 
 impl Keys {
@@ -61,6 +63,8 @@ impl Keys {
         }
         self.edit.paused = paused;
         told.extend(self.edit.sync(config));
+        self.retype.paused = paused;
+        told.extend(self.retype.sync(config));
         told
     }
 
@@ -86,6 +90,7 @@ impl Keys {
             _ => {}
         }
         problems.extend(self.edit.sync(new));
+        problems.extend(self.retype.sync(new));
         problems
     }
 
@@ -135,16 +140,13 @@ impl EditSide {
         }
         self.hotkey = None;
         let spec = want?;
-        let tx = self.inputs.clone();
-        let grabbed = Hotkeys::new(move |_, pressed| {
-            let cmd = if pressed {
+        let grabbed = grab(&self.inputs, &spec, |pressed| {
+            Some(if pressed {
                 Command::EditPress
             } else {
                 Command::EditRelease
-            };
-            let _ = tx.send(Input::Command(cmd, Instant::now()));
-        })
-        .and_then(|mut h| h.set_main(&spec).map(|()| h));
+            })
+        });
         match grabbed {
             Ok(h) => {
                 tracing::info!(hotkey = %spec, "edit hotkey grabbed");
@@ -154,6 +156,73 @@ impl EditSide {
             Err(e) => Some(format!(
                 "edit hotkey not available: {}",
                 e.replace("[dictation] hotkey", "[edit] hotkey")
+            )),
+        }
+    }
+}
+
+/// Grabs `spec` (X11) as a key of its own, whose presses (`true`) and releases become the
+/// commands `command` gives.
+fn grab(
+    inputs: &mpsc::Sender<Input>,
+    spec: &str,
+    command: impl Fn(bool) -> Option<Command> + Send + Sync + 'static,
+) -> Result<Hotkeys, String> {
+    let tx = inputs.clone();
+    let mut h = Hotkeys::new(move |_, pressed| {
+        if let Some(cmd) = command(pressed) {
+            let _ = tx.send(Input::Command(cmd, Instant::now()));
+        }
+    })?;
+    h.set_main(spec)?;
+    Ok(h)
+}
+
+/// The key that types the last dictation again (`[dictation] retype_hotkey`, off when
+/// empty): grabbed on X11 like the edit key; its release sends what `dictum ctl retype`
+/// sends, so the text goes out once the key (and its modifiers) are up.
+pub(super) struct RetypeKey {
+    inputs: mpsc::Sender<Input>,
+    /// The dictation hotkey is an X11 grab, so this key is one too.
+    grab: bool,
+    /// The grabbed key and its spec.
+    hotkey: Option<(Hotkeys, String)>,
+    /// The hotkeys are paused (tray: "pause hotkey"): this key is let go too.
+    paused: bool,
+}
+
+impl RetypeKey {
+    pub(super) fn new(inputs: mpsc::Sender<Input>, grab: bool) -> RetypeKey {
+        RetypeKey {
+            inputs,
+            grab,
+            hotkey: None,
+            paused: false,
+        }
+    }
+
+    /// Grabs, moves or lets go of the key as the config (and the pause) want; returns the
+    /// problem to tell, if any.
+    pub(super) fn sync(&mut self, config: &Config) -> Option<String> {
+        let spec = config.dictation.retype_hotkey.trim();
+        let want = (self.grab && !spec.is_empty() && !self.paused).then(|| spec.to_string());
+        if self.hotkey.as_ref().map(|(_, spec)| spec) == want.as_ref() {
+            return None;
+        }
+        self.hotkey = None;
+        let spec = want?;
+        let grabbed = grab(&self.inputs, &spec, |pressed| {
+            (!pressed).then(|| Command::TypeStored(crate::dictation::TypeStored::last_dictation()))
+        });
+        match grabbed {
+            Ok(h) => {
+                tracing::info!(hotkey = %spec, "retype hotkey grabbed");
+                self.hotkey = Some((h, spec));
+                None
+            }
+            Err(e) => Some(format!(
+                "retype hotkey not available: {}",
+                e.replace("[dictation] hotkey", "[dictation] retype_hotkey")
             )),
         }
     }

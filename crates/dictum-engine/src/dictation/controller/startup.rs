@@ -8,7 +8,7 @@
 
 use super::feedback::Feedback;
 use super::flights::Flights;
-use super::keys::{start_hotkey, EditSide, HotkeySource, Keys};
+use super::keys::{start_hotkey, EditSide, HotkeySource, Keys, RetypeKey};
 use super::settings::{Apps, Watch};
 use super::{Controller, Links};
 use crate::audio::capture::Capture;
@@ -59,6 +59,9 @@ pub(crate) fn run(
     ) {
         Ok((mut c, info)) => {
             if let Some(message) = c.keys.edit.sync(&c.config) {
+                c.notice(message);
+            }
+            if let Some(message) = c.keys.retype.sync(&c.config) {
                 c.notice(message);
             }
             let _ = events.send(Event::Ready(info));
@@ -265,6 +268,7 @@ pub(super) fn start(
     let keys = Keys {
         source: hotkeys,
         edit: EditSide::new(inputs_tx.clone(), info.hotkey_path == "x11_grab"),
+        retype: RetypeKey::new(inputs_tx.clone(), info.hotkey_path == "x11_grab"),
     };
     Ok((
         Controller {
