@@ -1,9 +1,9 @@
 //! A snapshot of CLIPBOARD: its owner asked for TARGETS, then for every data target in turn
 //! (large values come by INCR, piece by piece), within [`SNAPSHOT_LIMIT`] bytes in all.
 
+use super::item::{Atoms, Item, Saved};
 use super::serve::Owner;
 use super::targets::{data_targets, Budget, TooLarge, SNAPSHOT_LIMIT};
-use super::{Atoms, Item, Saved};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use x11rb::connection::Connection;

@@ -3,8 +3,8 @@
 //! for values above one request), and logs who fetched what so paste mode knows whether
 //! the focused window took the text.
 
+use super::item::{Atoms, Item, Saved};
 use super::targets::{incr_pieces, needs_incr, piece_size};
-use super::{Atoms, Item, Saved};
 use std::ops::Range;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
