@@ -17,9 +17,10 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
-def serve(host, model_id, reply, name):
+def serve(host, model_id, reply, name, on_request=None):
     """Serves until killed.  `reply(messages)` gives the answer's text for one request's
-    messages; `name` prefixes the request log on stderr."""
+    messages; `name` prefixes the request log on stderr; `on_request(req)`, when given, sees
+    each chat request's whole body first."""
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -57,6 +58,8 @@ def serve(host, model_id, reply, name):
                 self.not_found()
                 return
             messages = req.get("messages", [])
+            if on_request is not None:
+                on_request(req)
             out = reply(messages)
             prompt = sum(len(str(m.get("content", "")).split()) for m in messages)
             tokens = len(out.split())

@@ -57,6 +57,7 @@ EXPECTED_S = {
     "capture_pulse": 39,
     "log_privacy": 39,
     "live_retype": 37,
+    "live_styles": 56,
     "live_mouse": 32,
     "bench_live": 30,
     "live_gnome": 26,

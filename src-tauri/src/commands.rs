@@ -33,6 +33,7 @@ fn view(state: &AppState) -> Res<ConfigView> {
         warnings: state.warnings.read().map(|w| w.clone()).unwrap_or_default(),
         autostart: dictum_engine::autostart::is_enabled().unwrap_or(false),
         models_dir: state.models_dir()?.display().to_string(),
+        builtin_styles: dictum_engine::config::style::builtin(),
     })
 }
 

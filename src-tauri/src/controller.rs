@@ -281,9 +281,13 @@ fn forward_control(app: &AppHandle, commands: mpsc::Receiver<Command>) {
 /// Saved settings apply at once: while dictation runs the engine applies them live (hotkey and
 /// mode re-registered, microphone re-opened, model and LLM reloaded as needed); while it is
 /// not running (a failed start waiting for its retry) it is started again now with them.
-pub fn config_changed(_app: &AppHandle, state: &AppState) {
+pub fn config_changed(app: &AppHandle, state: &AppState) {
     CONFIG_GENERATION.fetch_add(1, Ordering::SeqCst);
     let config = state.config();
+    crate::tray::fill_styles(app, &config);
+    let style = Some(config.dictation.style.trim().to_string()).filter(|s| !s.is_empty());
+    let status = update(state, |s| s.style = style);
+    publish(app, &status);
     if with_live(|d| d.send(Command::Reconfigure(Box::new(config)))).is_none() {
         SUPERVISION.wake();
     }

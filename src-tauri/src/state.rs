@@ -30,6 +30,8 @@ impl AppState {
         let config_path = dictum_engine::paths::config_file().map_err(|e| e.to_string())?;
         let loaded = Config::load_from(&config_path).map_err(|e| e.to_string())?;
         let history_path = dictum_engine::paths::history_db().map_err(|e| e.to_string())?;
+        let style =
+            Some(loaded.config.dictation.style.trim().to_string()).filter(|s| !s.is_empty());
         Ok(AppState {
             config: RwLock::new(loaded.config),
             warnings: RwLock::new(loaded.warnings),
@@ -45,6 +47,7 @@ impl AppState {
                 message: None,
                 controller: false,
                 microphone: None,
+                style,
             }),
             retention: Mutex::new(None),
         })

@@ -2,7 +2,7 @@
 
 use dictum_engine::ipc::{DictationState, TrayStatus};
 use tauri::image::Image;
-use tauri::menu::{CheckMenuItem, Menu, MenuItem, PredefinedMenuItem};
+use tauri::menu::{CheckMenuItem, Menu, MenuItem, PredefinedMenuItem, Submenu};
 use tauri::tray::TrayIconBuilder;
 use tauri::{AppHandle, Manager, Wry};
 
@@ -32,6 +32,66 @@ pub struct TrayItems {
     /// "Copy last: …": the last dictation stays retrievable when typing could not be
     /// confirmed (Wayland) or failed.
     pub last: MenuItem<Wry>,
+    /// "Style ▸": no style, then each style in force; the one of `[dictation] style` checked.
+    pub styles: Submenu<Wry>,
+}
+
+/// The prefix of the Style menu's item ids ("style:" + the name; "style:" alone: none).
+const STYLE_ID: &str = "style:";
+
+/// Fills the Style menu from `config`: "No style", then each style in force, the current
+/// one checked. Called at start and after each config change.
+pub fn fill_styles(app: &AppHandle, config: &dictum_engine::config::Config) {
+    let Some(items) = app.try_state::<TrayItems>() else {
+        return;
+    };
+    let filled = (|| -> tauri::Result<()> {
+        for item in items.styles.items()? {
+            items.styles.remove(&item)?;
+        }
+        let current = config.dictation.style.trim();
+        let none = CheckMenuItem::with_id(
+            app,
+            STYLE_ID,
+            "No style",
+            true,
+            current.is_empty(),
+            None::<&str>,
+        )?;
+        items.styles.append(&none)?;
+        for s in dictum_engine::config::style::in_force(&config.styles) {
+            let checked = s.name.eq_ignore_ascii_case(current);
+            let item = CheckMenuItem::with_id(
+                app,
+                format!("{STYLE_ID}{}", s.name),
+                &s.name,
+                true,
+                checked,
+                None::<&str>,
+            )?;
+            items.styles.append(&item)?;
+        }
+        Ok(())
+    })();
+    if let Err(e) = filled {
+        tracing::warn!("the tray's Style menu could not be filled: {e}");
+    }
+}
+
+/// The Style menu's choice: saved as `[dictation] style` and applied at once.
+fn choose_style(app: &AppHandle, state: &crate::state::AppState, name: &str) {
+    let mut config = state.config();
+    if config.dictation.style == name {
+        return;
+    }
+    config.dictation.style = name.to_string();
+    match crate::commands::save(app, state, config) {
+        Ok(_) => eprintln!(
+            "dictum-tray: style for every dictation: {}",
+            if name.is_empty() { "none" } else { name }
+        ),
+        Err(e) => tracing::warn!("style not saved: {e}"),
+    }
 }
 
 /// The last dictation's text, for the "Copy last" item.
@@ -95,6 +155,7 @@ pub fn create(app: &AppHandle) -> tauri::Result<()> {
         false,
         None::<&str>,
     )?;
+    let styles = Submenu::with_id(app, "styles", "Style", true)?;
     let settings = MenuItem::with_id(app, "settings", "Settings…", true, None::<&str>)?;
     let history = MenuItem::with_id(app, "history", "History…", true, None::<&str>)?;
     let stats = MenuItem::with_id(app, "stats", "Stats…", true, None::<&str>)?;
@@ -119,6 +180,7 @@ pub fn create(app: &AppHandle) -> tauri::Result<()> {
             &hands_free,
             &pause,
             &last,
+            &styles,
             &PredefinedMenuItem::separator(app)?,
             &settings,
             &history,
@@ -134,7 +196,11 @@ pub fn create(app: &AppHandle) -> tauri::Result<()> {
         hands_free: hands_free.clone(),
         pause: pause.clone(),
         last: last.clone(),
+        styles: styles.clone(),
     });
+    if let Some(state) = app.try_state::<crate::state::AppState>() {
+        fill_styles(app, &state.config());
+    }
     TrayIconBuilder::with_id(TRAY_ID)
         .icon(icon(DictationState::Idle)?)
         .tooltip("Dictum — idle")
@@ -166,6 +232,7 @@ pub fn create(app: &AppHandle) -> tauri::Result<()> {
                     }
                 }
                 "settings" | "history" | "stats" => crate::windows::show(app, event.id().as_ref()),
+                id if id.starts_with(STYLE_ID) => choose_style(app, &state, &id[STYLE_ID.len()..]),
                 // Returns at once: the dictation is ended off the GUI thread, within a deadline.
                 "quit" => crate::controller::quit(app, "menu Quit"),
                 _ => {}
@@ -262,8 +329,13 @@ pub(crate) fn texts(status: &TrayStatus) -> Texts {
         .and_then(|m| m.split(':').next())
         .map(|open| format!(", microphone {open}"))
         .unwrap_or_default();
+    let style = status
+        .style
+        .as_deref()
+        .map(|s| format!(", style {s}"))
+        .unwrap_or_default();
     Texts {
-        tooltip: format!("Dictum — {label}{hands_free}{microphone}"),
+        tooltip: format!("Dictum — {label}{hands_free}{microphone}{style}"),
         status_line: if message.is_empty() {
             "Dictation ready".into()
         } else {
@@ -340,6 +412,7 @@ mod tests {
             message: message.map(str::to_string),
             controller,
             microphone: None,
+            style: None,
         }
     }
 
@@ -352,6 +425,11 @@ mod tests {
         s.state = DictationState::Recording;
         s.microphone = Some("open: dictating".into());
         assert_eq!(texts(&s).tooltip, "Dictum — recording, microphone open");
+        s.style = Some("chat".into());
+        assert_eq!(
+            texts(&s).tooltip,
+            "Dictum — recording, microphone open, style chat"
+        );
     }
 
     #[test]

@@ -36,7 +36,7 @@ const DEFAULT_CONFIG: Config = {
     reload_threshold_ms: 500, system_prompt: '', user_template: '{text}', examples: true,
   },
   dictation: {
-    hotkey: 'ctrl+alt+space', mode: 'push_to_talk', cancel_key: 'escape', retype_hotkey: '', input_device: '', microphone: 'auto', microphone_keep_s: 180, preroll_ms: 300,
+    hotkey: 'ctrl+alt+space', mode: 'push_to_talk', cancel_key: 'escape', retype_hotkey: '', style: '', input_device: '', microphone: 'auto', microphone_keep_s: 180, preroll_ms: 300,
     post_roll_ms: 300, type_before_post_roll_ms: 100, max_utterance_s: 300, streaming: true, pause_ms: 250, speculate_after_ms: 48, commit_min_ms: 10000,
     chunk_max_ms: 15000, queue_max: 8, idle_unload_min: 0, hands_free_pause_ms: 700, hands_free_idle_s: 30,
     live_words: true, pause_media: false, mute_output: false, sound_cues: false, sound_volume: 0.3,
@@ -49,6 +49,7 @@ const DEFAULT_CONFIG: Config = {
   commands: { enabled: true, punctuation: false, disabled: [], custom: [] },
   edit: { enabled: false, hotkey: 'ctrl+alt+e', prompt: '', timeout_ms: 30000, max_selection_chars: 8000, keep_on_clipboard: true, type_newlines: true },
   profile: [{ name: 'terminal', match_class: '^xterm$', llm: false, trailing_period: false }],
+  style: [],
   snippet: [],
   replace: [],
 };
@@ -68,6 +69,8 @@ interface MockState {
   /** What history_learn was asked to write (the proposals the user accepted). */
   learned: Proposal[];
   calls: string[];
+  /** The LLM requests `llm_test` got (Settings' tests): model, prompt and text. */
+  llmTests: { model: string; system_prompt: string; text: string }[];
   status: TrayStatus;
 }
 const mock: MockState = {
@@ -77,7 +80,8 @@ const mock: MockState = {
   retried: [],
   learned: [],
   calls: [],
-  status: { state: (params.get('state') as TrayStatus['state']) ?? 'idle', hotkey_paused: false, hands_free: false, message: null, controller: false, microphone: null },
+  llmTests: [],
+  status: { state: (params.get('state') as TrayStatus['state']) ?? 'idle', hotkey_paused: false, hands_free: false, message: null, controller: false, microphone: null, style: params.get('style') },
 };
 (window as unknown as { __mock: MockState }).__mock = mock;
 
@@ -183,7 +187,7 @@ for (let i = 0; i < N; i++) {
     llm_reject_reason: llm === 'rejected' ? 'output adds words that were not dictated' : null, llm_error: null, llm_prompt_eval_ms: null, llm_eval_ms: null,
     press_to_capture_ms: 2 + rnd() * 5, preroll_ms: 300, post_roll_ms: 0, release_to_text_ms: outcome === 'ok' ? 2 + rnd() * 200 : null,
     release_to_typed_ms: outcome === 'ok' ? 40 + rnd() * 400 : null, tail_stt_ms: 0, chunks: 1, inject_method: outcome === 'ok' ? 'type' : 'none', inject_error: null,
-    stt_backend: 'local', stt_fallback: null, stt_upload_ms: null, stt_server_ms: null, commands: null, profile: 'default', commands_refused: null, mic_start: 'preroll', press_to_first_sample_ms: null,
+    stt_backend: 'local', stt_fallback: null, stt_upload_ms: null, stt_server_ms: null, commands: null, profile: 'default', commands_refused: null, mic_start: 'preroll', press_to_first_sample_ms: null, style: null,
   });
 }
 rows = rows.reverse(); // newest first
@@ -247,7 +251,15 @@ function stats(req: StatsRequest): Stats {
   return { buckets, overall: bucket(es, es[0]?.created_at_ms ?? 0, (es[es.length - 1]?.created_at_ms ?? 0) + 1) };
 }
 
-const view = (): ConfigView => ({ config, path: '/home/you/.config/dictum/config.toml', warnings: [], autostart, models_dir: '/home/you/.local/share/dictum/models' });
+// As config::style::builtin (prompts shortened): what a config without [[style]] tables has.
+const BUILTIN_STYLES: Config['style'] = [
+  { name: 'spoken', llm: false },
+  { name: 'clean', llm: true },
+  { name: 'formal', llm: true, prompt: 'Style: formal. You clean up dictated text for a letter or a report.{vocabulary}' },
+  { name: 'chat', llm: true, prompt: 'Style: chat. You clean up a dictated chat message.{vocabulary}', trailing_period: false },
+  { name: 'commit', llm: true, prompt: 'Style: commit. You clean up a dictated commit message or code comment.{vocabulary}', trailing_period: false },
+];
+const view = (): ConfigView => ({ config, path: '/home/you/.config/dictum/config.toml', warnings: [], autostart, models_dir: '/home/you/.local/share/dictum/models', builtin_styles: BUILTIN_STYLES });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** The app takes the key source from the saved settings only: a form that names one is a bug. */
 function noKeySource(form: Record<string, unknown>, cmd: string): Record<string, unknown> {
@@ -282,6 +294,14 @@ function refused(c: Config): string | null {
     if (froms.includes(w)) return bad(`replace #${i + 1}.from`, `"${w}" is replaced twice; keep one [[replace]] for it`);
     froms.push(w);
   }
+  // As config::style::validate / check_named (the first problems only).
+  const names: string[] = [];
+  for (const st of c.style) {
+    if (names.includes(st.name.toLowerCase())) return bad(`style "${st.name}".name`, 'two styles have this name');
+    names.push(st.name.toLowerCase());
+  }
+  const inForce = (c.style.length ? c.style : BUILTIN_STYLES).map((st) => st.name.toLowerCase());
+  if (c.dictation.style && !inForce.includes(c.dictation.style.toLowerCase())) return bad('dictation.style', `no style is named \`${c.dictation.style}\``);
   const phrases: string[] = [];
   for (const [i, s] of c.snippet.entries()) {
     const w = words(s.phrase);
@@ -411,6 +431,7 @@ mockIPC(async (cmd, args) => {
     case 'llm_models': noKeySource(a.llm as Record<string, unknown>, cmd); return ['llama3.2:3b', 'qwen2.5:3b-instruct'];
     case 'llm_test':
       noKeySource(a.llm as Record<string, unknown>, cmd);
+      mock.llmTests.push({ model: (a.llm as Config['llm']).model, system_prompt: (a.llm as Config['llm']).system_prompt, text: a.text as string });
       await sleep(120);
       return { key: keyUsed(config.llm.url, (a.llm as Record<string, unknown>).url as string, 'no API key'), outcome: 'cleaned', input: 'um so i think we should uh send the report to maria by friday', output: 'So I think we should send the report to Maria by Friday.',
         text: 'So I think we should send the report to Maria by Friday.', reject_reason: null, error: null, latency_ms: 412.5, tokens_per_sec: 73.4, load_ms: 1.2, model_loaded: false };

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// press, release, toggle, cancel, pause, resume, hands-free, edit-press, edit-release
+    /// press (--style NAME: written in that style), release, toggle, cancel, pause, resume, hands-free, edit-press, edit-release
     /// (edit mode: the selection rewritten on the instruction said in between), type (the
     /// text of history entry ID, through the gate: budget, cancel key), retype (the last
     /// dictation again, into the window focused now, through the same gate) or quit;
@@ -14,14 +14,24 @@ pub struct Args {
     command: String,
     /// For hands-free: on, off or toggle (the default); for type: the entry's ID.
     argument: Option<String>,
+    /// For press: the style (`[[style]]`'s name) this dictation is written in.
+    #[arg(long, value_name = "NAME")]
+    style: Option<String>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Refuse a typo here, before bothering the daemon.
-    let line = match &args.argument {
+    let mut line = match &args.argument {
         Some(arg) => format!("{} {arg}", args.command),
         None => args.command.clone(),
     };
+    if let Some(style) = &args.style {
+        anyhow::ensure!(
+            args.command == "press",
+            "--style goes with `dictum ctl press` (the press that starts the dictation)"
+        );
+        line = format!("{line} --style {style}");
+    }
     let request = control::parse_request(&line).map_err(|e| anyhow::anyhow!(e))?;
     // `type ID` and `retype` answer once the text is typed.
     let typing = matches!(

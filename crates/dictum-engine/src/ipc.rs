@@ -20,6 +20,9 @@ pub struct ConfigView {
     pub autostart: bool,
     /// Where models are downloaded to.
     pub models_dir: String,
+    /// The styles a config without `[[style]]` tables has (`config::style::builtin`): the
+    /// Styles card shows them, and saves them as tables once one is changed.
+    pub builtin_styles: Vec<crate::config::style::StyleConfig>,
 }
 
 /// Where an export went.
@@ -60,6 +63,9 @@ pub struct TrayStatus {
     /// The microphone's stream, open or closed and why (`[dictation] microphone`), e.g.
     /// "closed: nothing is being dictated"; None before the controller said.
     pub microphone: Option<String>,
+    /// The style every dictation is written in (`[dictation] style`, the tray's Style menu);
+    /// None for none. A style picked at the key is that dictation's only.
+    pub style: Option<String>,
 }
 
 /// The live input level while the settings panel's meter is open.

@@ -27,6 +27,7 @@
 
 use crate::config::inject::InjectMethod;
 pub use crate::config::profile::{ProfileConfig, ProfileError, DEFAULT_PROFILE};
+use crate::config::style::StyleConfig;
 use crate::config::{Config, SttTask};
 use regex::Regex;
 #[cfg(test)]
@@ -58,6 +59,13 @@ pub struct Profile {
     /// id, not by its title alone (a title can be set by what runs in a terminal). Only
     /// such a profile can turn voice commands on or say the window is no terminal.
     pub by_class: bool,
+    /// The profile's own `style` (`[[profile]] style`): the one its dictations are written
+    /// in unless another is picked at the key.
+    pub default_style: Option<String>,
+    /// The style this utterance is written in (`[[style]]`), applied by [`Profile::with_style`].
+    pub style: Option<String>,
+    /// Another LLM model for this utterance (a style's `model`).
+    pub llm_model: Option<String>,
 }
 
 impl Default for Profile {
@@ -74,6 +82,9 @@ impl Default for Profile {
             trailing_period: None,
             terminal: None,
             by_class: false,
+            default_style: None,
+            style: None,
+            llm_model: None,
         }
     }
 }
@@ -92,6 +103,9 @@ impl From<&ProfileConfig> for Profile {
             trailing_period: p.trailing_period,
             terminal: p.terminal,
             by_class: p.match_class.is_some(),
+            default_style: p.style.clone().filter(|s| !s.trim().is_empty()),
+            style: None,
+            llm_model: None,
         }
     }
 }
@@ -104,6 +118,29 @@ impl Profile {
 
     pub fn is_default(&self) -> bool {
         self.name == DEFAULT_PROFILE
+    }
+
+    /// This profile with `style` over it: the style's prompt, LLM on/off, final period and
+    /// model win over the profile's for this utterance; the rest stays the profile's.
+    pub fn with_style(&self, style: &StyleConfig) -> Profile {
+        let mut p = self.clone();
+        if let Some(prompt) = style.prompt.as_ref().filter(|p| !p.trim().is_empty()) {
+            p.llm_prompt = Some(prompt.clone());
+        }
+        p.llm = style.llm.or(p.llm);
+        p.trailing_period = style.trailing_period.or(p.trailing_period);
+        p.llm_model = style.model.clone().filter(|m| !m.trim().is_empty());
+        p.style = Some(style.name.clone());
+        p
+    }
+
+    /// The key of the LLM client this profile needs: the profile and its style (each pair
+    /// may ask for another prompt or model).
+    pub fn llm_key(&self) -> String {
+        match &self.style {
+            Some(style) => format!("{}/{style}", self.name),
+            None => self.name.clone(),
+        }
     }
 
     /// The spoken language for this utterance.
@@ -159,9 +196,13 @@ impl Profile {
     /// True when the LLM needs a cleaner of its own for this profile (another prompt or
     /// vocabulary than the config's).
     pub fn changes_llm_request(&self, config: &Config) -> bool {
-        self.llm_prompt
+        self.llm_model
             .as_ref()
-            .is_some_and(|p| *p != config.llm.system_prompt)
+            .is_some_and(|m| *m != config.llm.model)
+            || self
+                .llm_prompt
+                .as_ref()
+                .is_some_and(|p| *p != config.llm.system_prompt)
             || self
                 .vocabulary
                 .as_ref()
@@ -186,6 +227,9 @@ impl Profile {
         }
         if let Some(p) = &self.llm_prompt {
             c.llm.system_prompt = p.clone();
+        }
+        if let Some(m) = &self.llm_model {
+            c.llm.model = m.clone();
         }
         if let Some(m) = self.inject_method {
             c.inject.method = m;
@@ -436,6 +480,7 @@ mod tests {
             trailing_period: Some(true),
             terminal: None,
             by_class: true,
+            ..Profile::default()
         };
         let c = p.applied_to(&config);
         assert_eq!(c.inject.method, InjectMethod::Paste);
@@ -492,6 +537,44 @@ mod tests {
         };
         assert_eq!(with_language.source_language(&config), "de");
         assert_eq!(Profile::default().source_language(&config), "en");
+    }
+
+    #[test]
+    fn a_style_wins_over_the_profile_for_its_utterance_only() {
+        let config = Config::default();
+        let mail = Profile {
+            name: "mail".into(),
+            llm: Some(false),
+            llm_prompt: Some("Mail.".into()),
+            trailing_period: Some(true),
+            ..Profile::default()
+        };
+        let chat = crate::config::style::find(&[], "chat").expect("built-in chat style");
+        let styled = mail.with_style(&chat);
+        assert_eq!(styled.style.as_deref(), Some("chat"));
+        assert_eq!(styled.llm, Some(true));
+        assert_eq!(styled.trailing_period, Some(false));
+        assert!(styled
+            .llm_prompt
+            .as_deref()
+            .is_some_and(|p| p.starts_with("Style: chat.")));
+        assert_eq!(styled.llm_key(), "mail/chat");
+        assert!(styled.changes_llm_request(&config));
+        assert_eq!(mail.llm_key(), "mail");
+        // "clean" has no prompt of its own: the profile's stays; a model is another request.
+        let clean = crate::config::style::StyleConfig {
+            model: Some("other".into()),
+            ..crate::config::style::find(&[], "clean").expect("built-in clean style")
+        };
+        let c = mail.with_style(&clean);
+        assert_eq!(c.llm_prompt.as_deref(), Some("Mail."));
+        assert_eq!(c.applied_to(&config).llm.model, "other");
+        assert!(Profile::default()
+            .with_style(&clean)
+            .changes_llm_request(&config));
+        // "spoken" turns the LLM off.
+        let spoken = crate::config::style::find(&[], "spoken").expect("built-in spoken style");
+        assert!(!Profile::default().with_style(&spoken).llm_enabled(&config));
     }
 
     #[test]

@@ -10,6 +10,7 @@ import type { ProfileConfig } from "./ProfileConfig";
 import type { ReplaceConfig } from "./ReplaceConfig";
 import type { SnippetConfig } from "./SnippetConfig";
 import type { SttConfig } from "./SttConfig";
+import type { StyleConfig } from "./StyleConfig";
 import type { VadConfig } from "./VadConfig";
 
 export type Config = { stt: SttConfig, vad: VadConfig, history: HistoryConfig, llm: LlmConfig, dictation: DictationConfig, inject: InjectConfig, models: ModelsConfig, commands: CommandsConfig, 
@@ -21,6 +22,11 @@ edit: EditConfig,
  * Per-app profiles (`[[profile]]` tables), first match wins (`profile.rs`).
  */
 profile: Array<ProfileConfig>, 
+/**
+ * `[[style]]` tables: how one dictation is written, picked at the key (`style.rs`);
+ * none = the built-in styles.
+ */
+style: Array<StyleConfig>, 
 /**
  * `[[snippet]]` tables: a phrase said, a text typed (`snippets.rs`).
  */

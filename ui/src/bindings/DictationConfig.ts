@@ -20,6 +20,11 @@ cancel_key: string,
  */
 retype_hotkey: string, 
 /**
+ * The style every dictation is written in unless one is picked at the key or by the
+ * app's profile (`[[style]]`, `config/style.rs`); "" = none. The tray menu sets it.
+ */
+style: string, 
+/**
  * Input device name (see `dictum doctor`); "" = the system default.
  */
 input_device: string, 

@@ -44,4 +44,9 @@ mic_start: string | null,
 /**
  * A cold open: the time from the press to the stream's first samples.
  */
-press_to_first_sample_ms: number | null, };
+press_to_first_sample_ms: number | null, 
+/**
+ * The style (`[[style]]`) the dictation was written in: picked at the key, by the
+ * app's profile or by `[dictation] style`; null when none was.
+ */
+style: string | null, };

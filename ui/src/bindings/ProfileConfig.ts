@@ -56,4 +56,9 @@ trailing_period?: boolean,
  * breaks as spaces). Only a profile with `match_class` decides it; false is the way out
  * of a false positive (an editor whose process holds a pseudo-terminal).
  */
-terminal?: boolean, };
+terminal?: boolean, 
+/**
+ * The style (`[[style]]`) this app's dictations are written in unless one is picked at
+ * the key.
+ */
+style?: string, };

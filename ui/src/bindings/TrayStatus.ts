@@ -18,4 +18,9 @@ controller: boolean,
  * The microphone's stream, open or closed and why (`[dictation] microphone`), e.g.
  * "closed: nothing is being dictated"; None before the controller said.
  */
-microphone: string | null, };
+microphone: string | null, 
+/**
+ * The style every dictation is written in (`[dictation] style`, the tray's Style menu);
+ * None for none. A style picked at the key is that dictation's only.
+ */
+style: string | null, };

@@ -112,6 +112,9 @@ pub struct DictationConfig {
     /// syntax as `hotkey`, and not the same key; grabbed on X11 (elsewhere bind `dictum ctl
     /// retype` to a shortcut of the desktop).
     pub retype_hotkey: String,
+    /// The style every dictation is written in unless one is picked at the key or by the
+    /// app's profile (`[[style]]`, `config/style.rs`); "" = none. The tray menu sets it.
+    pub style: String,
     /// Input device name (see `dictum doctor`); "" = the system default.
     pub input_device: String,
     /// When the capture stream is open: "on_demand", "always" or "auto" (see [`MicrophoneMode`]).
@@ -177,6 +180,7 @@ impl Default for DictationConfig {
             mode: Mode::PushToTalk,
             cancel_key: "escape".into(),
             retype_hotkey: String::new(),
+            style: String::new(),
             input_device: String::new(),
             microphone: MicrophoneMode::Auto,
             microphone_keep_s: 180,

@@ -19,6 +19,7 @@ pub mod profile;
 pub(crate) mod ranges;
 pub mod snippets;
 pub mod stt;
+pub mod style;
 pub mod vad;
 
 pub use history::HistoryConfig;
@@ -49,6 +50,10 @@ pub struct Config {
     /// Per-app profiles (`[[profile]]` tables), first match wins (`profile.rs`).
     #[serde(rename = "profile")]
     pub profiles: Vec<profile::ProfileConfig>,
+    /// `[[style]]` tables: how one dictation is written, picked at the key (`style.rs`);
+    /// none = the built-in styles.
+    #[serde(rename = "style")]
+    pub styles: Vec<style::StyleConfig>,
     /// `[[snippet]]` tables: a phrase said, a text typed (`snippets.rs`).
     #[serde(rename = "snippet")]
     pub snippets: Vec<snippets::SnippetConfig>,
@@ -196,6 +201,9 @@ cancel_key = "escape"
 # syntax as hotkey, e.g. "ctrl+alt+r"; grabbed on X11 (on Wayland bind `dictum ctl retype`
 # to a shortcut of your desktop). "" = no key (the default).
 retype_hotkey = ""
+# The style every dictation is written in unless one is picked at the key or by the app's
+# profile (see [[style]] below; the tray menu sets it). "" = none: as [llm] says.
+style = ""
 # Input device name as listed by `dictum doctor`; "" = the system default.
 input_device = ""
 # When the microphone is open (the desktop shows "microphone in use" while it is, and a
@@ -369,6 +377,19 @@ type_newlines = true
 # terminal = false             # (match_class only) this app is no terminal: a way out when
 #                              # its process holds a pseudo-terminal (key commands then act
 #                              # at the end of text; snippet line breaks are Returns)
+# Styles: how one dictation is written, picked at the press by a modifier held with the
+# hotkey, by a key of their own, by `dictum ctl press --style NAME` (Wayland: bind it to a
+# shortcut), per app by a profile's `style = "NAME"`, or for all by [dictation] style.
+# Without [[style]] tables the built-in ones are there: "spoken" (no LLM), "clean" (the
+# configured prompt), "formal", "chat" and "commit" (no final period); tables replace them.
+# [[style]]
+# name = "chat"
+# prompt = ""                  # the LLM's system prompt ({vocabulary} works); "" = [llm]'s
+# llm = true                   # LLM cleanup on/off
+# trailing_period = false      # false: one final "." is dropped
+# model = ""                   # another model of the same LLM server
+# modifier = "shift"           # held with the hotkey: shift+ctrl+alt+space (X11 grab)
+# hotkey = ""                  # a key of its own, held like the hotkey (X11 grab)
 # Replacements: words whisper writes (whole words, any case) always written another way,
 # e.g. a name it keeps getting wrong; to = "" removes the words.
 # [[replace]]
@@ -537,6 +558,27 @@ impl Config {
         if let Err((key, reason)) = profile::compile_patterns(&self.profiles) {
             return bad(&key, &reason);
         }
+        let d = &self.dictation;
+        let mut taken = vec![
+            ("dictation.hotkey", d.hotkey.as_str()),
+            ("dictation.cancel_key", d.cancel_key.as_str()),
+            ("dictation.retype_hotkey", d.retype_hotkey.as_str()),
+        ];
+        if self.edit.enabled {
+            taken.push(("edit.hotkey", self.edit.hotkey.as_str()));
+        }
+        if let Err((key, reason)) = style::validate(&self.styles, &d.hotkey, &taken) {
+            return bad(&key, &reason);
+        }
+        if let Err(reason) = style::check_named(&self.styles, &d.style) {
+            return bad("dictation.style", &reason);
+        }
+        for p in &self.profiles {
+            if let Err(reason) = style::check_named(&self.styles, p.style.as_deref().unwrap_or(""))
+            {
+                return bad(&format!("profile \"{}\".style", p.name.trim()), &reason);
+            }
+        }
         for p in &self.profiles {
             if let Some(task) = p.task {
                 if let Err(reason) = stt::check_task(&self.stt, task) {
@@ -624,12 +666,17 @@ pub fn render_documented(config: &Config) -> Result<String> {
         out.push_str(line);
         out.push('\n');
     }
-    if !config.profiles.is_empty() || !config.snippets.is_empty() || !config.replacements.is_empty()
+    if !config.profiles.is_empty()
+        || !config.styles.is_empty()
+        || !config.snippets.is_empty()
+        || !config.replacements.is_empty()
     {
         #[derive(Serialize)]
         struct Tables<'a> {
             #[serde(skip_serializing_if = "<[_]>::is_empty")]
             profile: &'a [profile::ProfileConfig],
+            #[serde(skip_serializing_if = "<[_]>::is_empty")]
+            style: &'a [style::StyleConfig],
             #[serde(skip_serializing_if = "<[_]>::is_empty")]
             replace: &'a [snippets::ReplaceConfig],
             #[serde(skip_serializing_if = "<[_]>::is_empty")]
@@ -637,6 +684,7 @@ pub fn render_documented(config: &Config) -> Result<String> {
         }
         let tables = toml::to_string(&Tables {
             profile: &config.profiles,
+            style: &config.styles,
             replace: &config.replacements,
             snippet: &config.snippets,
         })

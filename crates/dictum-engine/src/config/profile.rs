@@ -68,6 +68,11 @@ pub struct ProfileConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub terminal: Option<bool>,
+    /// The style (`[[style]]`) this app's dictations are written in unless one is picked at
+    /// the key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub style: Option<String>,
 }
 
 /// Why a `[[profile]]` table is refused: the key (`profile "name".match_class`) and why.

@@ -19,7 +19,7 @@ use std::sync::mpsc::Sender;
 
 /// The words `dictum ctl` and `dictum run --stdin-commands` understand.
 pub const COMMANDS: &str =
-    "press, release, toggle, cancel, pause, resume, hands-free [on|off|toggle], edit-press, edit-release, type ID, retype, quit";
+    "press, press --style NAME, release, toggle, cancel, pause, resume, hands-free [on|off|toggle], edit-press, edit-release, type ID, retype, quit";
 
 /// Longest request line the socket reads, newline included; a longer one is refused.
 pub const MAX_LINE: usize = 256;
@@ -52,6 +52,18 @@ pub fn parse_command(word: &str) -> std::result::Result<Command, String> {
         };
         return Ok(Command::HandsFree(on));
     }
+    if first == "press" {
+        return match (words.next(), words.next(), words.next()) {
+            (None, ..) => Ok(Command::Press),
+            (Some("--style"), Some(name), None) if style_name(name) => {
+                Ok(Command::PressStyle(name.to_string()))
+            }
+            _ => Err(format!(
+                "unknown command `{}` (press, or press --style NAME: a [[style]]'s name)",
+                word.trim()
+            )),
+        };
+    }
     if first == "type" {
         return match (words.next().map(str::parse::<i64>), words.next()) {
             (Some(Ok(id)), None) => Ok(Command::TypeStored(super::TypeStored::id(id))),
@@ -75,6 +87,14 @@ pub fn parse_command(word: &str) -> std::result::Result<Command, String> {
         "quit" | "exit" => Command::Shutdown,
         other => return Err(format!("unknown command `{other}` ({COMMANDS})")),
     })
+}
+
+/// A word that can be a style's name (`config::style::validate` says which are).
+fn style_name(word: &str) -> bool {
+    word.chars().count() <= crate::config::style::NAME_MAX
+        && word
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '-' || c == '_')
 }
 
 /// What a client can ask the socket.
@@ -512,6 +532,25 @@ mod tests {
         }
         assert!(parse_request("retype 3").is_err());
         assert!(COMMANDS.contains("retype"));
+    }
+
+    #[test]
+    fn press_may_name_a_style() {
+        assert!(matches!(parse_command("press"), Ok(Command::Press)));
+        match parse_command("press --style chat\n") {
+            Ok(Command::PressStyle(name)) => assert_eq!(name, "chat"),
+            other => panic!("{other:?}"),
+        }
+        for bad in [
+            "press --style",
+            "press chat",
+            "press --style a b",
+            "press --style a;b",
+        ] {
+            let err = parse_command(bad).expect_err(bad);
+            assert!(err.contains("press --style NAME"), "{err}");
+        }
+        assert!(COMMANDS.contains("press --style NAME"));
     }
 
     #[test]

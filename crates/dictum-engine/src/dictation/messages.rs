@@ -19,6 +19,9 @@ use std::time::Instant;
 pub enum Command {
     /// The same as the hotkey going down / up (tray menu, tests, `dictum toggle`).
     Press,
+    /// A press that writes its dictation in the style named (`[[style]]`): a style's
+    /// modifier or key, `dictum ctl press --style NAME`. Released by `Release`.
+    PressStyle(String),
     Release,
     /// Start if idle, stop if recording, whatever the mode (in hands-free mode, or while
     /// hands-free listens: hands-free on/off).
@@ -201,6 +204,8 @@ pub struct Report {
     /// The per-app profile the focused window picked at the press ("default": none matched,
     /// or the app could not be known).
     pub profile: String,
+    /// The style (`[[style]]`) the dictation was written in; None when none was picked.
+    pub style: Option<String>,
     /// What the LLM stage did: "cleaned", "rejected", "failed", "disabled" (a profile turned
     /// it off); None when the stage is off.
     pub llm_outcome: Option<String>,
@@ -394,6 +399,7 @@ pub(crate) fn report(entry: &Entry, release: Option<ReleasePath>) -> Report {
             .profile
             .clone()
             .unwrap_or_else(|| crate::profile::DEFAULT_PROFILE.to_string()),
+        style: entry.style.clone(),
         llm_outcome: entry.llm_outcome.clone(),
     }
 }

@@ -189,7 +189,7 @@ impl Engine {
         }
         let own_stage = profile.llm_enabled(&self.config)
             && (profile.changes_llm_request(&self.config) || self.llm.is_none());
-        if own_stage && !self.profile_llm.contains_key(&profile.name) {
+        if own_stage && !self.profile_llm.contains_key(&profile.llm_key()) {
             let applied = profile.applied_to(&self.config);
             let stage = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -202,7 +202,7 @@ impl Engine {
                 });
             match stage {
                 Ok(stage) => {
-                    self.profile_llm.insert(profile.name.clone(), stage);
+                    self.profile_llm.insert(profile.llm_key(), stage);
                 }
                 Err(e) => tracing::warn!(
                     "profile {}: the LLM cannot be used ({e}); its dictations are typed uncleaned",
@@ -224,7 +224,7 @@ impl Engine {
             return None;
         }
         self.profile_llm
-            .get(&self.profile.name)
+            .get(&self.profile.llm_key())
             .or(self.llm.as_ref())
     }
 

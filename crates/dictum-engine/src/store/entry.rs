@@ -126,6 +126,9 @@ pub struct Entry {
     pub mic_start: Option<String>,
     /// A cold open: the time from the press to the stream's first samples.
     pub press_to_first_sample_ms: Option<f64>,
+    /// The style (`[[style]]`) the dictation was written in: picked at the key, by the
+    /// app's profile or by `[dictation] style`; null when none was.
+    pub style: Option<String>,
 }
 
 /// Columns in the order of `Entry::values` (id excluded).
@@ -183,6 +186,7 @@ pub(super) const COLUMNS: &[&str] = &[
     "commands_refused",
     "mic_start",
     "press_to_first_sample_ms",
+    "style",
 ];
 
 fn opt<T: Into<Value> + Clone>(v: &Option<T>) -> Value {
@@ -246,6 +250,7 @@ impl Entry {
             commands_refused: None,
             mic_start: None,
             press_to_first_sample_ms: None,
+            style: None,
         }
     }
 
@@ -308,6 +313,7 @@ impl Entry {
             opt(&self.commands_refused),
             opt(&self.mic_start),
             opt(&self.press_to_first_sample_ms),
+            opt(&self.style),
         ]
     }
 
@@ -374,6 +380,7 @@ impl Entry {
             commands_refused: row.get(51)?,
             mic_start: row.get(52)?,
             press_to_first_sample_ms: row.get(53)?,
+            style: row.get(54)?,
         })
     }
 }

@@ -68,6 +68,10 @@ pub const MIGRATION_FILES: &[(&str, &str)] = &[
         "0014_mic_start.sql",
         include_str!("../../../../migrations/0014_mic_start.sql"),
     ),
+    (
+        "0015_style.sql",
+        include_str!("../../../../migrations/0015_style.sql"),
+    ),
 ];
 
 pub fn migrations() -> Migrations<'static> {

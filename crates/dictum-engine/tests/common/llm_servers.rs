@@ -121,24 +121,61 @@ pub struct DropWordStandin {
 
 impl DropWordStandin {
     pub fn start(word: &str) -> DropWordStandin {
-        let mut child = Command::new("python3")
-            .arg(repo_root().join("tests/llm_drop_word_standin.py"))
-            .args(["--drop", word])
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("start python3 tests/llm_drop_word_standin.py");
-        let out = child.stdout.take().expect("stdout");
-        let mut line = String::new();
-        BufReader::new(out).read_line(&mut line).expect("stand-in");
-        let port: u16 = line
-            .trim()
-            .strip_prefix("listening ")
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("stand-in said {line:?}"));
-        DropWordStandin {
-            child,
-            url: format!("http://127.0.0.1:{port}"),
-        }
+        let (child, url) = standin("tests/llm_drop_word_standin.py", &["--drop", word]);
+        DropWordStandin { child, url }
+    }
+}
+
+/// Starts `python3 SCRIPT ARGS` (a stand-in built on `tests/openai_standin.py`) and waits for
+/// its `listening PORT` line: the child and its URL.
+fn standin(script: &str, args: &[&str]) -> (Child, String) {
+    let mut child = Command::new("python3")
+        .arg(repo_root().join(script))
+        .args(args)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("start python3 {script}: {e}"));
+    let out = child.stdout.take().expect("stdout");
+    let mut line = String::new();
+    BufReader::new(out).read_line(&mut line).expect("stand-in");
+    let port: u16 = line
+        .trim()
+        .strip_prefix("listening ")
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("{script} said {line:?}"));
+    (child, format!("http://127.0.0.1:{port}"))
+}
+
+/// `tests/llm_record_standin.py`: answers every chat request with its transcript unchanged
+/// and records each request (model, messages) as a JSON line. Killed on drop.
+pub struct RecordStandin {
+    child: Child,
+    pub url: String,
+    pub record: PathBuf,
+}
+
+impl RecordStandin {
+    pub fn start(dir: &Path) -> RecordStandin {
+        let record = dir.join("llm-requests.jsonl");
+        let path = record.to_string_lossy().to_string();
+        let (child, url) = standin("tests/llm_record_standin.py", &["--record", &path]);
+        RecordStandin { child, url, record }
+    }
+
+    /// The requests so far, oldest first.
+    pub fn requests(&self) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(&self.record)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON line"))
+            .collect()
+    }
+}
+
+impl Drop for RecordStandin {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 

@@ -13,11 +13,12 @@ use crate::inject::session::{hotkey_path, Abilities, HotkeyPath, Session, Sessio
 use std::sync::mpsc;
 use std::time::Instant;
 
-/// The dictation hotkey, the edit key and the retype key.
+/// The dictation hotkey, the edit key, the retype key and the styles' keys.
 pub(super) struct Keys {
     pub source: HotkeySource,
     pub edit: EditSide,
     pub retype: RetypeKey,
+    pub styles: StyleKeys,
 }
 
 impl Keys {
@@ -65,6 +66,8 @@ impl Keys {
         told.extend(self.edit.sync(config));
         self.retype.paused = paused;
         told.extend(self.retype.sync(config));
+        self.styles.paused = paused;
+        told.extend(self.styles.sync(config));
         told
     }
 
@@ -91,6 +94,7 @@ impl Keys {
         }
         problems.extend(self.edit.sync(new));
         problems.extend(self.retype.sync(new));
+        problems.extend(self.styles.sync(new));
         problems
     }
 
@@ -225,6 +229,72 @@ impl RetypeKey {
                 e.replace("[dictation] hotkey", "[dictation] retype_hotkey")
             )),
         }
+    }
+}
+
+/// The keys that dictate in a style (`[[style]]`: the dictation hotkey with a style's
+/// modifier, a style's own key), grabbed on X11 like the edit key: a press sends
+/// `Command::PressStyle`, a release `Command::Release`, so each works like the dictation
+/// hotkey in its mode.
+pub(super) struct StyleKeys {
+    inputs: mpsc::Sender<Input>,
+    /// The dictation hotkey is an X11 grab, so these keys are too.
+    grab: bool,
+    /// The grabbed keys: each key's grab, its spec and its style.
+    held: Vec<(Hotkeys, String, String)>,
+    /// The hotkeys are paused (tray: "pause hotkey"): these keys are let go too.
+    paused: bool,
+}
+
+impl StyleKeys {
+    pub(super) fn new(inputs: mpsc::Sender<Input>, grab: bool) -> StyleKeys {
+        StyleKeys {
+            inputs,
+            grab,
+            held: Vec::new(),
+            paused: false,
+        }
+    }
+
+    /// Grabs, moves or lets go of the keys as the config (and the pause) want; returns the
+    /// problems to tell.
+    pub(super) fn sync(&mut self, config: &Config) -> Vec<String> {
+        let want = if self.grab && !self.paused {
+            crate::config::style::keys(&config.styles, &config.dictation.hotkey)
+        } else {
+            Vec::new()
+        };
+        let have: Vec<(String, String)> = self
+            .held
+            .iter()
+            .map(|(_, spec, style)| (spec.clone(), style.clone()))
+            .collect();
+        if have == want {
+            return Vec::new();
+        }
+        self.held.clear();
+        let mut problems = Vec::new();
+        for (spec, style) in want {
+            let name = style.clone();
+            let grabbed = grab(&self.inputs, &spec, move |pressed| {
+                Some(if pressed {
+                    Command::PressStyle(name.clone())
+                } else {
+                    Command::Release
+                })
+            });
+            match grabbed {
+                Ok(h) => {
+                    tracing::info!(hotkey = %spec, style = %style, "style key grabbed");
+                    self.held.push((h, spec, style));
+                }
+                Err(e) => problems.push(format!(
+                    "the key of style \"{style}\" ({spec}) is not available: {}",
+                    e.replace("[dictation] hotkey", "its [[style]] table")
+                )),
+            }
+        }
+        problems
     }
 }
 

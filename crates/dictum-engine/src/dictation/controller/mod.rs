@@ -122,9 +122,17 @@ impl Controller {
                         self.step(trigger, at);
                     }
                 }
+                Ok(Input::Command(Command::PressStyle(style), at)) => {
+                    // The press opens its utterance at once (or is refused): the style is
+                    // taken by it or dropped, never left for a later press.
+                    self.apps.ask_style(Some(style));
+                    self.step(Trigger::Key(KeyEvent::Pressed), at);
+                    self.apps.ask_style(None);
+                }
                 Ok(Input::Command(cmd, at)) => {
                     let trigger = match cmd {
                         Command::Press => Some(Trigger::Key(KeyEvent::Pressed)),
+                        Command::PressStyle(_) => None, // above
                         Command::Release => Some(Trigger::Key(KeyEvent::Released)),
                         Command::Toggle => Some(Trigger::Toggle),
                         Command::HandsFree(on) => Some(Trigger::HandsFree(on)),

@@ -72,6 +72,9 @@ pub(super) struct Apps {
     probe: Option<WindowProbe>,
     /// "unknown app → default profile" has been logged (once per run).
     unknown_told: bool,
+    /// The style picked at the key for the press being handled (a style's modifier or key,
+    /// `dictum ctl press --style`); taken by the utterance it opens.
+    asked_style: Option<String>,
 }
 
 impl Apps {
@@ -84,6 +87,7 @@ impl Apps {
             profiles: compile_profiles(config, events),
             probe,
             unknown_told: false,
+            asked_style: None,
         }
     }
 
@@ -92,8 +96,14 @@ impl Apps {
         self.profiles = compile_profiles(config, events);
     }
 
-    /// Fills a new utterance's row with the model, the focused window and the profile that
-    /// window picks (its language), and returns that profile.
+    /// The style the next press is written in (`None`: as the profile or the config says).
+    pub(super) fn ask_style(&mut self, style: Option<String>) {
+        self.asked_style = style;
+    }
+
+    /// Fills a new utterance's row with the model, the focused window, the profile that
+    /// window picks (its language) and the style, and returns that profile with the style
+    /// over it.
     pub(super) fn describe(&mut self, entry: &mut Entry, config: &Config) -> Arc<Profile> {
         entry.model = Some(config.stt.model.clone());
         if let Some(probe) = &self.probe {
@@ -102,9 +112,38 @@ impl Apps {
             entry.window_title = title;
         }
         let profile = self.pick(entry);
+        let profile = self.styled(profile, config);
         entry.language = Some(profile.language(config).to_string());
         entry.profile = Some(profile.name.clone());
+        entry.style = profile.style.clone();
         profile
+    }
+
+    /// `profile` with its utterance's style over it: the one picked at the key, else the
+    /// profile's own, else `[dictation] style`; none of them: the profile as it is. A name
+    /// no style has (a config changed since) is told and ignored.
+    fn styled(&mut self, profile: Arc<Profile>, config: &Config) -> Arc<Profile> {
+        let name = self
+            .asked_style
+            .take()
+            .or_else(|| profile.default_style.clone())
+            .or_else(|| Some(config.dictation.style.clone()))
+            .filter(|s| !s.trim().is_empty());
+        let Some(name) = name else {
+            return profile;
+        };
+        match crate::config::style::find(&config.styles, &name) {
+            Some(style) => {
+                tracing::info!(style = %style.name, "style picked");
+                Arc::new(profile.with_style(&style))
+            }
+            None => {
+                tracing::warn!(
+                    "no style is named `{name}`: this dictation is written as [llm] says"
+                );
+                profile
+            }
+        }
     }
 
     /// The profile for the window focused at the press (the row's class and title). An app

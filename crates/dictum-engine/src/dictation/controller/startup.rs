@@ -8,7 +8,7 @@
 
 use super::feedback::Feedback;
 use super::flights::Flights;
-use super::keys::{start_hotkey, EditSide, HotkeySource, Keys, RetypeKey};
+use super::keys::{start_hotkey, EditSide, HotkeySource, Keys, RetypeKey, StyleKeys};
 use super::settings::{Apps, Watch};
 use super::{Controller, Links};
 use crate::audio::capture::Capture;
@@ -62,6 +62,9 @@ pub(crate) fn run(
                 c.notice(message);
             }
             if let Some(message) = c.keys.retype.sync(&c.config) {
+                c.notice(message);
+            }
+            for message in c.keys.styles.sync(&c.config) {
                 c.notice(message);
             }
             let _ = events.send(Event::Ready(info));
@@ -269,6 +272,7 @@ pub(super) fn start(
         source: hotkeys,
         edit: EditSide::new(inputs_tx.clone(), info.hotkey_path == "x11_grab"),
         retype: RetypeKey::new(inputs_tx.clone(), info.hotkey_path == "x11_grab"),
+        styles: StyleKeys::new(inputs_tx.clone(), info.hotkey_path == "x11_grab"),
     };
     Ok((
         Controller {
