@@ -327,6 +327,67 @@ await test('snippets and replacements: add, edit, remove, save, engine refusal',
   await page.getByTestId('card-snippets').screenshot({ path: path.join(out, 'settings-snippets.png') });
 });
 
+await test('styles: built-in list, a test per style, edits saved as tables, refusals shown', async (page) => {
+  await page.goto(`${base}#settings`);
+  await page.getByTestId('settings').waitFor();
+  const card = page.getByTestId('card-styles');
+  await card.scrollIntoViewIfNeeded();
+  // No [[style]] tables: the built-in ones, said to be so.
+  await page.getByTestId('styles-builtin').waitFor();
+  const names = await card.locator('[data-testid$="-name"]').evaluateAll((els) => els.map((e) => e.value));
+  assert.deepEqual(names, ['spoken', 'clean', 'formal', 'chat', 'commit']);
+  // Test "chat" on a sentence: the LLM is asked with the chat prompt and the settings' model,
+  // and the answer is shown without its final period (the style drops it).
+  await page.getByTestId('style-sample').fill('um so i think we should uh send the report to maria by friday');
+  await page.getByTestId('style-3-test').click();
+  await page.getByTestId('style-3-result').waitFor();
+  let asked = (await mockState(page)).llmTests;
+  assert.equal(asked.length, 1);
+  assert.match(asked[0].system_prompt, /^Style: chat\./);
+  assert.equal(asked[0].model, 'llama3.2:3b');
+  assert.equal(asked[0].text, 'um so i think we should uh send the report to maria by friday');
+  assert.match(await page.getByTestId('style-3-result').textContent(), /→ So I think we should send the report to Maria by Friday$/);
+  // "spoken" has no LLM: nothing is sent, the sentence comes back as said.
+  await page.getByTestId('style-0-test').click();
+  assert.match(await page.getByTestId('style-0-result').textContent(), /no LLM → um so i think/);
+  assert.equal((await mockState(page)).llmTests.length, 1);
+  // Edits: chat gets shift, a new "memo" style with its own prompt and model, memo for every
+  // dictation, the terminal profile writes in chat.
+  await page.getByTestId('style-3-modifier').selectOption('shift');
+  await page.getByTestId('style-add').click();
+  await page.getByTestId('style-5-name').fill('memo');
+  await page.getByTestId('style-5-prompt').fill('Memo style. Clean up the text.{vocabulary}');
+  await page.getByTestId('style-5-model').fill('qwen2.5:3b-instruct');
+  await page.getByTestId('style-current').selectOption('memo');
+  await page.getByTestId('profile-0-style').selectOption('chat');
+  await page.getByTestId('style-5-test').click();
+  await page.getByTestId('style-5-result').waitFor();
+  asked = (await mockState(page)).llmTests;
+  assert.equal(asked.at(-1).system_prompt, 'Memo style. Clean up the text.{vocabulary}');
+  assert.equal(asked.at(-1).model, 'qwen2.5:3b-instruct');
+  await card.screenshot({ path: path.join(out, 'settings-styles.png') });
+  await page.getByTestId('save').click();
+  await page.getByTestId('save-status').filter({ hasText: 'Saved' }).waitFor();
+  const saved = (await mockState(page)).saved.at(-1);
+  assert.deepEqual(saved.style.map((s) => s.name), ['spoken', 'clean', 'formal', 'chat', 'commit', 'memo']);
+  assert.equal(saved.style[3].modifier, 'shift');
+  assert.deepEqual(saved.style[5], { name: 'memo', llm: true, prompt: 'Memo style. Clean up the text.{vocabulary}', model: 'qwen2.5:3b-instruct' });
+  assert.equal(saved.dictation.style, 'memo');
+  assert.equal(saved.profile[0].style, 'chat');
+  await page.reload();
+  await page.getByTestId('settings').waitFor();
+  assert.equal(await page.getByTestId('styles-builtin').count(), 0);
+  assert.equal(await page.getByTestId('style-current').inputValue(), 'memo');
+  assert.equal(await page.getByTestId('style-3-modifier').inputValue(), 'shift');
+  assert.equal(await page.getByTestId('profile-0-style').inputValue(), 'chat');
+  // Two styles of one name: the page says it, and the engine's refusal shows in the card.
+  await page.getByTestId('style-5-name').fill('chat');
+  await page.getByTestId('style-problem').filter({ hasText: 'Two styles are named' }).waitFor();
+  await page.getByTestId('save').click();
+  await page.getByTestId('styles-engine-error').filter({ hasText: 'two styles have this name' }).waitFor();
+  assert.equal((await mockState(page)).saved.length, 0, 'a refused config was saved'); // (the mock's record starts again at the reload)
+});
+
 await test('translate: refused with an English-only model, saved with a multilingual one', async (page) => {
   await page.goto(`${base}#settings`);
   await page.getByTestId('settings').waitFor();
@@ -725,7 +786,16 @@ await test('recording indicator', async (page) => {
   await page.getByTestId('indicator').waitFor();
   assert.equal(await page.getByTestId('indicator').getAttribute('data-state'), 'recording');
   assert.match(await page.getByTestId('indicator').textContent(), /Listening/);
+  assert.equal(await page.getByTestId('indicator-style').count(), 0);
   await shot(page, 'indicator');
+});
+
+await test('recording indicator names the style every dictation is written in', async (page) => {
+  await page.setViewportSize({ width: 240, height: 70 });
+  await page.goto(`${base}?state=recording&style=chat#indicator`);
+  await page.getByTestId('indicator').waitFor();
+  assert.equal(await page.getByTestId('indicator-style').textContent(), '· chat');
+  await shot(page, 'indicator-style');
 });
 
 await test('recording indicator with the words so far', async (page) => {

@@ -22,7 +22,7 @@ function TriSelect({ value, on, off, set, testid }: { value: boolean | undefined
   );
 }
 
-export function Profiles({ list, set, languages }: { list: ProfileConfig[]; set: (l: ProfileConfig[]) => void; languages: [string, string][] }) {
+export function Profiles({ list, set, languages, styles }: { list: ProfileConfig[]; set: (l: ProfileConfig[]) => void; languages: [string, string][]; styles: string[] }) {
   const [picking, setPicking] = useState<number | null>(null);
   const [picked, setPicked] = useState<{ i: number; w: FocusedWindow | null; error?: string } | null>(null);
   const issues = problems(list);
@@ -91,6 +91,11 @@ export function Profiles({ list, set, languages }: { list: ProfileConfig[]; set:
               <select value={p.language ?? ''} onChange={(e) => up({ language: val(e) || undefined })} data-testid={`profile-${i}-language`}>
                 <option value="">as in settings</option>
                 {languages.map(([code, name]) => <option key={code} value={code}>{name} ({code})</option>)}
+              </select>
+              <label>Style</label>
+              <select value={p.style ?? ''} onChange={(e) => up({ style: val(e) || undefined })} data-testid={`profile-${i}-style`}>
+                <option value="">as in settings</option>
+                {styles.map((name) => <option key={name} value={name}>{name}</option>)}
               </select>
               <label>Speech</label>
               <select value={p.task ?? ''} onChange={(e) => up({ task: val(e) || undefined })} data-testid={`profile-${i}-task`}>

@@ -50,6 +50,7 @@ export function Indicator() {
     <div class={`indicator ${state}`} data-testid="indicator" data-state={state}>
       <span class="dot" />
       {state === 'processing' ? 'Transcribing…' : state === 'recording' ? 'Listening' : state === 'opening' ? 'Waiting for the microphone…' : state === 'listening' ? 'Hands-free: waiting for speech' : state === 'error' ? 'Error' : 'Idle'}
+      {status?.style ? <span style="opacity:0.75;white-space:nowrap" data-testid="indicator-style">· {status.style}</span> : null}
       <span class="meter" style="width:70px;height:6px"><div style={{ width: `${Math.round(Math.min(1, level) * 100)}%` }} /></span>
       {words && (committed || speculative) ? (
         <div class="live-words" data-testid="live-words">

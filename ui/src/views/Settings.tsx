@@ -8,6 +8,7 @@ import { HotkeyRecorder } from '../components/HotkeyRecorder';
 import { MeasureAgain } from '../components/MeasureAgain';
 import { Profiles } from '../components/Profiles';
 import { Snippets } from '../components/Snippets';
+import { Styles } from '../components/Styles';
 import { SpeechServer } from '../components/SpeechServer';
 import { VoiceCommands } from '../components/VoiceCommands';
 import { savable } from '../lib/commands';
@@ -220,6 +221,14 @@ export function Settings() {
         <Llm cfg={cfg} up={up} />
       </section>
 
+      <section class="card" data-testid="card-styles">
+        <h2>Styles</h2>
+        <Styles list={cfg.style ?? []} builtin={view.builtin_styles} current={cfg.dictation.style} hotkey={cfg.dictation.hotkey}
+          llm={cfg.llm} vocabulary={cfg.stt.vocabulary}
+          set={(style) => setCfg((c) => (c ? { ...c, style } : c))} setCurrent={(style) => up('dictation', { style })} />
+        {refusedAt(/\b(style |dictation\.style|profile "[^"]*"\.style)/) && <p class="error" data-testid="styles-engine-error">{status?.text}</p>}
+      </section>
+
       <section class="card" data-testid="card-edit">
         <h2>Edit by voice</h2>
         <EditMode c={cfg.edit} set={(p) => up('edit', p)} llmOn={cfg.llm.enabled} dictationKey={cfg.dictation.hotkey}
@@ -228,7 +237,7 @@ export function Settings() {
 
       <section class="card" data-testid="card-profiles">
         <h2>Per-app profiles</h2>
-        <Profiles list={cfg.profile ?? []} languages={LANGUAGES} set={(profile) => setCfg((c) => (c ? { ...c, profile } : c))} />
+        <Profiles list={cfg.profile ?? []} languages={LANGUAGES} styles={(cfg.style?.length ? cfg.style : view.builtin_styles).map((s) => s.name)} set={(profile) => setCfg((c) => (c ? { ...c, profile } : c))} />
       </section>
 
       <section class="card" data-testid="card-privacy">
