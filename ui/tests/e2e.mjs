@@ -171,6 +171,84 @@ await test('settings round-trip', async (page) => {
   await page.getByTestId('card-llm').screenshot({ path: path.join(out, 'settings-llm.png') });
 });
 
+await test('settings: one grid (labels left, controls wrap in their column), every control labelled', async (page) => {
+  await page.goto(`${base}#settings`);
+  await page.getByTestId('settings').waitFor();
+  // Terminal window classes: a box that wraps; commas and/or lines, saved as the same list.
+  const classes = page.getByTestId('terminal-classes');
+  assert.equal(await classes.evaluate((e) => e.tagName), 'TEXTAREA');
+  await classes.fill('XTerm, kitty, Alacritty, foot, org.gnome.Terminal, org.gnome.Console, konsole\nxfce4-terminal,, tilix\n\nterminator, wezterm, com.mitchellh.ghostty, st-256color, URxvt ');
+  await classes.press('Tab'); // the change is committed when the field is left
+  await page.getByTestId('save').click();
+  await page.getByTestId('save-status').filter({ hasText: 'Saved' }).waitFor();
+  assert.deepEqual((await mockState(page)).saved.at(-1).inject.terminal_classes, ['XTerm', 'kitty', 'Alacritty', 'foot', 'org.gnome.Terminal',
+    'org.gnome.Console', 'konsole', 'xfce4-terminal', 'tilix', 'terminator', 'wezterm', 'com.mitchellh.ghostty', 'st-256color', 'URxvt']);
+  assert.equal(await page.getByTestId('sound-volume').evaluate((e) => [...e.labels].map((l) => l.textContent.trim()).join()), 'Volume');
+  // Show what is only there on demand: the speech server's fields and result, a replacement,
+  // a snippet, a custom command, the LLM's model list and test result.
+  await page.getByTestId('stt-backend').selectOption('openai');
+  await page.getByTestId('replace-add').click();
+  await page.getByTestId('snippet-add').click();
+  await page.getByTestId('custom-add').click();
+  await page.getByTestId('sound-cues').check();
+  await page.getByTestId('llm-refresh').click();
+  await page.getByTestId('llm-model-pick').waitFor();
+  await page.getByTestId('llm-test').click();
+  await page.getByTestId('llm-result').waitFor();
+  await page.getByTestId('stt-test').click();
+  await page.getByTestId('stt-result').waitFor();
+
+  // Every visible input/select/textarea has a label with text or an aria-label; ids are unique.
+  const unlabelled = () => page.evaluate(() => {
+    const settings = document.querySelector('[data-testid="settings"]');
+    const ids = [...settings.querySelectorAll('[id]')].map((e) => e.id);
+    const dupes = ids.filter((id, k) => ids.indexOf(id) !== k).map((id) => `duplicate id ${id}`);
+    return dupes.concat([...settings.querySelectorAll('input, select, textarea')]
+      .filter((el) => el.getClientRects().length > 0 && el.type !== 'hidden')
+      .filter((el) => ![...el.labels].some((l) => l.textContent.trim()) && !el.getAttribute('aria-label')?.trim())
+      .map((el) => `<${el.tagName.toLowerCase()} type=${el.type} data-testid=${el.dataset.testid ?? '-'} id=${el.id || '-'}>`));
+  });
+  // In every visible .row, everything but the first-child column label starts in the control
+  // column (the row's left + the 170 px label column + the 12 px gap); result boxes too.
+  const outOfColumn = () => page.evaluate(() => {
+    const col = 170 + 12;
+    const shown = (el) => el.getClientRects().length > 0;
+    const what = (el) => `<${el.tagName.toLowerCase()}${el.dataset.testid ? ` data-testid=${el.dataset.testid}` : ''}> “${(el.textContent ?? '').trim().slice(0, 40)}”`;
+    const bad = [];
+    const settings = document.querySelector('[data-testid="settings"]');
+    for (const row of settings.querySelectorAll('.row')) {
+      if (!shown(row)) continue;
+      const left = row.getBoundingClientRect().left;
+      const name = (row.firstElementChild?.tagName === 'LABEL' ? row.firstElementChild : row).textContent.trim().slice(0, 40);
+      [...row.children].forEach((child, k) => {
+        if ((k === 0 && child.tagName === 'LABEL') || !shown(child)) return;
+        const x = child.getBoundingClientRect().left - left;
+        if (x < col - 1) bad.push(`row “${name}”: ${what(child)} at ${Math.round(x)} px`);
+      });
+    }
+    for (const box of settings.querySelectorAll('.result-box')) {
+      if (!shown(box)) continue;
+      const p = box.parentElement;
+      const cs = getComputedStyle(p);
+      const x = box.getBoundingClientRect().left - (p.getBoundingClientRect().left + parseFloat(cs.borderLeftWidth) + parseFloat(cs.paddingLeft));
+      if (x < col - 1) bad.push(`result ${what(box)} at ${Math.round(x)} px`);
+    }
+    return bad;
+  });
+  for (const width of [1280, 900]) {
+    await page.setViewportSize({ width, height: 900 });
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    const missing = await unlabelled();
+    assert.deepEqual(missing, [], `at ${width} px, controls without a label:\n${missing.join('\n')}`);
+    const out_ = await outOfColumn();
+    assert.deepEqual(out_, [], `at ${width} px, outside the control column:\n${out_.join('\n')}`);
+    // The page scrolls in <main>: a viewport as tall as its content shows all of it.
+    const full = await page.evaluate(() => { const m = document.querySelector('main'); return Math.ceil(m.getBoundingClientRect().top + m.scrollHeight); });
+    await page.setViewportSize({ width, height: Math.min(full, 16000) });
+    await page.screenshot({ path: path.join(out, `settings-grid-${width}.png`), fullPage: true });
+  }
+});
+
 await test('speech server: backend, Test button, key to the keyring only', async (page) => {
   await page.goto(`${base}#settings`);
   await page.getByTestId('settings').waitFor();

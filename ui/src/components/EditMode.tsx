@@ -21,7 +21,8 @@ export function EditMode({ c, set, llmOn, dictationKey, engineError }: {
   const clash = sameHotkey(c.hotkey, dictationKey);
   return (
     <div data-testid="edit-mode">
-      <div>
+      <div class="row">
+        <label>Edit a selection</label>
         <label><input type="checkbox" checked={c.enabled} onChange={(e) => set({ enabled: checked(e) })} data-testid="edit-enabled" /> Select text, hold the edit key, say what to do with it (“make this more formal”): the answer replaces the selection</label>
       </div>
       <p class="muted">The selection and your words go to the server of “LLM cleanup”, and its answer may change the meaning (that is the point). Nothing is typed in a terminal, without a selection, or when the focus moved. The original stays in history, and on the clipboard if you like.</p>
@@ -40,20 +41,20 @@ export function EditMode({ c, set, llmOn, dictationKey, engineError }: {
         <label><input type="checkbox" checked={c.type_newlines} onChange={(e) => set({ type_newlines: checked(e) })} data-testid="edit-newlines" /> Typed as Return (a list stays a list); off: as spaces, for one-line fields where Return sends a form</label>
       </div>
       <div class="row">
-        <label>Wait for the answer</label>
-        <input type="number" min={1} max={600} style="width:90px" value={Math.round(c.timeout_ms / 1000)} data-testid="edit-timeout"
+        <label for="edit-timeout">Wait for the answer</label>
+        <input id="edit-timeout" type="number" min={1} max={600} style="width:90px" value={Math.round(c.timeout_ms / 1000)} data-testid="edit-timeout"
           onChange={(e) => set({ timeout_ms: Math.max(1, Math.round(num(e) || 0)) * 1000 })} />
         <span class="muted">seconds at most; past that nothing is typed</span>
       </div>
       <div class="row">
-        <label>Longest selection</label>
-        <input type="number" min={1} max={100000} style="width:110px" value={c.max_selection_chars} data-testid="edit-max-selection"
+        <label for="edit-max-selection">Longest selection</label>
+        <input id="edit-max-selection" type="number" min={1} max={100000} style="width:110px" value={c.max_selection_chars} data-testid="edit-max-selection"
           onChange={(e) => set({ max_selection_chars: Math.max(1, Math.round(num(e) || 0)) })} />
         <span class="muted">characters; a longer selection is refused, not cut</span>
       </div>
       <div class="row">
-        <label>Instructions to the LLM<br /><span class="muted">empty: the built-in ones</span></label>
-        <textarea style="flex:1" value={c.prompt} data-testid="edit-prompt"
+        <label for="edit-prompt">Instructions to the LLM<br /><span class="muted">empty: the built-in ones</span></label>
+        <textarea id="edit-prompt" style="flex:1" value={c.prompt} data-testid="edit-prompt"
           onChange={(e) => set({ prompt: (e.target as HTMLTextAreaElement).value })} />
       </div>
       {engineError && <p class="error" data-testid="edit-engine-error">Not saved: {engineError}</p>}

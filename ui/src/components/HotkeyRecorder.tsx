@@ -44,7 +44,7 @@ export function HotkeyRecorder({ value, onChange, testid = 'hotkey' }: { value: 
     };
   }, [recording]);
   return (
-    <span class="row" style="margin:0">
+    <span class="hotkey-recorder">
       <code data-testid={testid}>{value}</code>
       <button onClick={() => { setProblem(null); setRecording(!recording); }} data-testid={`record-${testid}`}>
         {recording ? 'Press the key… (Esc cancels)' : 'Change…'}

@@ -12,9 +12,10 @@ import { added, fromTri, moved, patternsFor, pick, problems, removed, tri, updat
 const val = (e: Event) => (e.target as HTMLInputElement).value;
 const lines = (s: string) => s.split('\n').map((l) => l.trim()).filter(Boolean);
 
+/** `testid` is also its id (a column label's `for`). */
 function TriSelect({ value, on, off, set, testid }: { value: boolean | undefined; on: string; off: string; set: (v: boolean | undefined) => void; testid: string }) {
   return (
-    <select value={tri(value)} onChange={(e) => set(fromTri(val(e) as Tri))} data-testid={testid}>
+    <select id={testid} value={tri(value)} onChange={(e) => set(fromTri(val(e) as Tri))} data-testid={testid}>
       <option value="inherit">as in settings</option>
       <option value="on">{on}</option>
       <option value="off">{off}</option>
@@ -50,17 +51,17 @@ export function Profiles({ list, set, languages, styles }: { list: ProfileConfig
         return (
           <fieldset key={i} class="profile" data-testid={`profile-${i}`}>
             <div class="row">
-              <label>Name</label>
-              <input type="text" value={p.name} onChange={(e) => up({ name: val(e) })} data-testid={`profile-${i}-name`} />
+              <label for={`profile-${i}-name`}>Name</label>
+              <input id={`profile-${i}-name`} type="text" value={p.name} onChange={(e) => up({ name: val(e) })} data-testid={`profile-${i}-name`} />
               <button disabled={i === 0} onClick={() => set(moved(list, i, -1))} title="Earlier: checked first">↑</button>
               <button disabled={i === list.length - 1} onClick={() => set(moved(list, i, 1))} title="Later">↓</button>
               <button onClick={() => set(removed(list, i))} data-testid={`profile-${i}-remove`}>Remove</button>
             </div>
             <div class="row">
-              <label>Window class</label>
-              <input type="text" placeholder="e.g. ^xterm$" value={p.match_class ?? ''} onChange={(e) => up({ match_class: val(e) })} data-testid={`profile-${i}-class`} />
-              <label>Title</label>
-              <input type="text" placeholder="e.g. compose|reply" value={p.match_title ?? ''} onChange={(e) => up({ match_title: val(e) })} data-testid={`profile-${i}-title`} />
+              <label for={`profile-${i}-class`}>Window class</label>
+              <input id={`profile-${i}-class`} type="text" placeholder="e.g. ^xterm$" value={p.match_class ?? ''} onChange={(e) => up({ match_class: val(e) })} data-testid={`profile-${i}-class`} />
+              <label for={`profile-${i}-title`}>Title</label>
+              <input id={`profile-${i}-title`} type="text" placeholder="e.g. compose|reply" value={p.match_title ?? ''} onChange={(e) => up({ match_title: val(e) })} data-testid={`profile-${i}-title`} />
               <button disabled={picking !== null} onClick={() => usePicked(i)} data-testid={`profile-${i}-pick`}>
                 {picking === i ? 'Click into the window…' : 'Use the window focused in 3 s'}
               </button>
@@ -73,44 +74,44 @@ export function Profiles({ list, set, languages, styles }: { list: ProfileConfig
               </p>
             )}
             <div class="row">
-              <label>LLM cleanup</label>
+              <label for={`profile-${i}-llm`}>LLM cleanup</label>
               <TriSelect value={p.llm} on="on" off="off" set={(llm) => up({ llm })} testid={`profile-${i}-llm`} />
-              <label>Final period</label>
+              <label for={`profile-${i}-period`}>Final period</label>
               <TriSelect value={p.trailing_period} on="keep" off="drop" set={(trailing_period) => up({ trailing_period })} testid={`profile-${i}-period`} />
-              <label>Voice commands</label>
+              <label for={`profile-${i}-commands`}>Voice commands</label>
               <TriSelect value={p.commands} on="on" off="off" set={(commands) => up({ commands })} testid={`profile-${i}-commands`} />
             </div>
             <div class="row">
-              <label>Insert text by</label>
-              <select value={p.inject_method ?? ''} onChange={(e) => up({ inject_method: val(e) || undefined })} data-testid={`profile-${i}-inject`}>
+              <label for={`profile-${i}-inject`}>Insert text by</label>
+              <select id={`profile-${i}-inject`} value={p.inject_method ?? ''} onChange={(e) => up({ inject_method: val(e) || undefined })} data-testid={`profile-${i}-inject`}>
                 <option value="">as in settings</option>
                 <option value="type">typing</option>
                 <option value="paste">pasting</option>
               </select>
-              <label>Language</label>
-              <select value={p.language ?? ''} onChange={(e) => up({ language: val(e) || undefined })} data-testid={`profile-${i}-language`}>
+              <label for={`profile-${i}-language`}>Language</label>
+              <select id={`profile-${i}-language`} value={p.language ?? ''} onChange={(e) => up({ language: val(e) || undefined })} data-testid={`profile-${i}-language`}>
                 <option value="">as in settings</option>
                 {languages.map(([code, name]) => <option key={code} value={code}>{name} ({code})</option>)}
               </select>
-              <label>Style</label>
-              <select value={p.style ?? ''} onChange={(e) => up({ style: val(e) || undefined })} data-testid={`profile-${i}-style`}>
+              <label for={`profile-${i}-style`}>Style</label>
+              <select id={`profile-${i}-style`} value={p.style ?? ''} onChange={(e) => up({ style: val(e) || undefined })} data-testid={`profile-${i}-style`}>
                 <option value="">as in settings</option>
                 {styles.map((name) => <option key={name} value={name}>{name}</option>)}
               </select>
-              <label>Speech</label>
-              <select value={p.task ?? ''} onChange={(e) => up({ task: val(e) || undefined })} data-testid={`profile-${i}-task`}>
+              <label for={`profile-${i}-task`}>Speech</label>
+              <select id={`profile-${i}-task`} value={p.task ?? ''} onChange={(e) => up({ task: val(e) || undefined })} data-testid={`profile-${i}-task`}>
                 <option value="">as in settings</option>
                 <option value="transcribe">transcribe</option>
                 <option value="translate">translate to English (multilingual model)</option>
               </select>
             </div>
             <div class="row">
-              <label>Vocabulary<br /><span class="muted">replaces yours; empty = yours</span></label>
-              <textarea style="flex:1" value={(p.vocabulary ?? []).join('\n')} onChange={(e) => up({ vocabulary: lines((e.target as HTMLTextAreaElement).value) })} data-testid={`profile-${i}-vocabulary`} />
+              <label for={`profile-${i}-vocabulary`}>Vocabulary<br /><span class="muted">replaces yours; empty = yours</span></label>
+              <textarea id={`profile-${i}-vocabulary`} style="flex:1" value={(p.vocabulary ?? []).join('\n')} onChange={(e) => up({ vocabulary: lines((e.target as HTMLTextAreaElement).value) })} data-testid={`profile-${i}-vocabulary`} />
             </div>
             <div class="row">
-              <label>LLM prompt<br /><span class="muted">empty = yours</span></label>
-              <textarea style="flex:1" value={p.llm_prompt ?? ''} onChange={(e) => { const v = (e.target as HTMLTextAreaElement).value; up({ llm_prompt: v.trim() ? v : undefined }); }} data-testid={`profile-${i}-prompt`} />
+              <label for={`profile-${i}-prompt`}>LLM prompt<br /><span class="muted">empty = yours</span></label>
+              <textarea id={`profile-${i}-prompt`} style="flex:1" value={p.llm_prompt ?? ''} onChange={(e) => { const v = (e.target as HTMLTextAreaElement).value; up({ llm_prompt: v.trim() ? v : undefined }); }} data-testid={`profile-${i}-prompt`} />
             </div>
           </fieldset>
         );

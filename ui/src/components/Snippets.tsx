@@ -32,11 +32,11 @@ export function Snippets({ snippets, replacements, setSnippets, setReplacements,
         everywhere in a dictation. Leave “write instead” empty to remove the words.</p>
       {replacements.map((r, i) => (
         <div class="row" key={`r${i}`} data-testid={`replace-${i}`}>
-          <label>Whisper writes</label>
-          <input type="text" style="width:220px" value={r.from} placeholder="cooper netties" aria-invalid={bad('replace', i, 'from')}
+          <label for={`replace-from-${i}`}>Whisper writes</label>
+          <input id={`replace-from-${i}`} type="text" style="width:220px" value={r.from} placeholder="cooper netties" aria-invalid={bad('replace', i, 'from')}
             onInput={(e) => { const v = val(e); setReplacements((l) => withRow(l, i, { from: v }, BLANK_REPLACE)); }} data-testid={`replace-from-${i}`} />
-          <span class="muted">write instead</span>
-          <input type="text" style="width:220px" value={r.to} placeholder="Kubernetes" aria-invalid={bad('replace', i, 'to')}
+          <label class="muted" for={`replace-to-${i}`}>write instead</label>
+          <input id={`replace-to-${i}`} type="text" style="width:220px" value={r.to} placeholder="Kubernetes" aria-invalid={bad('replace', i, 'to')}
             onInput={(e) => { const v = val(e); setReplacements((l) => withRow(l, i, { to: v }, BLANK_REPLACE)); }} data-testid={`replace-to-${i}`} />
           <button onClick={() => setReplacements((l) => withRow(l, i, null, BLANK_REPLACE))} title="Remove this replacement" data-testid={`replace-remove-${i}`}>✕</button>
         </div>
@@ -48,11 +48,11 @@ export function Snippets({ snippets, replacements, setSnippets, setReplacements,
         Newlines in the text are typed as line breaks, except in a terminal, where they become spaces (Dictum never presses Enter in a terminal).</p>
       {snippets.map((s, i) => (
         <div class="row" key={`s${i}`} style="align-items:flex-start" data-testid={`snippet-${i}`}>
-          <label>When I say</label>
-          <input type="text" style="width:220px" value={s.phrase} placeholder="my address" aria-invalid={bad('snippet', i, 'phrase')}
+          <label for={`snippet-phrase-${i}`}>When I say</label>
+          <input id={`snippet-phrase-${i}`} type="text" style="width:220px" value={s.phrase} placeholder="my address" aria-invalid={bad('snippet', i, 'phrase')}
             onInput={(e) => { const v = val(e); setSnippets((l) => withRow(l, i, { phrase: v }, BLANK_SNIPPET)); }} data-testid={`snippet-phrase-${i}`} />
-          <span class="muted">type</span>
-          <textarea style="flex:1;min-width:240px;min-height:54px" value={s.text} placeholder={'12 Main Street\nSpringfield'} aria-invalid={bad('snippet', i, 'text')}
+          <label class="muted" for={`snippet-text-${i}`}>type</label>
+          <textarea id={`snippet-text-${i}`} style="flex:1;min-width:240px;min-height:54px" value={s.text} placeholder={'12 Main Street\nSpringfield'} aria-invalid={bad('snippet', i, 'text')}
             onInput={(e) => { const v = val(e); setSnippets((l) => withRow(l, i, { text: v }, BLANK_SNIPPET)); }} data-testid={`snippet-text-${i}`} />
           <button onClick={() => setSnippets((l) => withRow(l, i, null, BLANK_SNIPPET))} title="Remove this snippet" data-testid={`snippet-remove-${i}`}>✕</button>
         </div>

@@ -27,8 +27,8 @@ export function SpeechServer({ stt, set }: { stt: SttConfig; set: (p: Partial<St
   return (
     <div data-testid="stt-server">
       <div class="row">
-        <label>Backend</label>
-        <select value={stt.backend} onChange={(e) => set({ backend: val(e) as SttConfig['backend'] })} data-testid="stt-backend">
+        <label for="stt-backend">Backend</label>
+        <select id="stt-backend" value={stt.backend} onChange={(e) => set({ backend: val(e) as SttConfig['backend'] })} data-testid="stt-backend">
           <option value="local">This computer (whisper.cpp; nothing leaves it)</option>
           <option value="openai">A speech server (OpenAI-compatible /v1/audio/transcriptions)</option>
         </select>
@@ -36,8 +36,8 @@ export function SpeechServer({ stt, set }: { stt: SttConfig; set: (p: Partial<St
       {remote && (
         <>
           <div class="row">
-            <label>Server URL</label>
-            <input type="text" style="width:280px" value={stt.url} placeholder="https://gpu-box:8000" onChange={(e) => {
+            <label for="stt-url">Server URL</label>
+            <input id="stt-url" type="text" style="width:280px" value={stt.url} placeholder="https://gpu-box:8000" onChange={(e) => {
               const url = val(e);
               if (url !== stt.url) {
                 // A key belongs to the server it was entered for: a new URL does not take it.
@@ -52,21 +52,21 @@ export function SpeechServer({ stt, set }: { stt: SttConfig; set: (p: Partial<St
             </label>
           </div>
           <div class="row">
-            <label>Model</label>
-            <input type="text" list="stt-models" value={stt.remote_model} onChange={(e) => set({ remote_model: val(e) })} data-testid="stt-model" />
+            <label for="stt-model">Model</label>
+            <input id="stt-model" type="text" list="stt-models" value={stt.remote_model} onChange={(e) => set({ remote_model: val(e) })} data-testid="stt-model" />
             <datalist id="stt-models">{(check?.models ?? []).map((m) => <option key={m} value={m} />)}</datalist>
-            <label>Timeout</label>
-            <input type="number" min={100} step={500} style="width:90px" value={stt.timeout_ms} onChange={(e) => set({ timeout_ms: Number(val(e)) || 0 })} data-testid="stt-timeout" /> ms
-            <label title="FLAC is about 40 % smaller than WAV; 'auto' sends FLAC and switches to WAV for a server that refuses it">Upload</label>
-            <select value={stt.upload} onChange={(e) => set({ upload: val(e) as SttConfig['upload'] })} data-testid="stt-upload">
+            <label for="stt-timeout">Timeout</label>
+            <span><input id="stt-timeout" type="number" min={100} step={500} style="width:90px" value={stt.timeout_ms} onChange={(e) => set({ timeout_ms: Number(val(e)) || 0 })} data-testid="stt-timeout" /> ms</span>
+            <label title="FLAC is about 40 % smaller than WAV; 'auto' sends FLAC and switches to WAV for a server that refuses it" for="stt-upload">Upload</label>
+            <select id="stt-upload" value={stt.upload} onChange={(e) => set({ upload: val(e) as SttConfig['upload'] })} data-testid="stt-upload">
               <option value="auto">FLAC, WAV if refused</option>
               <option value="flac">FLAC only</option>
               <option value="wav">WAV only</option>
             </select>
           </div>
           <div class="row">
-            <label title="Stored in the desktop keyring, never in the config file">API key</label>
-            <input type="password" autocomplete="off" style="width:220px" value={key} placeholder={keyStored ? "(a key is in the keyring)" : "optional"} onInput={(e) => setKey(val(e))} data-testid="stt-key" />
+            <label title="Stored in the desktop keyring, never in the config file" for="stt-key">API key</label>
+            <input id="stt-key" type="password" autocomplete="off" style="width:220px" value={key} placeholder={keyStored ? "(a key is in the keyring)" : "optional"} onInput={(e) => setKey(val(e))} data-testid="stt-key" />
             <button disabled={!key.trim()} data-testid="stt-key-save" onClick={async () => {
               try { await ipc.sttKeySet(key); setKey(''); setKeyStored(true); setKeyMsg('saved in the keyring'); } catch (e) { setKeyMsg(errorText(e)); }
             }}>Save in keyring</button>
@@ -79,6 +79,7 @@ export function SpeechServer({ stt, set }: { stt: SttConfig; set: (p: Partial<St
             {keyMsg && <span class="muted" data-testid="stt-key-msg">{keyMsg}</span>}
           </div>
           <div class="row">
+            <label>Fallback</label>
             <label>
               <input type="checkbox" checked={stt.fallback} onChange={(e) => set({ fallback: (e.target as HTMLInputElement).checked })} data-testid="stt-fallback" /> use the local model when the server fails
             </label>
@@ -90,7 +91,7 @@ export function SpeechServer({ stt, set }: { stt: SttConfig; set: (p: Partial<St
             }}>{testing ? 'Testing…' : 'Test'}</button>
           </div>
           {check && (
-            <div class="row" data-testid="stt-result" style="display:block;background:#f7f7f8;padding:8px 10px;border-radius:6px">
+            <div class="result-box" data-testid="stt-result">
               <span class={`badge ${check.ok ? 'ok' : 'error'}`}>{check.ok ? 'ok' : 'failed'}</span>{' '}
               {check.round_trip_ms != null && <>round trip <b data-testid="stt-rtt">{formatMs(check.round_trip_ms)}</b> · </>}
               {check.text != null && <>heard “<span data-testid="stt-text">{check.text}</span>” · </>}

@@ -37,9 +37,10 @@ export function styleProblems(list: StyleConfig[], hotkey: string): string[] {
   return out;
 }
 
+/** `testid` is also its id (a column label's `for`). */
 function Tri({ value, on, off, set, testid }: { value: boolean | undefined; on: string; off: string; set: (v: boolean | undefined) => void; testid: string }) {
   return (
-    <select value={value === undefined ? '' : value ? 'on' : 'off'} onChange={(e) => set(val(e) === '' ? undefined : val(e) === 'on')} data-testid={testid}>
+    <select id={testid} value={value === undefined ? '' : value ? 'on' : 'off'} onChange={(e) => set(val(e) === '' ? undefined : val(e) === 'on')} data-testid={testid}>
       <option value="">as in settings</option>
       <option value="on">{on}</option>
       <option value="off">{off}</option>
@@ -123,7 +124,7 @@ export function Styles({ list, builtin, current, hotkey, llm, vocabulary, set, s
             <textarea id={`style-${i}-prompt`} style="flex:1" value={s.prompt ?? ''} onInput={(e) => up(i, { prompt: (e.target as HTMLTextAreaElement).value })} data-testid={`style-${i}-prompt`} />
           </div>
           {result?.i === i && (
-            <div class="row" data-testid={`style-${i}-result`} style="display:block;background:#f7f7f8;padding:8px 10px;border-radius:6px">
+            <div class="result-box" data-testid={`style-${i}-result`}>
               {result.r === null
                 ? <span><span class="badge">no LLM</span> → {result.text}</span>
                 : <span>

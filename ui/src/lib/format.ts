@@ -56,3 +56,9 @@ export function outcomeLabel(outcome: string, llm?: string | null): string {
   if (llm === 'cleaned') return `${label} · cleaned`;
   return label;
 }
+
+/** A list typed in one field (the terminal window classes): items separated by commas and/or
+ * line breaks, each trimmed, empty ones dropped. */
+export function splitList(s: string): string[] {
+  return s.split(/[,\n]/).map((x) => x.trim()).filter(Boolean);
+}

@@ -23,7 +23,7 @@ import type { LlmTestResult } from '../bindings/LlmTestResult';
 import type { ModelStatus } from '../bindings/ModelStatus';
 import type { SttTask } from '../bindings/SttTask';
 import { errorText, events, ipc } from '../ipc';
-import { formatBytes, formatMs, progressPct } from '../lib/format';
+import { formatBytes, formatMs, progressPct, splitList } from '../lib/format';
 
 const LANGUAGES: [string, string][] = [
   ['auto', 'Detect automatically'], ['en', 'English'], ['de', 'German'], ['fr', 'French'],
@@ -69,7 +69,7 @@ export function Settings() {
     setCfg((c) => (c ? { ...c, [section]: { ...c[section], ...patch } } : c));
 
   return (
-    <div data-testid="settings">
+    <div data-testid="settings" class="settings">
       <div class="savebar">
         <button class="primary" onClick={save} disabled={!dirty} data-testid="save">Save</button>
         <button onClick={() => setCfg(view.config)} disabled={!dirty}>Revert</button>
@@ -90,8 +90,8 @@ export function Settings() {
           {cfg.dictation.retype_hotkey && <button onClick={() => up('dictation', { retype_hotkey: '' })} data-testid="retype-hotkey-none">No key</button>}
           {sameHotkey(cfg.dictation.retype_hotkey, cfg.dictation.hotkey) && <span class="error" data-testid="retype-hotkey-clash">This is the dictation hotkey; choose another key.</span>}
         </div>
-        <div class="row">
-          <label>Mode</label>
+        <div class="row" role="radiogroup" aria-labelledby="mode-label">
+          <label id="mode-label">Mode</label>
           {(['push_to_talk', 'toggle', 'hands_free'] as const).map((m) => (
             <label key={m}>
               <input type="radio" name="mode" checked={cfg.dictation.mode === m} onChange={() => up('dictation', { mode: m })} data-testid={`mode-${m}`} />{' '}
@@ -100,15 +100,15 @@ export function Settings() {
           ))}
         </div>
         <div class="row">
-          <label>Insert text by</label>
-          <select value={cfg.inject.method} onChange={(e) => up('inject', { method: (e.target as HTMLSelectElement).value as 'type' | 'paste' })} data-testid="inject-method">
+          <label for="inject-method">Insert text by</label>
+          <select id="inject-method" value={cfg.inject.method} onChange={(e) => up('inject', { method: (e.target as HTMLSelectElement).value as 'type' | 'paste' })} data-testid="inject-method">
             <option value="type">Typing it (synthesized keys)</option>
             <option value="paste">Pasting it (clipboard, restored after)</option>
           </select>
         </div>
         <div class="row">
-          <label>Keys go through</label>
-          <select value={cfg.inject.backend} onChange={(e) => up('inject', { backend: (e.target as HTMLSelectElement).value as InjectBackend })} data-testid="inject-backend">
+          <label for="inject-backend">Keys go through</label>
+          <select id="inject-backend" value={cfg.inject.backend} onChange={(e) => up('inject', { backend: (e.target as HTMLSelectElement).value as InjectBackend })} data-testid="inject-backend">
             <option value="auto">Automatic (by desktop and window; `dictum doctor` shows the choice)</option>
             <option value="virtual-keyboard">Wayland virtual keyboard (sway, Hyprland)</option>
             <option value="portal">Remote Desktop portal (GNOME, KDE)</option>
@@ -119,9 +119,9 @@ export function Settings() {
           </select>
         </div>
         <div class="row">
-          <label>Terminal window classes</label>
-          <input type="text" style="flex:1" value={cfg.inject.terminal_classes.join(', ')} data-testid="terminal-classes"
-            onChange={(e) => up('inject', { terminal_classes: (e.target as HTMLInputElement).value.split(',').map((s) => s.trim()).filter(Boolean) })} />
+          <label for="terminal-classes">Terminal window classes<br /><span class="muted">separated by commas or lines</span></label>
+          <textarea id="terminal-classes" rows={2} style="flex:1;min-height:0" value={cfg.inject.terminal_classes.join(', ')} data-testid="terminal-classes"
+            onChange={(e) => up('inject', { terminal_classes: splitList((e.target as HTMLTextAreaElement).value) })} />
         </div>
         <div class="row">
           <label>Words while you speak</label>
@@ -139,9 +139,11 @@ export function Settings() {
           <label>Sound cues</label>
           <label><input type="checkbox" checked={cfg.dictation.sound_cues} data-testid="sound-cues"
             onChange={(e) => up('dictation', { sound_cues: (e.target as HTMLInputElement).checked })} /> A short sound when recording starts and stops, a low one when a dictation fails</label>
-          <input type="range" min={0} max={1} step={0.05} value={cfg.dictation.sound_volume} data-testid="sound-volume"
-            disabled={!cfg.dictation.sound_cues} title="Volume"
-            onChange={(e) => up('dictation', { sound_volume: Number((e.target as HTMLInputElement).value) })} />
+          <label for="sound-volume">Volume{' '}
+            <input id="sound-volume" type="range" min={0} max={1} step={0.05} value={cfg.dictation.sound_volume} data-testid="sound-volume"
+              disabled={!cfg.dictation.sound_cues} style="vertical-align:middle"
+              onChange={(e) => up('dictation', { sound_volume: Number((e.target as HTMLInputElement).value) })} />
+          </label>
         </div>
         <div class="row">
           <label>Start at login</label>
@@ -153,8 +155,8 @@ export function Settings() {
         <h2>Microphone</h2>
         <Microphone device={cfg.dictation.input_device} onChange={(input_device) => up('dictation', { input_device })} />
         <div class="row">
-          <label>Open</label>
-          <select value={cfg.dictation.microphone} data-testid="mic-open"
+          <label for="mic-open">Open</label>
+          <select id="mic-open" value={cfg.dictation.microphone} data-testid="mic-open"
             onChange={(e) => up('dictation', { microphone: (e.target as HTMLSelectElement).value as MicrophoneMode })}>
             <option value="auto">While dictating and {cfg.dictation.microphone_keep_s} s after (a Bluetooth headset: only while dictating)</option>
             <option value="on_demand">Only while dictating</option>
@@ -167,14 +169,14 @@ export function Settings() {
       <section class="card" data-testid="card-speech">
         <h2>Speech recognition</h2>
         <div class="row">
-          <label>Language</label>
-          <select value={cfg.stt.language} onChange={(e) => up('stt', { language: (e.target as HTMLSelectElement).value })} data-testid="language">
+          <label for="language">Language</label>
+          <select id="language" value={cfg.stt.language} onChange={(e) => up('stt', { language: (e.target as HTMLSelectElement).value })} data-testid="language">
             {LANGUAGES.map(([code, name]) => <option key={code} value={code}>{name} ({code})</option>)}
           </select>
         </div>
         <div class="row">
-          <label>Task</label>
-          <select value={cfg.stt.task} onChange={(e) => up('stt', { task: (e.target as HTMLSelectElement).value as SttTask })} data-testid="stt-task">
+          <label for="stt-task">Task</label>
+          <select id="stt-task" value={cfg.stt.task} onChange={(e) => up('stt', { task: (e.target as HTMLSelectElement).value as SttTask })} data-testid="stt-task">
             <option value="transcribe">Transcribe (text in the language spoken)</option>
             <option value="translate">Translate to English (speak another language, English is typed)</option>
           </select>
@@ -183,8 +185,8 @@ export function Settings() {
         {taskProblem && <p class="error" data-testid="task-problem">{taskProblem}</p>}
         {taskRefused && <p class="error" data-testid="task-engine-error">Not saved: {taskRefused}</p>}
         <div class="row">
-          <label>Custom vocabulary<br /><span class="muted">one word or name per line</span></label>
-          <textarea style="flex:1" value={cfg.stt.vocabulary.join('\n')} data-testid="vocabulary"
+          <label for="vocabulary">Custom vocabulary<br /><span class="muted">one word or name per line</span></label>
+          <textarea id="vocabulary" style="flex:1" value={cfg.stt.vocabulary.join('\n')} data-testid="vocabulary"
             onChange={(e) => up('stt', { vocabulary: lines((e.target as HTMLTextAreaElement).value) })} />
         </div>
         <SpeechServer stt={cfg.stt} set={(p) => up('stt', p)} />
@@ -205,8 +207,8 @@ export function Settings() {
       <section class="card" data-testid="card-models">
         <h2>Models</h2>
         <div class="row">
-          <label>Download from</label>
-          <input type="text" style="flex:1" value={cfg.models.base_url} data-testid="base-url"
+          <label for="base-url">Download from</label>
+          <input id="base-url" type="text" style="flex:1" value={cfg.models.base_url} data-testid="base-url"
             onChange={(e) => up('models', { base_url: (e.target as HTMLInputElement).value })} />
         </div>
         <p class="muted">The models' public home by default; a mirror URL or a local folder (/path or file:///path) works too. Save to use a new address. Files go to {view.models_dir}.</p>
@@ -248,8 +250,8 @@ export function Settings() {
             onChange={(e) => up('history', { keep_audio: (e.target as HTMLInputElement).checked })} /> Keep a WAV of each dictation next to the history</label>
         </div>
         <div class="row">
-          <label>Keep history for</label>
-          <input type="number" min={0} style="width:90px" value={cfg.history.retention_days} data-testid="retention"
+          <label for="retention">Keep history for</label>
+          <input id="retention" type="number" min={0} style="width:90px" value={cfg.history.retention_days} data-testid="retention"
             onChange={(e) => up('history', { retention_days: Math.max(0, Number((e.target as HTMLInputElement).value) || 0) })} />
           <span class="muted">days (0 = forever)</span>
         </div>
@@ -287,8 +289,8 @@ function Microphone({ device, onChange }: { device: string; onChange: (d: string
   return (
     <>
       <div class="row">
-        <label>Input device</label>
-        <select value={device} onChange={(e) => onChange((e.target as HTMLSelectElement).value)} data-testid="mic">
+        <label for="mic">Input device</label>
+        <select id="mic" value={device} onChange={(e) => onChange((e.target as HTMLSelectElement).value)} data-testid="mic">
           <option value="">System default</option>
           {(mics ?? []).map((m) => <option key={m} value={m}>{m}</option>)}
           {device && mics && !mics.includes(device) && <option value={device}>{device} (not connected)</option>}
@@ -393,13 +395,13 @@ function Llm({ cfg, up }: { cfg: Config; up: <K extends keyof Config>(s: K, p: P
         <label><input type="checkbox" checked={llm.enabled} onChange={(e) => set({ enabled: (e.target as HTMLInputElement).checked })} data-testid="llm-enabled" /> Punctuation, capitals, fillers removed by a local LLM (a guard keeps the raw text when the output is not faithful)</label>
       </div>
       <div class="row">
-        <label>Backend</label>
-        <select value={llm.backend} onChange={(e) => set({ backend: val(e) as 'ollama' | 'openai' })} data-testid="llm-backend">
+        <label for="llm-backend">Backend</label>
+        <select id="llm-backend" value={llm.backend} onChange={(e) => set({ backend: val(e) as 'ollama' | 'openai' })} data-testid="llm-backend">
           <option value="ollama">Ollama (native API)</option>
           <option value="openai">OpenAI-compatible (/v1)</option>
         </select>
-        <label>URL</label>
-        <input type="text" style="width:260px" value={llm.url} onChange={(e) => set({ url: val(e) })} data-testid="llm-url" />
+        <label for="llm-url">URL</label>
+        <input id="llm-url" type="text" style="width:260px" value={llm.url} onChange={(e) => set({ url: val(e) })} data-testid="llm-url" />
       </div>
       <div class="row">
         <label title="The name of an environment variable holding the API key (sent as a bearer token); set in the config file only, so no page can choose which secret is sent where">API key variable</label>
@@ -408,11 +410,11 @@ function Llm({ cfg, up }: { cfg: Config; up: <K extends keyof Config>(s: K, p: P
           : 'none; llm.api_key_env is set in the config file only'}</span>
       </div>
       <div class="row">
-        <label>Model</label>
-        <input type="text" list="llm-models" value={llm.model} onChange={(e) => set({ model: val(e) })} data-testid="llm-model" />
+        <label for="llm-model">Model</label>
+        <input id="llm-model" type="text" list="llm-models" value={llm.model} onChange={(e) => set({ model: val(e) })} data-testid="llm-model" />
         <datalist id="llm-models">{(models ?? []).map((m) => <option key={m} value={m} />)}</datalist>
         {models && models.length > 0 && (
-          <select value="" onChange={(e) => val(e) && set({ model: val(e) })} data-testid="llm-model-pick">
+          <select value="" aria-label="Pick a model from the server" onChange={(e) => val(e) && set({ model: val(e) })} data-testid="llm-model-pick">
             <option value="">Pick from server ({models.length})…</option>
             {models.map((m) => <option key={m} value={m}>{m}</option>)}
           </select>
@@ -421,23 +423,23 @@ function Llm({ cfg, up }: { cfg: Config; up: <K extends keyof Config>(s: K, p: P
         {listErr && <span class="error">{listErr}</span>}
       </div>
       <div class="row">
-        <label>Context (num_ctx)</label>
-        <input type="number" min={256} step={256} style="width:100px" value={llm.num_ctx} onChange={(e) => set({ num_ctx: Number(val(e)) || 0 })} data-testid="llm-num-ctx" />
-        <label>keep_alive</label>
-        <input type="text" style="width:80px" value={llm.keep_alive} onChange={(e) => set({ keep_alive: val(e) })} data-testid="llm-keep-alive" />
+        <label for="llm-num-ctx">Context (num_ctx)</label>
+        <input id="llm-num-ctx" type="number" min={256} step={256} style="width:100px" value={llm.num_ctx} onChange={(e) => set({ num_ctx: Number(val(e)) || 0 })} data-testid="llm-num-ctx" />
+        <label for="llm-keep-alive">keep_alive</label>
+        <input id="llm-keep-alive" type="text" style="width:80px" value={llm.keep_alive} onChange={(e) => set({ keep_alive: val(e) })} data-testid="llm-keep-alive" />
         <span class="muted">every request and the warm-up use these: a mismatch makes Ollama reload the model</span>
       </div>
       <div class="row">
-        <label>System prompt<br /><span class="muted">empty = built-in</span></label>
-        <textarea style="flex:1" value={llm.system_prompt} placeholder="(built-in cleanup prompt; {vocabulary} lists your vocabulary)" onChange={(e) => set({ system_prompt: (e.target as HTMLTextAreaElement).value })} data-testid="llm-prompt" />
+        <label for="llm-prompt">System prompt<br /><span class="muted">empty = built-in</span></label>
+        <textarea id="llm-prompt" style="flex:1" value={llm.system_prompt} placeholder="(built-in cleanup prompt; {vocabulary} lists your vocabulary)" onChange={(e) => set({ system_prompt: (e.target as HTMLTextAreaElement).value })} data-testid="llm-prompt" />
       </div>
       <div class="row">
-        <label>User message</label>
-        <input type="text" style="flex:1" value={llm.user_template} onChange={(e) => set({ user_template: val(e) })} />
+        <label for="llm-user-template">User message</label>
+        <input id="llm-user-template" type="text" style="flex:1" value={llm.user_template} onChange={(e) => set({ user_template: val(e) })} data-testid="llm-user-template" />
       </div>
       <div class="row">
-        <label>Test</label>
-        <input type="text" style="flex:1" placeholder="um so i think we should uh send the report to maria by friday" value={sample} onChange={(e) => setSample(val(e))} data-testid="llm-sample" />
+        <label for="llm-sample">Test</label>
+        <input id="llm-sample" type="text" style="flex:1" placeholder="um so i think we should uh send the report to maria by friday" value={sample} onChange={(e) => setSample(val(e))} data-testid="llm-sample" />
         <button disabled={testing} data-testid="llm-test" onClick={async () => {
           setTesting(true);
           try {
@@ -448,7 +450,7 @@ function Llm({ cfg, up }: { cfg: Config; up: <K extends keyof Config>(s: K, p: P
         }}>{testing ? 'Testing…' : 'Test'}</button>
       </div>
       {result && (
-        <div class="row" data-testid="llm-result" style="display:block;background:#f7f7f8;padding:8px 10px;border-radius:6px">
+        <div class="result-box" data-testid="llm-result">
           <div>
             <span class={`badge ${result.outcome === 'cleaned' ? 'ok' : result.outcome === 'rejected' ? 'warn' : 'error'}`}>{result.outcome}</span>{' '}
             latency <b data-testid="llm-latency">{formatMs(result.latency_ms)}</b>

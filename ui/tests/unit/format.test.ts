@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatBytes, formatMs, outcomeLabel, progressPct } from '../../src/lib/format';
+import { formatBytes, formatMs, outcomeLabel, progressPct, splitList } from '../../src/lib/format';
 
 describe('format', () => {
   it('milliseconds pick a readable unit', () => {
@@ -27,5 +27,10 @@ describe('format', () => {
     expect(outcomeLabel('ok', 'rejected')).toBe('OK · LLM rejected');
     expect(outcomeLabel('no_speech', null)).toBe('No speech');
     expect(outcomeLabel('ok', 'disabled')).toBe('OK');
+  });
+  it('a list typed in one field: commas and/or lines, trimmed, no empties', () => {
+    expect(splitList('XTerm, kitty,Alacritty ,  foot')).toEqual(['XTerm', 'kitty', 'Alacritty', 'foot']);
+    expect(splitList('XTerm\nkitty\r\n\n, foot,\n')).toEqual(['XTerm', 'kitty', 'foot']);
+    expect(splitList(' , \n ')).toEqual([]);
   });
 });
