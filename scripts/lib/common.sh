@@ -110,6 +110,9 @@ ensure_e2e_deps() {
     apt_ensure xvfb xterm xdotool xclip x11-utils libnotify-bin espeak-ng sox
     # The live edit-mode test's text box (tests/gtk_textbox.py): a GTK 4 TextView from Python.
     apt_ensure python3-gi gir1.2-gtk-4.0
+    # The AT-SPI reader's test (crates/dictum-engine/tests/atspi_caret.rs): at-spi-bus-launcher
+    # and at-spi2-registryd, the accessibility bus a GTK 4 field (tests/gtk_caret_box.py) talks to.
+    apt_ensure at-spi2-core
     # The virtual microphone's sound server. tests/pulse-virtual-mic.sh installs it too when it
     # starts one, but tests check for paplay/pactl before that (on a fresh machine the fault
     # matrix, the first live test to run, failed on it). Not when another server provides the

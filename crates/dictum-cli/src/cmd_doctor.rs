@@ -393,6 +393,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         check("audio input", Status::Info, format!("inputs cpal sees: {}", inputs.join(", ")), None)
     });
     checks.push(microphone_check(&config.dictation));
+    let caret_text = dictum_engine::context::atspi::probe();
+    checks.push(text_around_cursor_check(&caret_text));
     let broken = checks.iter().any(|c| c.status == Status::Fail);
     if args.json {
         println!(
@@ -404,6 +406,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 "plan": plan,
                 "vulkan": vulkan,
                 "vulkan_plan": vulkan_plan,
+                "text_around_cursor": caret_text,
             }))?
         );
     } else {
@@ -467,6 +470,43 @@ fn microphone_check(d: &dictum_engine::config::dictation::DictationConfig) -> Ch
         Status::Info,
         format!("microphone = \"{}\": {rule}; {now}", d.microphone.as_str()),
         None,
+    )
+}
+
+/// Whether the text around the cursor can be read through accessibility (AT-SPI, issue 41):
+/// the accessibility bus, and whether toolkits are asked to expose their text.
+fn text_around_cursor_check(p: &dictum_engine::context::atspi::Probe) -> Check {
+    if !p.bus {
+        return check(
+            "text at cursor",
+            Status::Info,
+            format!(
+                "not readable: {}",
+                p.error.as_deref().unwrap_or("no accessibility bus")
+            ),
+            Some("install at-spi2-core and log in again; until then dictations are typed as transcribed".into()),
+        );
+    }
+    let apps = p.apps.unwrap_or(0);
+    if p.toolkit_accessibility == Some(true) {
+        return check(
+            "text at cursor",
+            Status::Ok,
+            format!(
+                "accessibility bus reachable ({apps} apps registered), toolkit accessibility on: GTK, Qt and Chromium/Electron apps expose the text around the cursor"
+            ),
+            None,
+        );
+    }
+    check(
+        "text at cursor",
+        Status::Info,
+        format!(
+            "accessibility bus reachable ({apps} apps registered): GTK apps expose the text around the cursor; Qt and Chromium/Electron apps only with accessibility switched on"
+        ),
+        Some(
+            "for Qt and Chromium/Electron apps: `busctl --user set-property org.a11y.Bus /org/a11y/bus org.a11y.Status IsEnabled b true` (GNOME: `gsettings set org.gnome.desktop.interface toolkit-accessibility true`), then restart those apps; Chromium/Electron may also need --force-renderer-accessibility".into(),
+        ),
     )
 }
 

@@ -98,3 +98,35 @@ fn doctor_warns_with_a_fix_when_the_llm_is_unreachable_but_exits_zero() {
         "{llm}"
     );
 }
+
+/// Without a session bus (so without an accessibility bus) the text-around-cursor line says
+/// it is not readable and why, as information: doctor still passes.
+#[test]
+fn doctor_says_whether_the_text_around_the_cursor_is_readable() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let out = Command::new(env!("CARGO_BIN_EXE_dictum"))
+        .args(["doctor", "--json"])
+        .env("DICTUM_DATA_DIR", data.path())
+        .env("DICTUM_CONFIG", data.path().join("config.toml"))
+        .env("DICTUM_MODELS_DIR", models_dir())
+        .env(
+            "DBUS_SESSION_BUS_ADDRESS",
+            "unix:path=/nonexistent/dictum-bus",
+        )
+        .output()
+        .expect("run dictum doctor");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("doctor json");
+    assert_eq!(v["text_around_cursor"]["bus"], false, "{v:#}");
+    assert!(v["text_around_cursor"]["error"]
+        .as_str()
+        .unwrap_or("")
+        .contains("session bus"));
+    let line = v["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|c| c["name"] == "text at cursor")
+        .expect("text at cursor check");
+    assert_eq!(line["status"], "info", "{line:#}");
+    assert!(line["fix"].as_str().unwrap_or("").contains("at-spi2-core"));
+}
