@@ -5,6 +5,11 @@ use super::session::{Focus, TypePath};
 use serde::Serialize;
 use std::time::Instant;
 
+/// What the report says of every paste on Wayland, where no program can see which window
+/// fetches the clipboard (X11 watches the fetch and types the text when none comes).
+pub const PASTE_UNCONFIRMED: &str =
+    "pasted (unconfirmed: on Wayland Dictum cannot see which window fetched the paste)";
+
 /// How the text was delivered: the path that really carried it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -86,6 +91,14 @@ impl InjectReport {
             entry.error_kind = Some("inject".into());
             entry.error = Some(error.clone());
         }
+    }
+
+    /// Adds `warning` after any there already is ("; " between them).
+    pub(super) fn add_warning(&mut self, warning: String) {
+        self.warning = Some(match self.warning.take() {
+            Some(before) => format!("{before}; {warning}"),
+            None => warning,
+        });
     }
 
     /// Characters per second of the hand-over (0 when nothing was delivered).
