@@ -118,7 +118,7 @@ pub use abilities::probe_abilities;
 pub use config::{InjectBackend, InjectConfig, InjectMethod};
 pub use connections::portal_token_file;
 pub use gate::Verdict;
-pub use report::{Delivery, InjectReport, PASTE_UNCONFIRMED};
+pub use report::{inject_failed, Delivery, InjectReport, PASTE_UNCONFIRMED};
 pub use session::{Abilities, ClipPath, Focus, HotkeyPath, Route, Session, SessionKind, TypePath};
 pub use window::WindowInfo;
 

@@ -10,6 +10,13 @@ use std::time::Instant;
 pub const PASTE_UNCONFIRMED: &str =
     "pasted (unconfirmed: on Wayland Dictum cannot see which window fetched the paste)";
 
+/// Whether a row's `inject_error` says the text did not (all) reach the window: anything
+/// but the [`PASTE_UNCONFIRMED`] note alone, which every Wayland paste carries (its audio is
+/// not kept for a retry, its voice commands run, no error cue).
+pub fn inject_failed(inject_error: Option<&str>) -> bool {
+    inject_error.is_some_and(|e| e != PASTE_UNCONFIRMED)
+}
+
 /// How the text was delivered: the path that really carried it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
