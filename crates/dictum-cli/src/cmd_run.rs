@@ -282,8 +282,12 @@ fn print_human(ev: &Event) {
                 r.release_to_text_ms.unwrap_or(0.0),
                 r.release_to_typed_ms.unwrap_or(0.0),
             );
-            if let Some(e) = &r.inject_error {
-                eprintln!("dictum: could not type it ({e}); the text is on the clipboard");
+            match r.inject_error.as_deref() {
+                Some(e) if dictum_engine::inject::inject_failed(Some(e)) => {
+                    eprintln!("dictum: could not type it ({e}); the text is on the clipboard")
+                }
+                Some(note) => eprintln!("dictum: {note}"),
+                None => {}
             }
         }
         // The words so far, only with --verbose (the text may be private; the journal).

@@ -576,7 +576,7 @@ fn deliver(
             entry.app_class = delivery.app_class;
             entry.window_title = delivery.window_title;
         }
-        let typed_ok = entry.inject_error.is_none()
+        let typed_ok = !crate::inject::inject_failed(entry.inject_error.as_deref())
             && entry
                 .inject_method
                 .as_deref()

@@ -155,7 +155,11 @@ impl Sink for Injector {
 fn sink_report(r: crate::inject::InjectReport) -> SinkReport {
     let mut error = r.error;
     if let Some(w) = r.warning {
-        tracing::warn!("{w}");
+        if crate::inject::inject_failed(Some(&w)) {
+            tracing::warn!("{w}");
+        } else {
+            tracing::info!("{w}");
+        }
         error.get_or_insert(w);
     }
     SinkReport {

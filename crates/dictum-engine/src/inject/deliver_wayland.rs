@@ -1,9 +1,11 @@
 //! Typing and pasting on Wayland: the virtual keyboard, the RemoteDesktop portal, `wtype`,
 //! the uinput keyboard or `ydotool` (a long text in pieces, the cancel key asked between
-//! them); text a path cannot type is pasted through the session's clipboard.
+//! them); text a path cannot type is pasted through the session's clipboard, what it held
+//! kept (`clipboard.rs`). Nothing on Wayland tells which window fetched a paste: each
+//! paste's report says it is unconfirmed ([`PASTE_UNCONFIRMED`]).
 
-use super::clipboard::{not_restored, CHANGED_MEANWHILE};
-use super::report::{ms_since, Delivery, InjectReport};
+use super::clipboard::not_restored;
+use super::report::{ms_since, Delivery, InjectReport, PASTE_UNCONFIRMED};
 use super::session::{Route, TypePath};
 use super::{wayland, InjectMethod, Injector};
 use std::time::{Duration, Instant};
@@ -50,21 +52,21 @@ impl Injector {
             }),
             true => {
                 let clip = route.clipboard.ok_or("no Wayland clipboard")?;
-                let previous = self.clipboard_text(clip);
+                let previous = self.save_wayland(clip);
                 self.set_clipboard(clip, text)?;
                 self.wayland_keys(path, Keystrokes::Paste { terminal })
                     .map(|()| {
                         report.inject_ms = ms_since(start);
-                        if let Some(previous) = previous.filter(|p| p != text) {
+                        // Nothing tells who fetched the clipboard: the row says so.
+                        report.add_warning(PASTE_UNCONFIRMED.into());
+                        if previous.to_restore(text) {
                             std::thread::sleep(Duration::from_millis(
                                 self.config.paste_restore_delay_ms,
                             ));
-                            let restored = if self.clipboard_text(clip).as_deref() == Some(text) {
-                                self.set_clipboard(clip, &previous)
-                            } else {
-                                Err(CHANGED_MEANWHILE.into())
-                            };
-                            report.warning = restored.err().map(not_restored);
+                        }
+                        match self.restore_wayland(clip, previous, text) {
+                            Ok(note) => note.into_iter().for_each(|n| report.add_warning(n)),
+                            Err(why) => report.add_warning(not_restored(why)),
                         }
                         Delivery::Pasted(path)
                     })

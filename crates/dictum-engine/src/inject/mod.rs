@@ -27,7 +27,7 @@
 //! | `paste.rs` | clipboard text with arboard (copy, the failure fallback) |
 //! | `wayland.rs` | X11 vs Wayland-only, `wtype`/`ydotool`/`wl-copy` |
 //! | `uinput/` | the last-resort uinput keyboard, keys chosen for the user's XKB layout |
-//! | `vkbd/`, `wlclip.rs` | Wayland virtual keyboard and data-control clipboard (Linux) |
+//! | `vkbd/`, `wlclip/` | Wayland virtual keyboard and data-control clipboard, kept whole across a paste (Linux) |
 //! | `unsupported.rs` | off Linux: stand-ins for `vkbd`, `wlclip`, `uinput` that say so |
 //! | `notify.rs` | the failure notification (`notify-send`, never blocking) |
 //!
@@ -99,7 +99,7 @@ pub mod backends {
         pub use crate::inject::vkbd::{probe_globals, seat_keymap, VirtualKeyboard};
     }
     pub mod wlclip {
-        pub use crate::inject::wlclip::WlClipboard;
+        pub use crate::inject::wlclip::{WlClipboard, WlSaved};
     }
     pub mod portal {
         pub use crate::portal::remote::RemoteKeyboard;
@@ -118,7 +118,7 @@ pub use abilities::probe_abilities;
 pub use config::{InjectBackend, InjectConfig, InjectMethod};
 pub use connections::portal_token_file;
 pub use gate::Verdict;
-pub use report::{Delivery, InjectReport};
+pub use report::{inject_failed, Delivery, InjectReport, PASTE_UNCONFIRMED};
 pub use session::{Abilities, ClipPath, Focus, HotkeyPath, Route, Session, SessionKind, TypePath};
 pub use window::WindowInfo;
 

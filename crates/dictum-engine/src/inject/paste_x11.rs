@@ -38,7 +38,7 @@ impl Injector {
             Err(SnapError::TooLarge(too_large)) => {
                 // Left alone: pasting would lose it.
                 let typed = self.type_x11(text, start, report)?;
-                add_warning(report, too_large.to_string());
+                report.add_warning(too_large.to_string());
                 return Ok(typed);
             }
             Err(SnapError::Failed(e)) => {
@@ -73,24 +73,18 @@ impl Injector {
             let typed = self.type_x11(text, start, report);
             let restored = self.restore_x11(saved, true);
             let typed = typed?;
-            add_warning(
-                report,
-                format!(
-                    "{PASTE_NOT_FETCHED} (the window did not ask for the clipboard within {} ms \
+            report.add_warning(format!(
+                "{PASTE_NOT_FETCHED} (the window did not ask for the clipboard within {} ms \
                      of the paste chord; set [inject] method = \"type\" for it)",
-                    PASTE_FETCH_WAIT.as_millis()
-                ),
-            );
+                PASTE_FETCH_WAIT.as_millis()
+            ));
             if let Err(why) = restored {
-                add_warning(
-                    report,
-                    format!("the previous clipboard was not restored: {why}"),
-                );
+                report.add_warning(format!("the previous clipboard was not restored: {why}"));
             }
             return Ok(typed);
         }
         if let Err(why) = self.restore_x11(saved, false) {
-            add_warning(report, not_restored(why));
+            report.add_warning(not_restored(why));
         }
         Ok(Delivery::Pasted(TypePath::X11))
     }
@@ -113,11 +107,4 @@ impl Injector {
             Err(e) => Err(e),
         }
     }
-}
-
-fn add_warning(report: &mut InjectReport, warning: String) {
-    report.warning = Some(match report.warning.take() {
-        Some(before) => format!("{before}; {warning}"),
-        None => warning,
-    });
 }

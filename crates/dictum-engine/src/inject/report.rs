@@ -5,6 +5,18 @@ use super::session::{Focus, TypePath};
 use serde::Serialize;
 use std::time::Instant;
 
+/// What the report says of every paste on Wayland, where no program can see which window
+/// fetches the clipboard (X11 watches the fetch and types the text when none comes).
+pub const PASTE_UNCONFIRMED: &str =
+    "pasted (unconfirmed: on Wayland Dictum cannot see which window fetched the paste)";
+
+/// Whether a row's `inject_error` says the text did not (all) reach the window: anything
+/// but the [`PASTE_UNCONFIRMED`] note alone, which every Wayland paste carries (its audio is
+/// not kept for a retry, its voice commands run, no error cue).
+pub fn inject_failed(inject_error: Option<&str>) -> bool {
+    inject_error.is_some_and(|e| e != PASTE_UNCONFIRMED)
+}
+
 /// How the text was delivered: the path that really carried it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -86,6 +98,14 @@ impl InjectReport {
             entry.error_kind = Some("inject".into());
             entry.error = Some(error.clone());
         }
+    }
+
+    /// Adds `warning` after any there already is ("; " between them).
+    pub(super) fn add_warning(&mut self, warning: String) {
+        self.warning = Some(match self.warning.take() {
+            Some(before) => format!("{before}; {warning}"),
+            None => warning,
+        });
     }
 
     /// Characters per second of the hand-over (0 when nothing was delivered).

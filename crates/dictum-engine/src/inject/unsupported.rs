@@ -44,6 +44,15 @@ pub mod vkbd {
 pub mod wlclip {
     use super::NOT_HERE;
 
+    /// A Wayland clipboard snapshot: never made off Linux.
+    pub struct WlSaved;
+
+    impl WlSaved {
+        pub fn dropped_note(&self) -> Option<String> {
+            None
+        }
+    }
+
     pub struct WlClipboard;
 
     impl WlClipboard {
@@ -56,6 +65,18 @@ pub mod wlclip {
         }
 
         pub fn set_text(&mut self, _text: &str) -> Result<(), String> {
+            Err(NOT_HERE.into())
+        }
+
+        pub fn holds(&mut self, _text: &str) -> bool {
+            false
+        }
+
+        pub fn snapshot(&mut self) -> Result<Option<WlSaved>, String> {
+            Err(NOT_HERE.into())
+        }
+
+        pub fn restore(&mut self, _saved: WlSaved) -> Result<(), String> {
             Err(NOT_HERE.into())
         }
     }

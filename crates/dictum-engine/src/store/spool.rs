@@ -277,7 +277,8 @@ pub fn undelivered(entry: &Entry) -> bool {
         Outcome::NoSpeech => false,
         Outcome::Ok => {
             let empty = entry.text.as_deref().unwrap_or("").trim().is_empty();
-            entry.inject_error.is_some() || (!empty && matches!(method, "none" | "clipboard_only"))
+            crate::inject::inject_failed(entry.inject_error.as_deref())
+                || (!empty && matches!(method, "none" | "clipboard_only"))
         }
         Outcome::Error | Outcome::Interrupted | Outcome::Pending => true,
     }
@@ -503,6 +504,22 @@ mod tests {
         spool.live(Some(1), 0).expect("live").finish(&tone(500));
         spool.settle(&mut typed);
         assert_eq!(spool.audio_of(1), None, "delivered: deleted");
+
+        // A Wayland paste says it is unconfirmed: delivered all the same, the row unchanged.
+        let note = crate::inject::PASTE_UNCONFIRMED;
+        let mut pasted = typed.clone();
+        pasted.id = Some(4);
+        pasted.inject_method = Some("virtual_keyboard_paste".into());
+        pasted.inject_error = Some(note.into());
+        spool.live(Some(4), 0).expect("live").finish(&tone(500));
+        spool.settle(&mut pasted);
+        assert_eq!(spool.audio_of(4), None, "pasted: deleted");
+        assert_eq!(pasted.inject_error.as_deref(), Some(note));
+        pasted.inject_error = Some(format!("{note}; the previous clipboard was not restored"));
+        assert!(
+            undelivered(&pasted),
+            "more than the note is said: as before"
+        );
 
         let mut failed = typed.clone();
         failed.id = Some(2);

@@ -184,7 +184,7 @@ impl Controller {
                 Ok(Input::Done { seq, report }) => {
                     self.step(Trigger::Landed { seq }, Instant::now());
                     let failed = report.outcome == crate::store::Outcome::Error
-                        || report.inject_error.is_some();
+                        || crate::inject::inject_failed(report.inject_error.as_deref());
                     if failed {
                         self.cue(crate::audio::cues::Cue::Error);
                     }
