@@ -8,6 +8,7 @@
 //! `scripts/module-graph`); the feature modules' `config` paths re-export them.
 
 pub mod commands;
+pub mod context;
 pub mod dictation;
 pub mod edit;
 pub mod history;
@@ -47,6 +48,8 @@ pub struct Config {
     pub commands: commands::CommandsConfig,
     /// Edit mode (`[edit]`): the selection rewritten by the LLM on a spoken instruction.
     pub edit: edit::EditConfig,
+    /// The text around the cursor (`[context]`): read to fit the words in, and LLM context.
+    pub context: context::ContextConfig,
     /// Per-app profiles (`[[profile]]` tables), first match wins (`profile.rs`).
     #[serde(rename = "profile")]
     pub profiles: Vec<profile::ProfileConfig>,
@@ -358,6 +361,24 @@ keep_on_clipboard = true
 # Type the answer's line breaks as Return (a bullet list stays a list). In a one-line field
 # Return may submit a form: false types them as spaces.
 type_newlines = true
+[context]
+# The text around the cursor, read through accessibility (AT-SPI) where the focused app
+# exposes it (GTK apps do; Qt and Chromium/Electron apps when accessibility is on; terminals
+# never): the words are fitted in (no capital mid-sentence, one space each side, no final
+# period when the sentence goes on). Never read from a password field or an app below;
+# nothing of it is stored or logged. Where it cannot be read, the words are typed as heard.
+around_cursor = true
+# Apps whose text is never read (window class, app id, program name or Flatpak id; a name
+# without a dot also matches a part of one: "keepassxc" matches org.keepassxc.KeePassXC).
+opt_out = ["keepassxc", "org.keepassxc.KeePassXC", "keepass", "keepass2", "keepassx", "1password", "bitwarden", "com.bitwarden.desktop", "enpass", "seahorse", "org.gnome.seahorse.Application", "gcr-prompter", "gnome-keyring", "kwalletmanager5", "org.kde.kwalletmanager5", "org.gnome.World.Secrets", "gnome-secrets", "keeweb", "proton-pass", "pinentry"]
+# Give the LLM cleanup the app's class, the window title and the text before the cursor
+# (marked as data, never as instructions) when the [llm] server is on this machine.
+llm = true
+# ... and when it is on another machine too (the text then leaves this machine).
+llm_remote = false
+# How long one read may take, in ms (10-2000); past it the words are typed as heard.
+budget_ms = 150
+
 # Per-app profiles: the window focused at the key press picks the first [[profile]] whose
 # match_class (window class / Wayland app id) and/or match_title (window title) regular
 # expressions match, in any case; both given = both must match. Its overrides apply to that
@@ -533,6 +554,9 @@ impl Config {
             return bad(key, &reason);
         }
         if let Err((key, reason)) = self.commands.validate() {
+            return bad(key, &reason);
+        }
+        if let Err((key, reason)) = self.context.validate() {
             return bad(key, &reason);
         }
         if let Err((key, reason)) = self

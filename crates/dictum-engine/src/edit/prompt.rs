@@ -27,41 +27,11 @@ pub fn system_prompt(configured: &str) -> &str {
 /// `<selection>`: any case, any spaces, a full-width `＜` too) has its `<` written `&lt;`, so
 /// the selection can neither end its own fence nor open a second one.
 pub fn user_message(selection: &str, instruction: &str) -> String {
-    let fenced = defuse_tags(selection);
+    let fenced = crate::llm::prompt::defuse_fence(selection, "selection");
     format!(
         "<selection>\n{fenced}\n</selection>\nInstruction: {}",
         instruction.trim()
     )
-}
-
-/// `text` with the `<` of every tag-like `selection` (see [`user_message`]) as `&lt;`.
-fn defuse_tags(text: &str) -> String {
-    const OPENERS: [char; 3] = ['<', '\u{FF1C}', '\u{FE64}'];
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find(OPENERS) {
-        let opener = rest[at..].chars().next().map_or(1, char::len_utf8);
-        out.push_str(&rest[..at]);
-        let after = &rest[at + opener..];
-        if names_the_fence(after) {
-            out.push_str("&lt;");
-        } else {
-            out.push_str(&rest[at..at + opener]);
-        }
-        rest = after;
-    }
-    out.push_str(rest);
-    out
-}
-
-/// Whether `after` (what follows a `<`) is spaces and slashes (`/`, `\\`, `／`), then the word
-/// `selection` in any case (not the start of a longer word).
-fn names_the_fence(after: &str) -> bool {
-    let s = after
-        .trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '/' | '\\' | '\u{FF0F}'));
-    s.get(..9)
-        .is_some_and(|word| word.eq_ignore_ascii_case("selection"))
-        && !s[9..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
 }
 
 /// The messages of an edit request.
@@ -111,7 +81,7 @@ mod tests {
         let mut n = 0;
         for (i, c) in lower.char_indices() {
             if matches!(c, '<' | '\u{ff1c}' | '\u{fe64}')
-                && names_the_fence(&lower[i + c.len_utf8()..])
+                && crate::llm::prompt::names_the_fence(&lower[i + c.len_utf8()..], "selection")
             {
                 n += 1;
             }

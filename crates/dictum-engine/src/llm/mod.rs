@@ -446,7 +446,18 @@ impl Cleaner {
     /// The messages of a cleanup request for `text` that comes after `before` (its raw words
     /// and what they became, shown as one earlier exchange: cleanup while speaking).
     pub fn messages_after(&self, text: &str, before: Option<(&str, &str)>) -> Vec<Message> {
-        let mut msgs = self.messages(text);
+        self.messages_in(text, before, None)
+    }
+
+    /// [`Cleaner::messages_after`] with the place the text goes (`[context] llm`), fenced
+    /// in the system prompt (`prompt::context_note`).
+    pub fn messages_in(
+        &self,
+        text: &str,
+        before: Option<(&str, &str)>,
+        context: Option<&prompt::Context>,
+    ) -> Vec<Message> {
+        let mut msgs = prompt::messages_in(&self.config, &self.vocabulary, text, context);
         if let Some((raw, cleaned)) = before {
             let user = self.messages(raw).pop();
             if let Some(user) = user {
@@ -459,16 +470,17 @@ impl Cleaner {
     }
 
     async fn complete(&self, text: &str, warm: bool) -> Result<Completion, LlmError> {
-        self.complete_after(text, None, warm).await
+        self.complete_after(text, None, None, warm).await
     }
 
     async fn complete_after(
         &self,
         text: &str,
         before: Option<(&str, &str)>,
+        context: Option<&prompt::Context>,
         warm: bool,
     ) -> Result<Completion, LlmError> {
-        let msgs = self.messages_after(text, before);
+        let msgs = self.messages_in(text, before, context);
         let opts = self.config.request_options(text);
         let send = || async {
             match (&self.backend, warm) {
@@ -615,11 +627,29 @@ impl Cleaner {
         before: Option<(&str, &str)>,
         terminal: bool,
     ) -> LlmReport {
+        self.clean_in(raw, before, terminal, None).await
+    }
+
+    /// Whether the server is on this machine (a loopback URL): the text around the cursor
+    /// goes only there unless `[context] llm_remote` says otherwise.
+    pub fn is_local(&self) -> bool {
+        crate::net::is_loopback_url(&self.config.url)
+    }
+
+    /// [`Cleaner::clean_after`] with the place the text goes (`[context] llm`): the model
+    /// sees it fenced as data; the guard judges the answer against the transcript alone.
+    pub async fn clean_in(
+        &self,
+        raw: &str,
+        before: Option<(&str, &str)>,
+        terminal: bool,
+        context: Option<&prompt::Context>,
+    ) -> LlmReport {
         let start = Instant::now();
         if raw.trim().is_empty() {
             return self.report(raw, LlmOutcome::Disabled, 0.0);
         }
-        let result = self.complete_after(raw, before, false).await;
+        let result = self.complete_after(raw, before, context, false).await;
         let total_ms = ms_since(start);
         let c = match result {
             Ok(c) => c,

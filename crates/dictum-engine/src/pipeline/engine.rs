@@ -233,6 +233,17 @@ impl Engine {
     /// filled either way. Never fails. A profile that turns
     /// the LLM off records `llm_outcome = "disabled"`.
     pub fn clean_entry(&self, entry: &mut Entry, timings: &mut StageTimings) -> Option<LlmReport> {
+        self.clean_entry_in(entry, timings, None)
+    }
+
+    /// [`Engine::clean_entry`] with the place the text goes (`[context] llm`, read at the
+    /// press; the caller decided it may go to this server: `dictation/caret.rs`).
+    pub fn clean_entry_in(
+        &self,
+        entry: &mut Entry,
+        timings: &mut StageTimings,
+        context: Option<&crate::llm::prompt::Context>,
+    ) -> Option<LlmReport> {
         if entry.outcome != Outcome::Ok {
             return None;
         }
@@ -250,7 +261,7 @@ impl Engine {
             .is_none_or(|class| self.config.inject.is_terminal(None, Some(class)));
         let report = stage
             .runtime
-            .block_on(stage.cleaner.clean_for(&raw, terminal));
+            .block_on(stage.cleaner.clean_in(&raw, None, terminal, context));
         report.apply_to(entry);
         timings.llm = Some(report.total_ms);
         Some(report)

@@ -132,35 +132,7 @@ pub fn looks_masked(before: &str, after: &str) -> bool {
     all.peek().is_some() && all.all(|c| matches!(c, '•' | '●' | '∗' | '⏺'))
 }
 
-/// The apps whose text is never read unless the user's list replaces this one: password
-/// managers and the desktops' password prompts. Matched by [`opted_out`].
-pub const DEFAULT_OPT_OUT: &[&str] = &[
-    "keepassxc",
-    "org.keepassxc.KeePassXC",
-    "keepass",
-    "keepass2",
-    "keepassx",
-    "1password",
-    "bitwarden",
-    "com.bitwarden.desktop",
-    "enpass",
-    "seahorse",
-    "org.gnome.seahorse.Application",
-    "gcr-prompter",
-    "gnome-keyring",
-    "kwalletmanager5",
-    "org.kde.kwalletmanager5",
-    "org.gnome.World.Secrets",
-    "gnome-secrets",
-    "keeweb",
-    "proton-pass",
-    "pinentry",
-];
-
-/// The default opt-out list as owned strings (the shape a config list has).
-pub fn default_opt_out() -> Vec<String> {
-    DEFAULT_OPT_OUT.iter().map(|s| s.to_string()).collect()
-}
+pub use crate::config::context::{default_opt_out, DEFAULT_OPT_OUT};
 
 /// The entry of `list` that one of the app's `names` (window class, app id, AT-SPI app name,
 /// process name) matches, case-insensitively: the whole name; for an entry without a dot, one
