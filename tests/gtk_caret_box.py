@@ -11,12 +11,13 @@ DBUS_SESSION_BUS_ADDRESS.  --name sets the program name, which GTK gives AT-SPI 
 application's name and X11 as the window class (the opt-out case).  Prints `shown` once the
 window is mapped (no window manager: the test then moves the pointer into it, which gives it
 the focus) and `ready pid=N` once the window is active, the field has the keyboard focus and
-the caret is in place.
+the caret is in place; then `text=<JSON string>` at every change of the text.
 
 Usage: GDK_BACKEND=x11 python3 tests/gtk_caret_box.py --mode entry --text T --caret N [--name N]
 """
 
 import argparse
+import json
 import os
 import sys
 
@@ -53,6 +54,21 @@ def main():
             field = Gtk.Entry()
             field.set_text(args.text)
         win.set_child(field)
+
+        # Every change of the text, as one JSON line `text=...` (the dictation tests read what
+        # arrived in the field from these).
+        def report(*_):
+            if args.mode == "view":
+                buf = field.get_buffer()
+                now = buf.get_text(buf.get_start_iter(), buf.get_end_iter(), True)
+            else:
+                now = field.get_text()
+            print("text=" + json.dumps(now), flush=True)
+
+        if args.mode == "view":
+            field.get_buffer().connect("changed", report)
+        else:
+            field.connect("changed", report)
         win.present()
         field.grab_focus()
         print("shown", flush=True)

@@ -58,6 +58,7 @@ EXPECTED_S = {
     "log_privacy": 39,
     "live_retype": 37,
     "live_styles": 56,
+    "live_context": 40,
     "live_mouse": 32,
     "bench_live": 30,
     "live_gnome": 26,

@@ -188,7 +188,7 @@ for (let i = 0; i < N; i++) {
     llm_reject_reason: llm === 'rejected' ? 'output adds words that were not dictated' : null, llm_error: null, llm_prompt_eval_ms: null, llm_eval_ms: null,
     press_to_capture_ms: 2 + rnd() * 5, preroll_ms: 300, post_roll_ms: 0, release_to_text_ms: outcome === 'ok' ? 2 + rnd() * 200 : null,
     release_to_typed_ms: outcome === 'ok' ? 40 + rnd() * 400 : null, tail_stt_ms: 0, chunks: 1, inject_method: outcome === 'ok' ? 'type' : 'none', inject_error: null,
-    stt_backend: 'local', stt_fallback: null, stt_upload_ms: null, stt_server_ms: null, commands: null, profile: 'default', commands_refused: null, mic_start: 'preroll', press_to_first_sample_ms: null, style: null,
+    stt_backend: 'local', stt_fallback: null, stt_upload_ms: null, stt_server_ms: null, commands: null, profile: 'default', commands_refused: null, mic_start: 'preroll', press_to_first_sample_ms: null, style: null, context: i % 3 === 0 ? 'joined' : null, context_ms: i % 3 === 0 ? 7.5 : null, llm_context: null,
   });
 }
 rows = rows.reverse(); // newest first

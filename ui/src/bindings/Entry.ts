@@ -49,4 +49,18 @@ press_to_first_sample_ms: number | null,
  * The style (`[[style]]`) the dictation was written in: picked at the key, by the
  * app's profile or by `[dictation] style`; null when none was.
  */
-style: string | null, };
+style: string | null, 
+/**
+ * What the text around the cursor did at typing (`[context] around_cursor`): "joined",
+ * "as heard", "not read: a password field", "unavailable: …"; null when not looked at.
+ */
+context: string | null, 
+/**
+ * How long reading the text around the cursor took at typing.
+ */
+context_ms: number | null, 
+/**
+ * Whether the LLM was given the place the text goes (`[context] llm`): "sent" or
+ * "not sent: why"; null when there was nothing to give.
+ */
+llm_context: string | null, };

@@ -116,6 +116,12 @@ impl Daemon {
 
     /// [`start`](Self::start) with a config whose `[dictation] hotkey` is `hotkey`.
     pub fn start_expecting(dir: &Path, x: &Xvfb, hotkey: &str) -> Daemon {
+        Daemon::start_with(dir, x, hotkey, &[])
+    }
+
+    /// [`start_expecting`](Self::start_expecting) with more environment (another session
+    /// bus).
+    pub fn start_with(dir: &Path, x: &Xvfb, hotkey: &str, env: &[(&str, &str)]) -> Daemon {
         let child = Command::new(crate::events::dictum_exe())
             .args(["run", "--json", "--stdin-commands"])
             .env("DISPLAY", &x.display)
@@ -125,6 +131,7 @@ impl Daemon {
             .env("DICTUM_DATA_DIR", dir)
             .env("DICTUM_CONFIG", dir.join("config.toml"))
             .env("DICTUM_LOG", crate::events::log_filter())
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

@@ -342,7 +342,14 @@ fn type_stored(
                 Arc::new(move || shared.stored_stop.load(std::sync::atomic::Ordering::SeqCst))
                     as StopCheck
             };
-            let report = sink.deliver_stored(&text, stop);
+            let fitted = crate::dictation::caret::fit(sink, config, &text);
+            let report = crate::dictation::caret::deliver_fitted(
+                sink,
+                fitted,
+                &text,
+                &mut entry,
+                |sink, text| sink.deliver_stored(text, stop),
+            );
             shared.set_injecting(false);
             report
         }
@@ -516,7 +523,6 @@ fn deliver(
         wait_for_release(sink, shared, release_at);
         shared.set_injecting(true);
         let _ = to_controller.send(Input::StateChanged);
-        let t0 = Instant::now();
         fault::point("inject_panic");
         fault::point("inject_hang");
         let stop = {
@@ -545,6 +551,13 @@ fn deliver(
                     None
                 }
             });
+        // Fitted into the text around the cursor as it is now: not a text whose first words
+        // were typed ahead (they went out as heard), nor one with a snippet's line breaks
+        // (their places are in the text as heard).
+        let fitted = (ahead.is_none() && breaks.is_empty())
+            .then(|| crate::dictation::caret::fit(sink, config, &text))
+            .flatten();
+        let t0 = Instant::now();
         let delivery = match &ahead {
             Some((s, rest)) if rest.trim().is_empty() => SinkReport {
                 method: s.method.clone(),
@@ -561,7 +574,13 @@ fn deliver(
                     .collect();
                 sink.deliver_lines(rest, &breaks, stop)
             }
-            None => sink.deliver_lines(&text, &breaks, stop),
+            None => crate::dictation::caret::deliver_fitted(
+                sink,
+                fitted,
+                &text,
+                &mut entry,
+                |sink, text| sink.deliver_lines(text, &breaks, stop),
+            ),
         };
         let handed_over = delivery.handed_over_ms.unwrap_or_else(|| ms_since(t0));
         let (ahead_chars, ahead_ms) = ahead

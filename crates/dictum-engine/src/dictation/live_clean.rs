@@ -246,8 +246,9 @@ struct State {
     busy: bool,
     /// The guess to clean next: what the release would leave if nothing more were said.
     want_guess: Option<String>,
-    /// The last guess cleaned: its raw words and report.
-    guess: Option<(String, LlmReport)>,
+    /// The last guess cleaned: its raw words and report, and how many characters of text
+    /// before the cursor its request carried (`dictation/caret.rs`).
+    guess: Option<(String, LlmReport, usize)>,
     /// The release came: no new piece starts.
     ending: bool,
     /// What the release left to clean, for the thread.
@@ -278,6 +279,8 @@ pub struct Session {
     /// The longest the release waits for a piece in flight (the request's own timeout, plus
     /// a margin) before it gives up on the pieces and cleans the whole text.
     patience: Duration,
+    /// The place the words go (`[context] llm`), when the LLM may see it.
+    around: Option<Arc<crate::dictation::llm_context::PressRead>>,
 }
 
 impl Drop for Session {
@@ -301,6 +304,15 @@ fn same_words(a: &str, b: &str) -> bool {
 impl Session {
     /// Starts a session with `cleaner` (no request is sent until text is committed).
     pub fn start(cleaner: Arc<Cleaner>) -> Option<Session> {
+        Session::start_in(cleaner, None)
+    }
+
+    /// [`Session::start`] with the place the text goes (`[context] llm`): every request of
+    /// the session carries it.
+    pub fn start_in(
+        cleaner: Arc<Cleaner>,
+        context: Option<Arc<crate::dictation::llm_context::PressRead>>,
+    ) -> Option<Session> {
         let inner = Arc::new(Inner {
             state: Mutex::new(State::default()),
             changed: Condvar::new(),
@@ -320,25 +332,46 @@ impl Session {
         let shared = inner.clone();
         let spawned = std::thread::Builder::new()
             .name("dictum-live-clean".into())
-            .spawn(move || Session::run(&shared, &cleaner, &runtime));
+            .spawn({
+                let context = context.clone();
+                move || Session::run(&shared, &cleaner, &runtime, context.as_deref())
+            });
         if let Err(e) = spawned {
             tracing::warn!("cleanup while speaking is off: cannot start its thread ({e})");
             return None;
         }
-        Some(Session { inner, patience })
+        Some(Session {
+            inner,
+            patience,
+            around: context,
+        })
     }
 
     /// The session of the utterance the engine's profile belongs to, when its cleanup is on.
-    pub fn for_engine(engine: &Engine) -> Option<Session> {
+    pub fn for_engine(
+        engine: &Engine,
+        context: Option<&Arc<crate::dictation::llm_context::PressRead>>,
+    ) -> Option<Session> {
         let profile = engine.profile();
         if !profile.llm_enabled(&engine.config) {
             return None;
         }
         let applied = profile.applied_to(&engine.config);
-        Session::start(cleaner_for(&applied.llm, &applied.stt.vocabulary)?)
+        let context = context
+            .filter(|_| {
+                crate::dictation::llm_context::llm_may_see(&engine.config.context, &applied.llm.url)
+                    .is_ok()
+            })
+            .cloned();
+        Session::start_in(cleaner_for(&applied.llm, &applied.stt.vocabulary)?, context)
     }
 
-    fn run(inner: &Inner, cleaner: &Cleaner, runtime: &tokio::runtime::Runtime) {
+    fn run(
+        inner: &Inner,
+        cleaner: &Cleaner,
+        runtime: &tokio::runtime::Runtime,
+        around: Option<&crate::dictation::llm_context::PressRead>,
+    ) {
         let local = crate::net::is_loopback_url(&cleaner.config().url);
         loop {
             let (work, before) = {
@@ -375,13 +408,16 @@ impl Session {
                 Work::Guess(_) => "guess",
                 Work::Last(_) => "last",
             };
+            // The place the words go, as known now (read again at the release when the press
+            // found nothing: `dictation/caret.rs`).
+            let place = around.and_then(|r| r.get(matches!(work, Work::Last(_))).ok());
             let t0 = Instant::now();
             // A server on this machine takes a core while it answers: whisper's passes take
             // one thread fewer meanwhile (`stt/cpu_share.rs`), rather than stall on it.
             let _core = local.then(crate::stt::cpu_share::LocalWork::start);
             let answer = crate::dictation::shared::catch(|| {
                 runtime.block_on(async {
-                    let request = cleaner.clean_after(&raw, before_ref, false);
+                    let request = cleaner.clean_in(&raw, before_ref, false, place.as_ref());
                     if !guess {
                         return Some(request.await);
                     }
@@ -423,7 +459,8 @@ impl Session {
                     inner.changed.notify_all();
                 }
                 Work::Guess(_) => {
-                    s.guess = Some((raw, report));
+                    let before = place.as_ref().map_or(0, |p| p.before.len());
+                    s.guess = Some((raw, report, before));
                     s.busy = false;
                     inner.changed.notify_all();
                 }
@@ -488,7 +525,11 @@ impl Session {
             return;
         }
         let rest = format!("{} {}", s.pending, text.trim()).trim().to_string();
-        if rest.is_empty() || s.guess.as_ref().is_some_and(|(g, _)| same_words(g, &rest)) {
+        if rest.is_empty()
+            || s.guess
+                .as_ref()
+                .is_some_and(|(g, _, _)| same_words(g, &rest))
+        {
             return;
         }
         s.guess = None;
@@ -595,8 +636,20 @@ impl Session {
                 after_words(full, &raws(&pieces))?.to_string()
             }
         };
-        let guessed = s.guess.take().filter(|(g, _)| same_words(g, &rest));
-        if let Some((_, report)) = guessed {
+        // A guess made while the text before the cursor could not be read (on X11 the
+        // hotkey's grab hides the focus while the key is held) is not the release's answer
+        // once that text is known: the rest is cleaned again, with it.
+        let before_now = || {
+            self.around
+                .as_ref()
+                .and_then(|r| r.get(true).ok())
+                .map_or(0, |c| c.before.len())
+        };
+        let guessed = s
+            .guess
+            .take()
+            .filter(|(g, _, before)| same_words(g, &rest) && *before == before_now());
+        if let Some((_, report, _)) = guessed {
             pieces.push(Piece { raw: rest, report });
         } else if pieces.is_empty() {
             return None;
@@ -641,8 +694,13 @@ impl Session {
 
 /// The worker's hook for a committed chunk: starts the utterance's session on its first
 /// committed text (when the engine's profile has cleanup on) and hands the text to it.
-pub fn on_commit(slot: &mut Option<Session>, engine: &Engine, text: &str) {
-    if let Some(s) = started(slot, engine, text) {
+pub fn on_commit(
+    slot: &mut Option<Session>,
+    engine: &Engine,
+    text: &str,
+    context: Option<&Arc<crate::dictation::llm_context::PressRead>>,
+) {
+    if let Some(s) = started(slot, engine, text, context) {
         s.commit(text);
     }
 }
@@ -650,8 +708,13 @@ pub fn on_commit(slot: &mut Option<Session>, engine: &Engine, text: &str) {
 /// The worker's hook for a speculation that ran to its end: its words are what the release
 /// would add now, so the session cleans the rest ahead (a guess; starting the session when it
 /// is the utterance's first text).
-pub fn on_speculation(slot: &mut Option<Session>, engine: &Engine, text: &str) {
-    if let Some(s) = started(slot, engine, text) {
+pub fn on_speculation(
+    slot: &mut Option<Session>,
+    engine: &Engine,
+    text: &str,
+    context: Option<&Arc<crate::dictation::llm_context::PressRead>>,
+) {
+    if let Some(s) = started(slot, engine, text, context) {
         s.speculate(text);
     }
 }
@@ -662,12 +725,13 @@ fn started<'a>(
     slot: &'a mut Option<Session>,
     engine: &Engine,
     text: &str,
+    context: Option<&Arc<crate::dictation::llm_context::PressRead>>,
 ) -> Option<&'a mut Session> {
     if text.trim().is_empty() {
         return None;
     }
     if slot.is_none() {
-        *slot = Session::for_engine(engine);
+        *slot = Session::for_engine(engine, context);
     }
     slot.as_mut()
 }
@@ -682,6 +746,7 @@ pub fn clean_entry(
     entry: &mut Entry,
     timings: &mut StageTimings,
     early: &mut dyn FnMut(&Entry, &str),
+    context: Option<&crate::llm::prompt::Context>,
 ) -> Option<LlmReport> {
     let live = session
         .filter(|_| entry.outcome == Outcome::Ok && engine.profile().llm_enabled(&engine.config));
@@ -702,7 +767,7 @@ pub fn clean_entry(
         }
         tracing::debug!("cleanup while speaking did not fit the text; one pass over it");
     }
-    engine.clean_entry(entry, timings)
+    engine.clean_entry_in(entry, timings, context)
 }
 
 #[cfg(test)]

@@ -262,6 +262,8 @@ pub(crate) enum Job {
         commit: bool,
         /// The utterance's per-app profile (language, vocabulary).
         profile: Arc<Profile>,
+        /// The text around the cursor read at the press, for the cleanup while speaking.
+        context: Option<Arc<crate::dictation::llm_context::PressRead>>,
     },
     Finish(Box<Finish>),
     /// Speech resumed in utterance `.0` after its last speculation: a speculation of it
@@ -297,6 +299,8 @@ pub(crate) struct Finish {
     /// Edit mode: what the edit key's press captured (the selection); the injector types
     /// the LLM's answer over it instead of the instruction.
     pub edit: Option<crate::edit::Request>,
+    /// The text around the cursor read since the press, for the LLM (`dictation/caret.rs`).
+    pub context: Option<Arc<crate::dictation::llm_context::PressRead>>,
 }
 
 /// What goes to the injector.

@@ -30,12 +30,14 @@
 //! - at start the history's `pending` rows left by a crash are marked `interrupted`
 //!   (`store::recovery`), under a lock that lets one dictation process run per history.
 
+pub mod caret;
 pub mod config;
 pub mod control;
 mod controller;
 pub mod hands_free;
 mod injector;
 pub mod live_clean;
+pub mod llm_context;
 pub mod messages;
 pub mod microphone;
 pub mod options;

@@ -80,6 +80,13 @@ pub trait Sink {
         None
     }
 
+    /// Turns `[inject] trailing_space` on or off for the deliveries that follow; returns
+    /// what it was. A text fitted into the text around the cursor (`dictation/caret.rs`)
+    /// brings its own spaces. A sink without the notion ignores it.
+    fn set_trailing_space(&mut self, on: bool) -> bool {
+        on
+    }
+
     /// Whether a dictation may go out in parts (its first words while the last are still
     /// being cleaned) and come out as if typed at once. A sink that writes each delivery on
     /// a line of its own (standard output) says no, and gets the whole text at the end.
@@ -112,6 +119,10 @@ impl Sink for Injector {
 
     fn streams(&self) -> bool {
         true
+    }
+
+    fn set_trailing_space(&mut self, on: bool) -> bool {
+        Injector::set_trailing_space(self, on)
     }
 
     fn focus_is_terminal(&mut self) -> Option<bool> {
@@ -198,17 +209,17 @@ pub fn window_probe(config: &Config) -> Option<WindowProbe> {
     let injector = std::sync::Mutex::new(injector);
     Some(Box::new(move || {
         let Ok(mut i) = injector.lock() else {
-            return (None, None);
+            return crate::inject::WindowInfo::default();
         };
-        let w = i.focused_window();
-        (w.class, w.title)
+        i.focused_window()
     }))
 }
 
 /// Builds the sink on the injector thread (X11 and clipboard handles stay on one thread),
 /// from the config; called again when the config changes.
-/// Focused window (class, title) at the key press, for the history row.
-pub type WindowProbe = Box<dyn Fn() -> (Option<String>, Option<String>) + Send>;
+/// The focused window at the key press: its class and title for the history row, its
+/// process for reading the text around the cursor (`dictation/caret.rs`).
+pub type WindowProbe = Box<dyn Fn() -> crate::inject::WindowInfo + Send>;
 
 pub type SinkFactory = Box<dyn Fn(&Config) -> Result<Box<dyn Sink>, String> + Send>;
 

@@ -44,6 +44,9 @@ pub struct Utterance {
     partial: Published,
     /// Edit mode: what the edit key's press captured; it goes with the utterance's finish.
     pub edit: Option<crate::edit::Request>,
+    /// The text around the cursor, being read since the press for the LLM
+    /// (`dictation/caret.rs`); it goes with the utterance's finish.
+    pub(crate) context: Option<Arc<crate::dictation::llm_context::PressRead>>,
 }
 
 impl Utterance {
@@ -69,6 +72,7 @@ impl Utterance {
             hands_free,
             partial,
             edit: None,
+            context: None,
         }
     }
 
@@ -126,6 +130,7 @@ impl Utterance {
                         samples: samples[start..end].to_vec(),
                         commit: matches!(d, Decision::Commit { .. }),
                         profile: self.profile.clone(),
+                        context: self.context.clone(),
                     }
                 }
             })
@@ -215,6 +220,7 @@ impl Utterance {
             before_post_roll,
             hands_free: self.hands_free,
             edit: self.edit,
+            context: self.context,
         }
     }
 

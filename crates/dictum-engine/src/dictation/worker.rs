@@ -147,6 +147,7 @@ impl Worker {
                 samples,
                 commit,
                 profile,
+                context: around,
             } => {
                 self.engine.set_profile(profile);
                 if !commit && !self.queue.begin_speculation(utt, end) {
@@ -204,6 +205,7 @@ impl Worker {
                                 &mut p.live_clean,
                                 &self.engine,
                                 &words,
+                                around.as_ref(),
                             );
                             p.segments.push(seg);
                             p.speculation = None;
@@ -212,6 +214,7 @@ impl Worker {
                                 &mut p.live_clean,
                                 &self.engine,
                                 &words,
+                                around.as_ref(),
                             );
                             p.speculation = Some((start, end, seg));
                         }
@@ -415,6 +418,7 @@ impl Worker {
             before_post_roll,
             hands_free,
             edit,
+            context,
         } = f;
         self.engine.set_profile(profile.clone());
         self.note_audio(&mut entry, &mut timings, &samples);
@@ -450,7 +454,14 @@ impl Worker {
                 audio_ms: raw.audio_ms,
             })));
         };
-        self.clean(&mut entry, &mut timings, &profile, live, &mut early);
+        self.clean(
+            &mut entry,
+            &mut timings,
+            &profile,
+            live,
+            &mut early,
+            context,
+        );
         entry.release_to_text_ms = Some(ms_since(release_at));
         if let Err(e) = rows.apply(RowUpdate::Cleaned(&entry)) {
             let _ = self
@@ -609,8 +620,24 @@ impl Worker {
         profile: &Profile,
         live: Option<crate::dictation::live_clean::Session>,
         early: &mut dyn FnMut(&Entry, &str),
+        context: Option<Arc<crate::dictation::llm_context::PressRead>>,
     ) {
         let text = entry.text.clone().unwrap_or_default();
+        // Taken only when the LLM will see the words: a silent or failed utterance waits
+        // for no read. The same decision as the cleanup while speaking's (`for_engine`).
+        let context = match context.filter(|_| entry.outcome == Outcome::Ok && !text.is_empty()) {
+            Some(read) => {
+                let url = profile.applied_to(&self.engine.config).llm.url;
+                let (context, note) = crate::dictation::llm_context::for_llm(
+                    Some(&read),
+                    &self.engine.config.context,
+                    &url,
+                );
+                entry.llm_context = note;
+                context
+            }
+            None => None,
+        };
         let cleaned = catch(|| {
             if entry.outcome == Outcome::Ok && text.is_empty() {
                 return;
@@ -618,7 +645,14 @@ impl Worker {
             if entry.outcome == Outcome::Ok && self.engine.cleaner().is_some() {
                 fault::point("llm_panic");
             }
-            crate::dictation::live_clean::clean_entry(live, &self.engine, entry, timings, early);
+            crate::dictation::live_clean::clean_entry(
+                live,
+                &self.engine,
+                entry,
+                timings,
+                early,
+                context.as_ref(),
+            );
         });
         if let Err(msg) = cleaned {
             entry.text = Some(text);

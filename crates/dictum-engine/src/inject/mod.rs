@@ -301,6 +301,11 @@ impl Injector {
         gate::judge(&self.config.terminal_classes, window, says)
     }
 
+    /// Turns `[inject] trailing_space` on or off; returns what it was.
+    pub fn set_trailing_space(&mut self, on: bool) -> bool {
+        std::mem::replace(&mut self.config.trailing_space, on)
+    }
+
     /// Whether the focused window is a terminal now: always an answer, and true when it
     /// cannot be known ([`Injector::verdict`]).
     pub fn focus_is_terminal(&mut self) -> Option<bool> {

@@ -129,6 +129,14 @@ pub struct Entry {
     /// The style (`[[style]]`) the dictation was written in: picked at the key, by the
     /// app's profile or by `[dictation] style`; null when none was.
     pub style: Option<String>,
+    /// What the text around the cursor did at typing (`[context] around_cursor`): "joined",
+    /// "as heard", "not read: a password field", "unavailable: …"; null when not looked at.
+    pub context: Option<String>,
+    /// How long reading the text around the cursor took at typing.
+    pub context_ms: Option<f64>,
+    /// Whether the LLM was given the place the text goes (`[context] llm`): "sent" or
+    /// "not sent: why"; null when there was nothing to give.
+    pub llm_context: Option<String>,
 }
 
 /// Columns in the order of `Entry::values` (id excluded).
@@ -187,6 +195,9 @@ pub(super) const COLUMNS: &[&str] = &[
     "mic_start",
     "press_to_first_sample_ms",
     "style",
+    "context",
+    "context_ms",
+    "llm_context",
 ];
 
 fn opt<T: Into<Value> + Clone>(v: &Option<T>) -> Value {
@@ -251,6 +262,9 @@ impl Entry {
             mic_start: None,
             press_to_first_sample_ms: None,
             style: None,
+            context: None,
+            context_ms: None,
+            llm_context: None,
         }
     }
 
@@ -314,6 +328,9 @@ impl Entry {
             opt(&self.mic_start),
             opt(&self.press_to_first_sample_ms),
             opt(&self.style),
+            opt(&self.context),
+            opt(&self.context_ms),
+            opt(&self.llm_context),
         ]
     }
 
@@ -381,6 +398,9 @@ impl Entry {
             mic_start: row.get(52)?,
             press_to_first_sample_ms: row.get(53)?,
             style: row.get(54)?,
+            context: row.get(55)?,
+            context_ms: row.get(56)?,
+            llm_context: row.get(57)?,
         })
     }
 }

@@ -72,6 +72,10 @@ pub const MIGRATION_FILES: &[(&str, &str)] = &[
         "0015_style.sql",
         include_str!("../../../../migrations/0015_style.sql"),
     ),
+    (
+        "0016_context.sql",
+        include_str!("../../../../migrations/0016_context.sql"),
+    ),
 ];
 
 pub fn migrations() -> Migrations<'static> {

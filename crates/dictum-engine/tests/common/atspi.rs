@@ -177,6 +177,11 @@ impl Session {
         Bus::Address(self.address.clone())
     }
 
+    /// The session bus's address (`DBUS_SESSION_BUS_ADDRESS` for a process on it).
+    pub fn address(&self) -> &str {
+        &self.address
+    }
+
     fn env(&self, display: &str) -> Vec<(&'static str, String)> {
         vec![
             ("DBUS_SESSION_BUS_ADDRESS", self.address.clone()),
@@ -215,6 +220,10 @@ impl Drop for Session {
 pub struct Field {
     child: Child,
     pub pid: u32,
+    /// The field's lines after `ready`: `text=<JSON>` at every change of its text.
+    lines: mpsc::Receiver<String>,
+    /// Its text as last reported.
+    text: std::cell::RefCell<String>,
 }
 
 /// The GTK Python found by [`tools_present`].
@@ -275,7 +284,31 @@ impl Field {
             .strip_prefix("ready pid=")
             .and_then(|p| p.parse::<u32>().ok())
             .unwrap_or_else(|| panic!("unexpected line from the field: {ready:?}"));
-        Field { child, pid }
+        Field {
+            child,
+            pid,
+            lines: rx,
+            text: std::cell::RefCell::new(text.to_string()),
+        }
+    }
+
+    /// The field's text once `done` holds for it, or as it is after `timeout` (the last
+    /// change the field reported).
+    pub fn text_when(&self, done: impl Fn(&str) -> bool, timeout: Duration) -> String {
+        let until = Instant::now() + timeout;
+        let mut now = self.text.borrow_mut();
+        while !done(&now) {
+            let left = until.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    if let Some(json) = line.strip_prefix("text=") {
+                        *now = serde_json::from_str(json).expect("a JSON string");
+                    }
+                }
+                Err(_) => break,
+            }
+        }
+        now.clone()
     }
 }
 

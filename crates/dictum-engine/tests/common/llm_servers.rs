@@ -156,10 +156,28 @@ pub struct RecordStandin {
 
 impl RecordStandin {
     pub fn start(dir: &Path) -> RecordStandin {
+        RecordStandin::start_on(dir, "127.0.0.1")
+    }
+
+    /// [`start`](Self::start) listening on `host` ("0.0.0.0": every address of this
+    /// machine); `url` still names 127.0.0.1, [`port`](Self::port) says the port.
+    pub fn start_on(dir: &Path, host: &str) -> RecordStandin {
         let record = dir.join("llm-requests.jsonl");
         let path = record.to_string_lossy().to_string();
-        let (child, url) = standin("tests/llm_record_standin.py", &["--record", &path]);
+        let (child, url) = standin(
+            "tests/llm_record_standin.py",
+            &["--record", &path, "--host", host],
+        );
         RecordStandin { child, url, record }
+    }
+
+    /// The port it listens on.
+    pub fn port(&self) -> u16 {
+        self.url
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .expect("a port in the URL")
     }
 
     /// The requests so far, oldest first.

@@ -100,6 +100,7 @@ impl Controller {
     /// and the profile that window picks, and is stored before anything else can fail.
     pub(super) fn open_live(&mut self, mut entry: Entry) {
         let profile = self.apps.describe(&mut entry, &self.config);
+        let context = self.apps.press_read(&entry, &profile, &self.config);
         if let Err(e) = self.links.rows.create(&mut entry, RowState::Started) {
             self.notice(format!("could not store the dictation: {e}"));
         }
@@ -109,14 +110,9 @@ impl Controller {
             .map_err(|e| tracing::warn!("spool: cannot stream this dictation's audio: {e}"))
             .ok();
         let hands_free = self.hands_free.is_some();
-        self.live = Some(Utterance::new(
-            seq,
-            entry,
-            profile,
-            &self.config,
-            spool,
-            hands_free,
-        ));
+        let mut live = Utterance::new(seq, entry, profile, &self.config, spool, hands_free);
+        live.context = context;
+        self.live = Some(live);
     }
 
     pub(super) fn cancel(&mut self) {

@@ -75,6 +75,9 @@ pub(super) struct Apps {
     /// The style picked at the key for the press being handled (a style's modifier or key,
     /// `dictum ctl press --style`); taken by the utterance it opens.
     asked_style: Option<String>,
+    /// The process of the window focused at the last press (`describe`), for reading the
+    /// text around its cursor.
+    pid_at_press: Option<u32>,
 }
 
 impl Apps {
@@ -88,6 +91,7 @@ impl Apps {
             probe,
             unknown_told: false,
             asked_style: None,
+            pid_at_press: None,
         }
     }
 
@@ -106,10 +110,12 @@ impl Apps {
     /// over it.
     pub(super) fn describe(&mut self, entry: &mut Entry, config: &Config) -> Arc<Profile> {
         entry.model = Some(config.stt.model.clone());
+        self.pid_at_press = None;
         if let Some(probe) = &self.probe {
-            let (class, title) = probe();
-            entry.app_class = class;
-            entry.window_title = title;
+            let window = probe();
+            entry.app_class = window.class;
+            entry.window_title = window.title;
+            self.pid_at_press = window.pid;
         }
         let profile = self.pick(entry);
         let profile = self.styled(profile, config);
@@ -117,6 +123,23 @@ impl Apps {
         entry.profile = Some(profile.name.clone());
         entry.style = profile.style.clone();
         profile
+    }
+
+    /// Starts reading the text around the cursor of the window `entry` was opened in, for
+    /// the LLM (`dictation/caret.rs`); None when it will not be used.
+    pub(super) fn press_read(
+        &self,
+        entry: &Entry,
+        profile: &Profile,
+        config: &Config,
+    ) -> Option<Arc<crate::dictation::llm_context::PressRead>> {
+        crate::dictation::llm_context::PressRead::start(
+            config,
+            profile,
+            entry.app_class.as_deref(),
+            entry.window_title.as_deref(),
+            self.pid_at_press,
+        )
     }
 
     /// `profile` with its utterance's style over it: the one picked at the key, else the

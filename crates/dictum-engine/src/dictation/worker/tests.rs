@@ -9,6 +9,7 @@ fn chunk(utt: u64, end: usize) -> Job {
         samples: Vec::new(),
         commit: false,
         profile: Profile::default_arc(),
+        context: None,
     }
 }
 
