@@ -347,6 +347,48 @@ await test('edit by voice: on, its own key, a clash refused, saved', async (page
   await card.screenshot({ path: path.join(out, 'settings-edit.png') });
 });
 
+await test('text around the cursor (context): off, opt-out list, budget refused, saved, kept on reload', async (page) => {
+  await page.goto(`${base}#settings`);
+  await page.getByTestId('settings').waitFor();
+  const card = page.getByTestId('card-context');
+  // Right after the Styles card.
+  assert.equal(await page.getByTestId('card-styles').evaluate((e) => e.nextElementSibling?.dataset.testid), 'card-context');
+  assert.ok(await card.getByTestId('context-around').isChecked());
+  assert.ok(await card.getByTestId('context-llm').isChecked());
+  assert.ok(!(await card.getByTestId('context-llm-remote').isChecked()));
+  assert.equal(await card.getByTestId('context-opt-out').inputValue(), 'keepassxc\nbitwarden\npinentry');
+  assert.equal(await card.getByTestId('context-budget').inputValue(), '150');
+  // The LLM settings say they need the LLM, until it is on.
+  await card.getByTestId('context-llm-off').waitFor();
+  await page.getByTestId('llm-enabled').check();
+  await eventually(async () => assert.equal(await card.getByTestId('context-llm-off').count(), 0));
+  await card.getByTestId('context-around').uncheck();
+  await card.getByTestId('context-llm-remote').check();
+  const optOut = card.getByTestId('context-opt-out');
+  await optOut.fill('  keepassxc\n\nbitwarden \norg.signal.Signal\n  \n');
+  await optOut.press('Tab'); // the change is committed when the field is left
+  // Out of range: the engine refuses, the card says so, nothing is saved.
+  await card.getByTestId('context-budget').fill('5');
+  const before = (await mockState(page)).saved.length;
+  await page.getByTestId('save').click();
+  await card.getByTestId('context-engine-error').filter({ hasText: 'context.budget_ms' }).waitFor();
+  assert.equal((await mockState(page)).saved.length, before, 'an out-of-range budget was saved');
+  await card.getByTestId('context-budget').fill('300');
+  await card.getByTestId('context-budget').press('Tab');
+  await eventually(async () => assert.equal(await card.getByTestId('context-engine-error').count(), 0));
+  await page.getByTestId('save').click();
+  await page.getByTestId('save-status').filter({ hasText: 'Saved' }).waitFor();
+  assert.deepEqual((await mockState(page)).saved.at(-1).context,
+    { around_cursor: false, opt_out: ['keepassxc', 'bitwarden', 'org.signal.Signal'], llm: true, llm_remote: true, budget_ms: 300 });
+  await page.reload();
+  await page.getByTestId('settings').waitFor();
+  assert.ok(!(await card.getByTestId('context-around').isChecked()), 'around_cursor not kept');
+  assert.ok(await card.getByTestId('context-llm-remote').isChecked(), 'llm_remote not kept');
+  assert.equal(await card.getByTestId('context-opt-out').inputValue(), 'keepassxc\nbitwarden\norg.signal.Signal');
+  assert.equal(await card.getByTestId('context-budget').inputValue(), '300');
+  await card.screenshot({ path: path.join(out, 'settings-context.png') });
+});
+
 await test('snippets and replacements: add, edit, remove, save, engine refusal', async (page) => {
   await page.goto(`${base}#settings`);
   await page.getByTestId('card-snippets').waitFor();
@@ -763,6 +805,20 @@ await test('history correction: proposals accepted or rejected one by one', asyn
   await page.getByTestId('row').first().click();
   await eventually(async () => assert.equal(await page.getByTestId('raw').textContent(), '—'));
   assert.equal(await page.getByTestId('correct-open').count(), 0);
+});
+
+await test('history: the text around the cursor, the LLM context, a Wayland paste is delivered (no Retry)', async (page) => {
+  await page.goto(`${base}?rows=30#history`);
+  await page.getByTestId('count').filter({ hasText: '30 entries' }).waitFor();
+  const id = (await mockState(page)).pastedId;
+  assert.ok(id, 'the mock has no Wayland paste row');
+  await page.locator(`[data-testid=row][data-id="${id}"]`).click();
+  await page.getByTestId('detail').waitFor();
+  assert.equal(await page.getByTestId('context').textContent(), 'Text around the cursor: joined (7.5 ms)');
+  assert.equal(await page.getByTestId('llm-context').textContent(), 'LLM context: sent');
+  assert.match(await page.getByTestId('inject-error').textContent(), /^Typing: pasted \(unconfirmed/);
+  assert.equal(await page.getByTestId('retry').count(), 0, 'Retry offered for a delivered paste');
+  await page.getByTestId('detail').screenshot({ path: path.join(out, 'history-context.png') });
 });
 
 await test('tabs ask the app for the view window', async (page) => {

@@ -24,6 +24,7 @@ import type { Stats } from '../src/bindings/Stats';
 import type { StatsBucket } from '../src/bindings/StatsBucket';
 import type { StatsRequest } from '../src/bindings/StatsRequest';
 import type { TrayStatus } from '../src/bindings/TrayStatus';
+import { PASTE_UNCONFIRMED } from '../src/lib/inject';
 
 const DEFAULT_CONFIG: Config = {
   stt: { model: 'tiny.en-q8_0', language: 'en', task: 'transcribe', threads: 0, adapt_threads: true, audio_ctx: 'auto', audio_ctx_margin: 64, audio_ctx_min: 768, use_gpu: true, vocabulary: [], max_file_s: 14400,
@@ -73,6 +74,8 @@ interface MockState {
   /** The LLM requests `llm_test` got (Settings' tests): model, prompt and text. */
   llmTests: { model: string; system_prompt: string; text: string }[];
   status: TrayStatus;
+  /** The id of the history row that is a Wayland paste with kept audio (see `pasted`). */
+  pastedId: number | null;
 }
 const mock: MockState = {
   saved: [],
@@ -83,6 +86,7 @@ const mock: MockState = {
   calls: [],
   llmTests: [],
   status: { state: (params.get('state') as TrayStatus['state']) ?? 'idle', hotkey_paused: false, hands_free: false, message: null, controller: false, microphone: null, style: params.get('style') },
+  pastedId: null,
 };
 (window as unknown as { __mock: MockState }).__mock = mock;
 
@@ -192,6 +196,11 @@ for (let i = 0; i < N; i++) {
   });
 }
 rows = rows.reverse(); // newest first
+// The newest row that read the text around the cursor: a Wayland paste (its unconfirmed note,
+// delivered all the same: no Retry) whose audio was kept, and its LLM was given the context.
+const pasted = rows.find((e) => e.outcome === 'ok' && e.context);
+if (pasted) Object.assign(pasted, { inject_method: 'virtual_keyboard_paste', inject_error: PASTE_UNCONFIRMED, audio_path: `/home/you/.local/share/dictum/audio/${pasted.id}.wav`, llm_context: 'sent' });
+mock.pastedId = pasted?.id ?? null;
 
 function matches(e: Entry, f: HistoryFilter): boolean {
   if (f.search) {
@@ -277,14 +286,16 @@ function keyUsed(saved: string, target: string, source: string): string {
 }
 
 /** A stand-in for the engine's config checks that the settings tests reach (Config::validate:
- * config/stt.rs check_task, config/snippets.rs validate, config/edit.rs validate), with the engine's messages as the app
- * returns them ("invalid setting KEY: REASON"). Not the engine: a few rules, copied. */
+ * config/stt.rs check_task, config/snippets.rs validate, config/edit.rs validate,
+ * config/context.rs validate), with the engine's messages as the app returns them ("invalid
+ * setting KEY: REASON"). Not the engine: a few rules, copied. */
 function refused(c: Config): string | null {
   const bad = (key: string, reason: string) => `invalid setting ${key}: ${reason}`;
   const englishOnly = (m: string) => /\.en($|[-_.])/.test(m.split('/').pop() ?? m);
   const localUsed = c.stt.backend === 'local' || c.stt.fallback;
   const taskRefusal = (m: string) => `the model \`${m}\` is English-only and cannot translate; pick a multilingual model instead, e.g. stt.model = "${m.replace('.en', '')}"${m.startsWith('tiny') ? ' or "base-q8_0" (larger, translates better)' : ''} (\`dictum models download NAME\`), or set task = "transcribe"`;
   if (c.stt.task === 'translate' && localUsed && englishOnly(c.stt.model)) return bad('stt.task', taskRefusal(c.stt.model));
+  if (c.context.budget_ms < 10 || c.context.budget_ms > 2000) return bad('context.budget_ms', `${c.context.budget_ms} is out of range (10-2000 ms)`);
   if (sameHotkey(c.edit.hotkey, c.dictation.hotkey)) return bad('edit.hotkey', `\`${c.edit.hotkey.trim()}\` is also [dictation] hotkey; pick another key for edits, e.g. "ctrl+alt+e"`);
   for (const p of c.profile) if (p.task === 'translate' && localUsed && englishOnly(c.stt.model)) return bad(`profile "${p.name}".task`, taskRefusal(c.stt.model));
   const words = (s: string) => s.toLowerCase().split(/[^\p{L}\p{N}']+/u).filter(Boolean).join(' ');

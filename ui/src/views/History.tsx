@@ -10,6 +10,7 @@ import { Correct } from '../components/Correct';
 import { errorText, ipc } from '../ipc';
 import { formatDateTime, formatMs, outcomeLabel } from '../lib/format';
 import { EMPTY_FORM, exportSelection, OUTCOMES, toHistoryFilter, type FilterForm } from '../lib/filters';
+import { canRetry } from '../lib/inject';
 import { STAGE_LABEL, timingSegments } from '../lib/timing';
 import { needsMore, visibleWindow } from '../lib/virtual';
 
@@ -201,8 +202,6 @@ function Detail({ id, onDeleted, toast }: { id: number | null; onDeleted: (id: n
   if (id === null) return <div class="detail muted">Select an entry to see what was said, what was typed, and where the time went.</div>;
   if (!e) return <div class="detail muted">Loading…</div>;
   const segs = timingSegments(e);
-  // Kept audio and no delivered text (queue full, failed transcription or typing, a crash):
-  // it can be transcribed again (the command checks it too).
   const refusedText = (json: string): string => {
     try {
       return (JSON.parse(json) as { name: string; why: string }[]).map((r) => `"${r.name}" (${r.why})`).join('; ');
@@ -210,7 +209,10 @@ function Detail({ id, onDeleted, toast }: { id: number | null; onDeleted: (id: n
       return json;
     }
   };
-  const canRetry = !!e.audio_path && (e.outcome === 'error' || e.outcome === 'interrupted' || (e.outcome === 'ok' && !!e.inject_error));
+  // Kept audio and no delivered text (queue full, failed transcription or typing, a crash):
+  // it can be transcribed again (the command checks it too). A Wayland paste whose only
+  // note is that it is unconfirmed was delivered: no Retry.
+  const retryable = canRetry(e);
   const copy = async (text: string) => {
     try {
       await navigator.clipboard.writeText(text);
@@ -234,6 +236,8 @@ function Detail({ id, onDeleted, toast }: { id: number | null; onDeleted: (id: n
       <div class="muted">Typed (final){e.llm_reject_reason ? ` — LLM output rejected: ${e.llm_reject_reason}` : ''}</div>
       <pre data-testid="final">{e.text || '—'}</pre>
       {e.inject_error && <p class="muted" data-testid="inject-error">Typing: {e.inject_error}</p>}
+      {e.context && <p class="muted" data-testid="context">Text around the cursor: {e.context}{e.context_ms != null ? ` (${formatMs(e.context_ms)})` : ''}</p>}
+      {e.llm_context && <p class="muted" data-testid="llm-context">LLM context: {e.llm_context}</p>}
       {e.commands_refused && <p class="muted" data-testid="refused">Voice commands not done: {refusedText(e.commands_refused)}</p>}
       <div class="muted">Timing · total {formatMs(e.total_ms)}</div>
       <div class="tbar" data-testid="timing-bar">
@@ -246,7 +250,7 @@ function Detail({ id, onDeleted, toast }: { id: number | null; onDeleted: (id: n
       <div class="row" style="margin-top:14px">
         <button onClick={() => copy(e.text ?? '')} data-testid="copy">Copy</button>
         <button onClick={() => ipc.historyReinject(e.id ?? 0).then(() => toast('Typed again'), (x) => toast(errorText(x)))} data-testid="reinject">Re-inject</button>
-        {canRetry && <button title="Transcribe its kept audio again and type the text" data-testid="retry" onClick={() => ipc.historyRetry(e.id ?? 0).then(
+        {retryable && <button title="Transcribe its kept audio again and type the text" data-testid="retry" onClick={() => ipc.historyRetry(e.id ?? 0).then(
           () => { toast('Retried and typed'); ipc.historyGet(e.id ?? 0).then(setE, () => {}); },
           (x) => toast(errorText(x)))}>Retry</button>}
         {!!e.raw_text?.trim() && !correcting && <button title="Write what it should have been; Dictum proposes what to learn from it"

@@ -10,6 +10,7 @@ import { Profiles } from '../components/Profiles';
 import { Snippets } from '../components/Snippets';
 import { Styles } from '../components/Styles';
 import { SpeechServer } from '../components/SpeechServer';
+import { TextAroundCursor } from '../components/TextAroundCursor';
 import { VoiceCommands } from '../components/VoiceCommands';
 import { savable } from '../lib/commands';
 import { sameHotkey } from '../lib/hotkey';
@@ -229,6 +230,12 @@ export function Settings() {
           llm={cfg.llm} vocabulary={cfg.stt.vocabulary}
           set={(style) => setCfg((c) => (c ? { ...c, style } : c))} setCurrent={(style) => up('dictation', { style })} />
         {refusedAt(/\b(style |dictation\.style|profile "[^"]*"\.style)/) && <p class="error" data-testid="styles-engine-error">{status?.text}</p>}
+      </section>
+
+      <section class="card" data-testid="card-context">
+        <h2>Text around the cursor</h2>
+        <TextAroundCursor c={cfg.context} set={(p) => up('context', p)} llmOn={cfg.llm.enabled}
+          engineError={refusedAt(/\bcontext\.[a-z_]+:/)} />
       </section>
 
       <section class="card" data-testid="card-edit">
