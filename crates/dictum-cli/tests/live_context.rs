@@ -16,6 +16,8 @@
 //!    the request has no context.
 //! 6. An LLM server on another address of this machine (not loopback): the words are still
 //!    fitted, but the request has no context; 7. with `[context] llm_remote`, it has.
+//! 8. `[context] switch_on_accessibility` turns the desktop's accessibility switch on, and
+//!    off again when it is taken out; nothing above touched it.
 //!
 //! Needs what the live X11 tests need, plus dbus-daemon, at-spi2-core, GTK 4 for Python,
 //! espeak-ng and sox; skipped without them unless `DICTUM_REQUIRE_E2E` is set.
@@ -249,6 +251,23 @@ fn the_words_fit_the_text_around_the_cursor_and_the_llm_sees_it_only_where_allow
         "{last}"
     );
     drop(field);
+
+    // 8. The desktop's accessibility switch (Qt and Chromium apps read it): never touched
+    //    above; on while the config asks, off again after (it was off).
+    let switch = |want: bool| {
+        let until = std::time::Instant::now() + Duration::from_secs(5);
+        let mut now = harness::switch_state(&session);
+        while now != Some(want) && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(100));
+            now = harness::switch_state(&session);
+        }
+        now
+    };
+    assert_eq!(switch(false), Some(false));
+    d.apply_config(&llm_config(&remote, "switch_on_accessibility = true"));
+    assert_eq!(switch(true), Some(true));
+    d.apply_config(&llm_config(&remote, ""));
+    assert_eq!(switch(false), Some(false));
     drop(d);
 
     // The rows say what was done, newest first; the text read is in none of them.
