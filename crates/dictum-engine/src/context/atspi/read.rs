@@ -206,11 +206,13 @@ pub(super) fn probe(bus: &Bus, limit: Duration) -> Probe {
             Ok(s) => s,
             Err(e) => return unreachable_probe(e, None),
         };
-        let enabled = bus::toolkit_accessibility(&session).await;
+        // The launcher first: `org.a11y.Bus` is D-Bus-activatable, and asking its switch
+        // when it does not run would start it.
         let address = match bus::a11y_address(&session).await {
             Ok(a) => a,
-            Err(e) => return unreachable_probe(e, enabled),
+            Err(e) => return unreachable_probe(e, None),
         };
+        let enabled = bus::toolkit_accessibility(&session).await;
         let apps = match A11y::connect(&address).await {
             Ok(a11y) => a11y.apps().await,
             Err(e) => Err(e),
