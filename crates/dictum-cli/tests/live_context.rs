@@ -9,7 +9,8 @@
 //! 1. In "I think | is right" (the caret after "I think "): "I think the report for the
 //!    meeting is right", no capital, one space each side, no period; the LLM request carries
 //!    the context, fenced.
-//! 2. After "Done. ": a capital ("Done. The report for the meeting.").
+//! 2. After "Done. " (the end of the text): a capital, no space before it, and the usual
+//!    trailing space ("Done. The report for the meeting. ").
 //! 3. An empty field: today's output (the text as heard and its trailing space).
 //! 4. A password field: never read; the request has no context, the secret is in no request.
 //! 5. An app on the opt-out list: never read (typed as heard, as in a field nobody reads);
@@ -169,9 +170,10 @@ fn the_words_fit_the_text_around_the_cursor_and_the_llm_sees_it_only_where_allow
     // 2. After a sentence: a capital, no space before it.
     let field = Field::start(x, &session, "entry", ("Done. ", 6), None);
     let (ev, _) = dictate_into(&live, &mut d, &clip);
-    let want = format!("Done. {}", ev["text"].as_str().unwrap_or_default());
+    // At the end of the text: its usual trailing space, as before.
+    let want = format!("Done. {} ", ev["text"].as_str().unwrap_or_default());
     assert!(
-        want.starts_with("Done. The ") && want.ends_with('.'),
+        want.starts_with("Done. The ") && want.ends_with(". "),
         "{want}"
     );
     assert_eq!(field_text(&field, &want), want);
