@@ -505,7 +505,7 @@ fn text_around_cursor_check(p: &dictum_engine::context::atspi::Probe) -> Check {
             "accessibility bus reachable ({apps} apps registered): GTK apps expose the text around the cursor; Qt and Chromium/Electron apps only with accessibility switched on"
         ),
         Some(
-            "for Qt and Chromium/Electron apps: `busctl --user set-property org.a11y.Bus /org/a11y/bus org.a11y.Status IsEnabled b true` (GNOME: `gsettings set org.gnome.desktop.interface toolkit-accessibility true`), then restart those apps; Chromium/Electron may also need --force-renderer-accessibility".into(),
+            "for Qt and Chromium/Electron apps: set `[context] switch_on_accessibility = true` (or `busctl --user set-property org.a11y.Bus /org/a11y/bus org.a11y.Status IsEnabled b true`; GNOME: `gsettings set org.gnome.desktop.interface toolkit-accessibility true`), then restart those apps; Chromium/Electron may also need --force-renderer-accessibility".into(),
         ),
     )
 }

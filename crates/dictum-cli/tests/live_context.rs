@@ -9,13 +9,16 @@
 //! 1. In "I think | is right" (the caret after "I think "): "I think the report for the
 //!    meeting is right", no capital, one space each side, no period; the LLM request carries
 //!    the context, fenced.
-//! 2. After "Done. ": a capital ("Done. The report for the meeting.").
+//! 2. After "Done. " (the end of the text): a capital, no space before it, and the usual
+//!    trailing space ("Done. The report for the meeting. ").
 //! 3. An empty field: today's output (the text as heard and its trailing space).
 //! 4. A password field: never read; the request has no context, the secret is in no request.
 //! 5. An app on the opt-out list: never read (typed as heard, as in a field nobody reads);
 //!    the request has no context.
 //! 6. An LLM server on another address of this machine (not loopback): the words are still
 //!    fitted, but the request has no context; 7. with `[context] llm_remote`, it has.
+//! 8. `[context] switch_on_accessibility` turns the desktop's accessibility switch on, and
+//!    off again when it is taken out; nothing above touched it.
 //!
 //! Needs what the live X11 tests need, plus dbus-daemon, at-spi2-core, GTK 4 for Python,
 //! espeak-ng and sox; skipped without them unless `DICTUM_REQUIRE_E2E` is set.
@@ -167,9 +170,10 @@ fn the_words_fit_the_text_around_the_cursor_and_the_llm_sees_it_only_where_allow
     // 2. After a sentence: a capital, no space before it.
     let field = Field::start(x, &session, "entry", ("Done. ", 6), None);
     let (ev, _) = dictate_into(&live, &mut d, &clip);
-    let want = format!("Done. {}", ev["text"].as_str().unwrap_or_default());
+    // At the end of the text: its usual trailing space, as before.
+    let want = format!("Done. {} ", ev["text"].as_str().unwrap_or_default());
     assert!(
-        want.starts_with("Done. The ") && want.ends_with('.'),
+        want.starts_with("Done. The ") && want.ends_with(". "),
         "{want}"
     );
     assert_eq!(field_text(&field, &want), want);
@@ -249,6 +253,23 @@ fn the_words_fit_the_text_around_the_cursor_and_the_llm_sees_it_only_where_allow
         "{last}"
     );
     drop(field);
+
+    // 8. The desktop's accessibility switch (Qt and Chromium apps read it): never touched
+    //    above; on while the config asks, off again after (it was off).
+    let switch = |want: bool| {
+        let until = std::time::Instant::now() + Duration::from_secs(5);
+        let mut now = harness::switch_state(&session);
+        while now != Some(want) && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(100));
+            now = harness::switch_state(&session);
+        }
+        now
+    };
+    assert_eq!(switch(false), Some(false));
+    d.apply_config(&llm_config(&remote, "switch_on_accessibility = true"));
+    assert_eq!(switch(true), Some(true));
+    d.apply_config(&llm_config(&remote, ""));
+    assert_eq!(switch(false), Some(false));
     drop(d);
 
     // The rows say what was done, newest first; the text read is in none of them.

@@ -198,3 +198,28 @@ fn without_an_accessibility_bus_the_read_is_unavailable_with_a_reason() {
         other => panic!("expected unavailable, got {other:?}"),
     }
 }
+
+#[test]
+fn the_accessibility_switch_is_set_and_reads_back() {
+    let Some(launcher) = tools_present() else {
+        return;
+    };
+    let x = Xvfb::start();
+    let s = Session::start(Some(launcher), &x.display);
+    let before = atspi::probe_on(&s.bus()).toolkit_accessibility;
+    assert_eq!(before, Some(false), "a fresh session has it off");
+    assert_eq!(
+        atspi::switch_accessibility_on(&s.bus(), true),
+        Ok(Some(false))
+    );
+    assert_eq!(atspi::probe_on(&s.bus()).toolkit_accessibility, Some(true));
+    assert_eq!(
+        atspi::switch_accessibility_on(&s.bus(), false),
+        Ok(Some(true))
+    );
+    assert_eq!(atspi::probe_on(&s.bus()).toolkit_accessibility, Some(false));
+    // No session bus: an error that says what to do, never a hang.
+    let gone = Bus::Address("unix:path=/nonexistent/dictum-bus".into());
+    let err = atspi::switch_accessibility_on(&gone, true).expect_err("no bus");
+    assert!(!err.is_empty());
+}

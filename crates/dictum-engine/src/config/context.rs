@@ -21,6 +21,10 @@ pub struct ContextConfig {
     pub llm_remote: bool,
     /// How long one read may take, in ms; past it the text is typed as today.
     pub budget_ms: u32,
+    /// Turn on the desktop's accessibility switch while Dictum runs, so that Qt and
+    /// Chromium/Electron apps expose their text too (GTK apps always do); turned off again
+    /// when this is turned off, if Dictum turned it on.
+    pub switch_on_accessibility: bool,
 }
 
 /// The apps whose text is never read unless the user's list replaces this one: password
@@ -64,6 +68,7 @@ impl Default for ContextConfig {
             llm: true,
             llm_remote: false,
             budget_ms: 150,
+            switch_on_accessibility: false,
         }
     }
 }
@@ -88,6 +93,11 @@ impl ContextConfig {
     /// How long one read may take.
     pub fn budget(&self) -> std::time::Duration {
         std::time::Duration::from_millis(u64::from(self.budget_ms))
+    }
+
+    /// Whether the desktop's accessibility switch should be on for Dictum.
+    pub fn wants_accessibility(&self) -> bool {
+        self.around_cursor && self.switch_on_accessibility
     }
 
     /// Whether the LLM may be given the context, for a server at `loopback` or not.

@@ -378,6 +378,11 @@ llm = true
 llm_remote = false
 # How long one read may take, in ms (10-2000); past it the words are typed as heard.
 budget_ms = 150
+# Qt and Chromium/Electron apps expose their text only when the desktop's accessibility
+# switch is on (GTK apps always do). true: Dictum turns it on while it runs (apps started
+# afterwards expose their text; it may make Chromium a little slower), and off again when
+# you set this back to false, if Dictum turned it on.
+switch_on_accessibility = false
 
 # Per-app profiles: the window focused at the key press picks the first [[profile]] whose
 # match_class (window class / Wayland app id) and/or match_title (window title) regular

@@ -21,9 +21,10 @@ use std::time::Instant;
 pub(crate) struct Fitted {
     /// What to type.
     pub text: String,
-    /// The text around the cursor was known: `text` has its own spaces at both ends (no
-    /// `[inject] trailing_space` added).
-    pub known: bool,
+    /// Text follows the cursor: `text` has its own space at its end (no `[inject]
+    /// trailing_space` added). At the end of a field the usual trailing space is kept, as
+    /// before, so a next dictation or typing goes on after it.
+    pub own_spaces: bool,
     /// For the row (`context`): "joined", "as heard" (known, nothing to change), "not read: …"
     /// or "unavailable: …".
     pub how: String,
@@ -41,7 +42,7 @@ pub(crate) fn fit(sink: &mut dyn Sink, config: &Config, text: &str) -> Option<Fi
     let (window, verdict) = sink.verdict()?;
     let unchanged = |how: String| Fitted {
         text: text.to_string(),
-        known: false,
+        own_spaces: false,
         how,
         ms: crate::timing::ms_since(t0),
     };
@@ -81,14 +82,14 @@ pub(crate) fn fit(sink: &mut dyn Sink, config: &Config, text: &str) -> Option<Fi
             "joined".into()
         },
         text: joined,
-        known: true,
+        own_spaces: !caret.after.is_empty(),
         ms: crate::timing::ms_since(t0),
     })
 }
 
 /// Delivers `text` (or its [`fit`], when there is one) with `deliver`, the sink's trailing
-/// space off while a fit that knew the text around the cursor brings its own; the row gets
-/// what the fit did.
+/// space off while a fit that has text after the cursor brings its own; the row gets what
+/// the fit did.
 pub(crate) fn deliver_fitted<R>(
     sink: &mut dyn Sink,
     fitted: Option<Fitted>,
@@ -101,8 +102,8 @@ pub(crate) fn deliver_fitted<R>(
     };
     entry.context = Some(fitted.how);
     entry.context_ms = Some(fitted.ms);
-    if !fitted.known {
-        return deliver(sink, text);
+    if !fitted.own_spaces {
+        return deliver(sink, &fitted.text);
     }
     let was = sink.set_trailing_space(false);
     let out = deliver(sink, &fitted.text);
@@ -155,7 +156,7 @@ mod tests {
         };
         let fitted = fit(&mut sink, &config, "The report.").expect("looked at");
         assert_eq!(fitted.how, "not read: a terminal");
-        assert!(!fitted.known);
+        assert!(!fitted.own_spaces);
         let mut entry = crate::store::Entry::new(crate::store::Source::Mic);
         deliver_fitted(
             &mut sink,
@@ -189,7 +190,7 @@ mod tests {
         };
         let fitted = Fitted {
             text: "the report ".into(),
-            known: true,
+            own_spaces: true,
             how: "joined".into(),
             ms: 1.0,
         };

@@ -216,6 +216,11 @@ impl Drop for Session {
     }
 }
 
+/// The desktop's accessibility switch on `s`'s bus (`org.a11y.Status.IsEnabled`).
+pub fn switch_state(s: &Session) -> Option<bool> {
+    atspi::probe_on(&s.bus()).toolkit_accessibility
+}
+
 /// A GTK 4 field (`tests/gtk_caret_box.py`) with the keyboard focus; killed on drop.
 pub struct Field {
     child: Child,

@@ -89,6 +89,32 @@ pub(super) async fn toolkit_accessibility(session: &Connection) -> Option<bool> 
     bool::try_from(reply.body().deserialize::<OwnedValue>().ok()?).ok()
 }
 
+/// Sets `org.a11y.Status.IsEnabled`: Qt and Chromium/Electron apps started afterwards expose
+/// their text (some already running ones too). Starts the accessibility bus's launcher when
+/// it is not running: only ever called because the user asked for it
+/// (`[context] switch_on_accessibility`).
+pub(super) async fn set_toolkit_accessibility(
+    session: &Connection,
+    on: bool,
+) -> Result<(), String> {
+    session
+        .call_method(
+            Some(A11Y_BUS),
+            A11Y_BUS_PATH,
+            Some(PROPERTIES),
+            "Set",
+            &(A11Y_STATUS, "IsEnabled", zbus::zvariant::Value::from(on)),
+        )
+        .await
+        .map(drop)
+        .map_err(|e| {
+            format!(
+                "the desktop's accessibility switch (org.a11y.Status.IsEnabled) could not be set \
+                 ({e}); is at-spi2-core installed?"
+            )
+        })
+}
+
 /// One connection to the accessibility bus.
 #[derive(Clone)]
 pub(super) struct A11y {

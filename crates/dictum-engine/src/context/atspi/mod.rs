@@ -42,6 +42,7 @@
 //! accessibility switched on (`org.a11y.Status.IsEnabled`, see [`probe`]).
 
 mod rules;
+mod switch;
 
 #[cfg(target_os = "linux")]
 mod bus;
@@ -53,6 +54,7 @@ mod walk;
 mod types;
 
 pub use rules::{default_opt_out, opted_out, AFTER_CHARS, BEFORE_CHARS, DEFAULT_OPT_OUT};
+pub use switch::Switch;
 pub use types::{
     Caret, Probe, Read, Target, DEFAULT_BUDGET, NODE_BUDGET, REFUSED_MASKED, REFUSED_OPT_OUT,
     REFUSED_PASSWORD,
@@ -88,6 +90,26 @@ pub fn read_around_caret_on(
     _budget: Duration,
 ) -> Read {
     Read::Unavailable("the text around the cursor is read through AT-SPI, on Linux only".into())
+}
+
+/// Turns the desktop's accessibility switch (`org.a11y.Status.IsEnabled`, what Qt and
+/// Chromium/Electron apps read before they expose their text) on or off on this session's
+/// bus, at most [`PROBE_TIMEOUT`]; Ok(what it was). Only for `[context]
+/// switch_on_accessibility`, the user's choice: it may start the accessibility bus.
+pub fn switch_accessibility(on: bool) -> Result<Option<bool>, String> {
+    switch_accessibility_on(&Bus::Session, on)
+}
+
+/// [`switch_accessibility`] on a given session bus.
+#[cfg(target_os = "linux")]
+pub fn switch_accessibility_on(bus: &Bus, on: bool) -> Result<Option<bool>, String> {
+    read::switch(bus, on, PROBE_TIMEOUT)
+}
+
+/// [`switch_accessibility`] on a given session bus.
+#[cfg(not(target_os = "linux"))]
+pub fn switch_accessibility_on(_bus: &Bus, _on: bool) -> Result<Option<bool>, String> {
+    Err("AT-SPI is Linux only".into())
 }
 
 /// How long [`probe`] may take.

@@ -181,6 +181,24 @@ fn process_names(pid: u32) -> Vec<String> {
     names
 }
 
+/// Sets the desktop's accessibility switch to `on`; Ok(what it was: None when it could not
+/// be read).
+pub(super) fn switch(bus: &Bus, on: bool, limit: Duration) -> Result<Option<bool>, String> {
+    let bus = bus.clone();
+    rt::run(limit, async move {
+        let session = bus::session(&bus).await?;
+        let before = bus::toolkit_accessibility(&session).await;
+        bus::set_toolkit_accessibility(&session, on).await?;
+        Ok(before)
+    })
+    .unwrap_or_else(|| {
+        Err(format!(
+            "the accessibility bus did not answer within {} s",
+            limit.as_secs_f32()
+        ))
+    })
+}
+
 pub(super) fn probe(bus: &Bus, limit: Duration) -> Probe {
     let bus = bus.clone();
     rt::run(limit, async move {
@@ -188,11 +206,13 @@ pub(super) fn probe(bus: &Bus, limit: Duration) -> Probe {
             Ok(s) => s,
             Err(e) => return unreachable_probe(e, None),
         };
-        let enabled = bus::toolkit_accessibility(&session).await;
+        // The launcher first: `org.a11y.Bus` is D-Bus-activatable, and asking its switch
+        // when it does not run would start it.
         let address = match bus::a11y_address(&session).await {
             Ok(a) => a,
-            Err(e) => return unreachable_probe(e, enabled),
+            Err(e) => return unreachable_probe(e, None),
         };
+        let enabled = bus::toolkit_accessibility(&session).await;
         let apps = match A11y::connect(&address).await {
             Ok(a11y) => a11y.apps().await,
             Err(e) => Err(e),

@@ -78,6 +78,8 @@ pub(super) struct Apps {
     /// The process of the window focused at the last press (`describe`), for reading the
     /// text around its cursor.
     pid_at_press: Option<u32>,
+    /// The desktop's accessibility switch, as `[context] switch_on_accessibility` wants it.
+    accessibility: crate::context::atspi::Switch,
 }
 
 impl Apps {
@@ -86,7 +88,10 @@ impl Apps {
         probe: Option<WindowProbe>,
         events: &mpsc::Sender<Event>,
     ) -> Apps {
+        let mut accessibility = crate::context::atspi::Switch::default();
+        switch_accessibility(&mut accessibility, config, events);
         Apps {
+            accessibility,
             profiles: compile_profiles(config, events),
             probe,
             unknown_told: false,
@@ -98,6 +103,7 @@ impl Apps {
     /// The profiles of a changed config.
     pub(super) fn reconfigure(&mut self, config: &Config, events: &mpsc::Sender<Event>) {
         self.profiles = compile_profiles(config, events);
+        switch_accessibility(&mut self.accessibility, config, events);
     }
 
     /// The style the next press is written in (`None`: as the profile or the config says).
@@ -193,6 +199,20 @@ impl Apps {
 
 /// The config's profiles (validated when the config was loaded; a config built in code that
 /// slipped through gets no profiles, and the user is told).
+/// The desktop's accessibility switch as `[context]` wants it; a failure is told.
+fn switch_accessibility(
+    switch: &mut crate::context::atspi::Switch,
+    config: &Config,
+    events: &mpsc::Sender<Event>,
+) {
+    if let Some(message) =
+        switch.apply(&config.context, crate::context::atspi::switch_accessibility)
+    {
+        tracing::warn!("{message}");
+        let _ = events.send(Event::Notice { message });
+    }
+}
+
 fn compile_profiles(config: &Config, events: &mpsc::Sender<Event>) -> Profiles {
     Profiles::compile(&config.profiles).unwrap_or_else(|(key, reason)| {
         let _ = events.send(Event::Notice {
