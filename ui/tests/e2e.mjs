@@ -364,6 +364,8 @@ await test('text around the cursor (context): off, opt-out list, budget refused,
   await eventually(async () => assert.equal(await card.getByTestId('context-llm-off').count(), 0));
   await card.getByTestId('context-around').uncheck();
   await card.getByTestId('context-llm-remote').check();
+  assert.ok(!(await card.getByTestId('context-switch-a11y').isChecked()), 'the switch is off unless asked');
+  await card.getByTestId('context-switch-a11y').check();
   const optOut = card.getByTestId('context-opt-out');
   await optOut.fill('  keepassxc\n\nbitwarden \norg.signal.Signal\n  \n');
   await optOut.press('Tab'); // the change is committed when the field is left
@@ -379,11 +381,12 @@ await test('text around the cursor (context): off, opt-out list, budget refused,
   await page.getByTestId('save').click();
   await page.getByTestId('save-status').filter({ hasText: 'Saved' }).waitFor();
   assert.deepEqual((await mockState(page)).saved.at(-1).context,
-    { around_cursor: false, opt_out: ['keepassxc', 'bitwarden', 'org.signal.Signal'], llm: true, llm_remote: true, budget_ms: 300 });
+    { around_cursor: false, opt_out: ['keepassxc', 'bitwarden', 'org.signal.Signal'], llm: true, llm_remote: true, budget_ms: 300, switch_on_accessibility: true });
   await page.reload();
   await page.getByTestId('settings').waitFor();
   assert.ok(!(await card.getByTestId('context-around').isChecked()), 'around_cursor not kept');
   assert.ok(await card.getByTestId('context-llm-remote').isChecked(), 'llm_remote not kept');
+  assert.ok(await card.getByTestId('context-switch-a11y').isChecked(), 'switch_on_accessibility not kept');
   assert.equal(await card.getByTestId('context-opt-out').inputValue(), 'keepassxc\nbitwarden\norg.signal.Signal');
   assert.equal(await card.getByTestId('context-budget').inputValue(), '300');
   await card.screenshot({ path: path.join(out, 'settings-context.png') });

@@ -49,7 +49,7 @@ const DEFAULT_CONFIG: Config = {
   models: { base_url: 'https://huggingface.co/ggerganov/whisper.cpp/resolve/main/' },
   commands: { enabled: true, punctuation: false, disabled: [], custom: [] },
   edit: { enabled: false, hotkey: 'ctrl+alt+e', prompt: '', timeout_ms: 30000, max_selection_chars: 8000, keep_on_clipboard: true, type_newlines: true },
-  context: { around_cursor: true, opt_out: ['keepassxc', 'bitwarden', 'pinentry'], llm: true, llm_remote: false, budget_ms: 150 },
+  context: { around_cursor: true, opt_out: ['keepassxc', 'bitwarden', 'pinentry'], llm: true, llm_remote: false, budget_ms: 150, switch_on_accessibility: false },
   profile: [{ name: 'terminal', match_class: '^xterm$', llm: false, trailing_period: false }],
   style: [],
   snippet: [],

@@ -22,4 +22,10 @@ llm_remote: boolean,
 /**
  * How long one read may take, in ms; past it the text is typed as today.
  */
-budget_ms: number, };
+budget_ms: number, 
+/**
+ * Turn on the desktop's accessibility switch while Dictum runs, so that Qt and
+ * Chromium/Electron apps expose their text too (GTK apps always do); turned off again
+ * when this is turned off, if Dictum turned it on.
+ */
+switch_on_accessibility: boolean, };

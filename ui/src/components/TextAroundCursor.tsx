@@ -23,6 +23,10 @@ export function TextAroundCursor({ c, set, llmOn, engineError }: {
         <label><input type="checkbox" checked={c.around_cursor} onChange={(e) => set({ around_cursor: checked(e) })} data-testid="context-around" /> Read the text around the cursor (where the app exposes it: GTK apps, Qt and Chromium/Electron apps with accessibility on; never terminals, password fields or the apps below) so a dictation fits in: no capital mid-sentence, one space each side, no final period where the sentence goes on</label>
       </div>
       <div class="row">
+        <label>Qt and Chromium apps</label>
+        <label><input type="checkbox" checked={c.switch_on_accessibility} onChange={(e) => set({ switch_on_accessibility: checked(e) })} data-testid="context-switch-a11y" /> Turn on the desktop's accessibility switch while Dictum runs, so Qt and Chromium/Electron apps started afterwards expose their text too (it may make Chromium a little slower); turned off again when you clear this, if it was off</label>
+      </div>
+      <div class="row">
         <label>Tell the LLM where</label>
         <label><input type="checkbox" checked={c.llm} onChange={(e) => set({ llm: checked(e) })} data-testid="context-llm" /> Give the LLM cleanup the app, the window title and the text before the cursor, marked as data, when its server runs on this machine</label>
         <label><input type="checkbox" checked={c.llm_remote} onChange={(e) => set({ llm_remote: checked(e) })} data-testid="context-llm-remote" /> … also when the server is on another machine (that text then leaves this machine)</label>
