@@ -121,3 +121,21 @@ impl InjectReport {
 pub(super) fn ms_since(start: Instant) -> f64 {
     start.elapsed().as_secs_f64() * 1e3
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// History's Retry button (`ui/src/lib/inject.ts`) must know the note by the same words.
+    #[test]
+    fn the_ui_knows_the_unconfirmed_paste_note_word_for_word() {
+        let ui = include_str!("../../../../ui/src/lib/inject.ts");
+        assert!(
+            ui.contains(&format!("'{PASTE_UNCONFIRMED}'")),
+            "ui/src/lib/inject.ts PASTE_UNCONFIRMED differs from the engine's"
+        );
+        assert!(!inject_failed(Some(PASTE_UNCONFIRMED)));
+        assert!(inject_failed(Some("typing failed")));
+        assert!(!inject_failed(None));
+    }
+}
