@@ -27,6 +27,18 @@
 # D-Bus, no X11 modules) and loads exactly the modules above; anonymous auth on a socket in
 # DIR. Installs pulseaudio, pulseaudio-utils and libasound2-plugins via apt when missing.
 #
+# DICTUM_SOUND_SERVER=pipewire (at `start`): PipeWire instead, as most desktops now run it:
+# `pipewire`, its session manager `wireplumber` and its PulseAudio server `pipewire-pulse`
+# (Debian's pipewire-pulse), each a process of its own with HOME, XDG dirs and a private
+# D-Bus session daemon in DIR, so the same socket path serves the same clients. The graph is
+# the same but for the microphone: pipewire-pulse has no module-virtual-source, so it is a
+# module-remap-source of the sink's monitor (still a source of its own, the default one).
+# Installs pipewire, pipewire-pulse and wireplumber via apt when missing.
+#
+# DICTUM_MIC_SOURCE=NAME (at `start`): the microphone's source name (default dictum_mic);
+# e.g. `bluez_input.00_1B_66_AA_BB_CC.0` for a stand-in of a Bluetooth headset's microphone,
+# which Dictum tells by the name its audio server gives it.
+#
 # `start` prints `KEY=value` lines (also usable with `eval "$(… start | sed 's/^/export /')"`):
 #   PULSE_SERVER     unix:DIR/runtime/pulse/native  (clients: pactl, paplay, cpal, ALSA pulse plugin)
 #   XDG_RUNTIME_DIR  DIR/runtime
@@ -43,11 +55,25 @@ server="unix:$socket"
 
 log() { echo "pulse-virtual-mic: $*" >&2; }
 
+# The server and microphone `start` chose (kept in DIR for slow/fast/stop/env).
+server_kind() { cat "$dir/server" 2>/dev/null || echo "${DICTUM_SOUND_SERVER:-pulseaudio}"; }
+mic_name() { cat "$dir/mic" 2>/dev/null || echo "${DICTUM_MIC_SOURCE:-dictum_mic}"; }
+
 print_env() {
     echo "PULSE_SERVER=$server"
     echo "XDG_RUNTIME_DIR=$runtime"
     echo "PULSE_RUNTIME_PATH=$pulse_dir"
     echo "DICTUM_PULSE_DIR=$dir"
+}
+
+# apt_install PKG...: installs them (none given: nothing).
+apt_install() {
+    [ "$#" -gt 0 ] || return 0
+    log "installing $*"
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$@" >&2
 }
 
 ensure_packages() {
@@ -56,13 +82,18 @@ ensure_packages() {
     command -v pactl >/dev/null 2>&1 && command -v paplay >/dev/null 2>&1 || missing+=(pulseaudio-utils)
     [ -e /usr/share/alsa/alsa.conf.d/pulse.conf ] || [ -e /etc/alsa/conf.d/99-pulse.conf ] ||
         dpkg -s libasound2-plugins >/dev/null 2>&1 || missing+=(libasound2-plugins)
-    if [ "${#missing[@]}" -gt 0 ]; then
-        log "installing ${missing[*]}"
-        local sudo=""
-        [ "$(id -u)" -eq 0 ] || sudo="sudo"
-        $sudo apt-get update -qq >&2
-        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
-    fi
+    apt_install "${missing[@]}"
+}
+
+ensure_pipewire_packages() {
+    local missing=()
+    command -v pipewire >/dev/null 2>&1 || missing+=(pipewire pipewire-bin)
+    command -v pipewire-pulse >/dev/null 2>&1 || missing+=(pipewire-pulse)
+    command -v wireplumber >/dev/null 2>&1 || missing+=(wireplumber)
+    command -v dbus-daemon >/dev/null 2>&1 || missing+=(dbus-daemon)
+    # The pactl/paplay clients are PulseAudio's whichever server answers them.
+    command -v pactl >/dev/null 2>&1 && command -v paplay >/dev/null 2>&1 || missing+=(pulseaudio-utils)
+    apt_install "${missing[@]}"
 }
 
 pa() { PULSE_SERVER="$server" PULSE_RUNTIME_PATH="$pulse_dir" XDG_RUNTIME_DIR="$runtime" "$@"; }
@@ -95,11 +126,57 @@ signal_off() {
     rm -f "$dir/signal.pid"
 }
 
+# PipeWire, its session manager and its PulseAudio server, in DIR (see the header). Each
+# process detached from this script's output (the caller reads it to its end).
+start_pipewire() {
+    ensure_pipewire_packages
+    mkdir -p "$runtime" "$dir/home"
+    chmod 700 "$runtime"
+    local bus="unix:path=$dir/bus"
+    dbus-daemon --session --fork --address="$bus" --print-pid=1 >"$dir/dbus.pid" </dev/null 2>>"$dir/dbus.log" ||
+        { log "dbus-daemon failed to start; log:"; cat "$dir/dbus.log" >&2 || true; exit 1; }
+    local env=(env -u DISPLAY -u WAYLAND_DISPLAY -u PIPEWIRE_REMOTE HOME="$dir/home"
+        XDG_CONFIG_HOME="$dir/home/.config" XDG_STATE_HOME="$dir/home/.local/state"
+        XDG_DATA_HOME="$dir/home/.local/share" XDG_RUNTIME_DIR="$runtime"
+        PULSE_RUNTIME_PATH="$pulse_dir" DBUS_SESSION_BUS_ADDRESS="$bus")
+    : >"$dir/pipewire.pids"
+    "${env[@]}" pipewire </dev/null >"$dir/pipewire.log" 2>&1 &
+    echo $! >>"$dir/pipewire.pids"
+    for _ in $(seq 1 100); do
+        [ -S "$runtime/pipewire-0" ] && break
+        sleep 0.05
+    done
+    [ -S "$runtime/pipewire-0" ] || { log "pipewire did not start; log:"; cat "$dir/pipewire.log" >&2 || true; exit 1; }
+    "${env[@]}" wireplumber </dev/null >"$dir/wireplumber.log" 2>&1 &
+    echo $! >>"$dir/pipewire.pids"
+    "${env[@]}" pipewire-pulse </dev/null >"$dir/pipewire-pulse.log" 2>&1 &
+    echo $! >>"$dir/pipewire.pids"
+    for _ in $(seq 1 100); do
+        running && break
+        sleep 0.05
+    done
+    running || { log "pipewire-pulse did not answer on $socket; logs:"; cat "$dir"/pipewire*.log "$dir/wireplumber.log" >&2 || true; exit 1; }
+    pa pactl load-module module-null-sink sink_name=dictum_sink \
+        sink_properties=device.description=Dictum_test_sink >/dev/null
+    pa pactl load-module module-remap-source source_name="$(mic_name)" \
+        master=dictum_sink.monitor >/dev/null
+}
+
 start() {
-    ensure_packages
     if running; then
         log "already running in $dir"
     else
+        # The choice is this start's (not a stale DIR's).
+        mkdir -p "$dir"
+        echo "${DICTUM_SOUND_SERVER:-pulseaudio}" >"$dir/server"
+        echo "${DICTUM_MIC_SOURCE:-dictum_mic}" >"$dir/mic"
+    fi
+    if running; then
+        :
+    elif [ "$(server_kind)" = pipewire ]; then
+        start_pipewire
+    else
+        ensure_packages
         mkdir -p "$pulse_dir" "$dir/home"
         chmod 700 "$runtime" "$pulse_dir"
         rm -f "$socket" "$pulse_dir/pid"
@@ -111,7 +188,7 @@ start() {
             --use-pid-file=yes --log-target="file:$dir/pulse.log" \
             --load="module-native-protocol-unix auth-anonymous=1 socket=$socket" \
             --load="module-null-sink sink_name=dictum_sink sink_properties=device.description=Dictum_test_sink" \
-            --load="module-virtual-source source_name=dictum_mic master=dictum_sink.monitor" \
+            --load="module-virtual-source source_name=$(mic_name) master=dictum_sink.monitor" \
             || { log "pulseaudio failed to start; log:"; cat "$dir/pulse.log" >&2 || true; exit 1; }
         for _ in $(seq 1 100); do
             running && break
@@ -119,9 +196,16 @@ start() {
         done
         running || { log "pulseaudio did not answer on $socket; log:"; cat "$dir/pulse.log" >&2 || true; exit 1; }
     fi
-    pa pactl set-default-source dictum_mic
+    # wireplumber may take a moment to register a new source before it can be the default.
+    local mic
+    mic="$(mic_name)"
+    for _ in $(seq 1 100); do
+        pa pactl list short sources | awk '{print $2}' | grep -qxF "$mic" && break
+        sleep 0.05
+    done
+    pa pactl list short sources | awk '{print $2}' | grep -qxF "$mic" || { log "$mic missing"; exit 1; }
+    pa pactl set-default-source "$mic"
     pa pactl set-default-sink dictum_sink
-    pa pactl list short sources | grep -q "dictum_mic" || { log "dictum_mic missing"; exit 1; }
     signal_on
     print_env
 }
@@ -129,6 +213,17 @@ start() {
 stop() {
     local pid
     signal_off
+    # PipeWire's three processes and its D-Bus daemon (none under PulseAudio).
+    for pid in $(cat "$dir/pipewire.pids" 2>/dev/null) $(cat "$dir/dbus.pid" 2>/dev/null); do
+        kill "$pid" 2>/dev/null || true
+    done
+    for pid in $(cat "$dir/pipewire.pids" 2>/dev/null) $(cat "$dir/dbus.pid" 2>/dev/null); do
+        for _ in $(seq 1 50); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.05
+        done
+        kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null || true
+    done
     pid="$(daemon_pid)"
     if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
         kill "$pid" 2>/dev/null || true

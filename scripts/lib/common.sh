@@ -121,6 +121,20 @@ ensure_e2e_deps() {
         ! command -v paplay >/dev/null 2>&1; then
         apt_ensure pulseaudio pulseaudio-utils libasound2-plugins
     fi
+    # PipeWire's PulseAudio server for the microphone test under PipeWire (live_mic,
+    # DICTUM_SOUND_SERVER=pipewire in tests/pulse-virtual-mic.sh): installed here so no test
+    # runs apt-get beside another. Not on a desktop whose session runs PulseAudio itself
+    # (a user's pulse socket in /run/user): Debian enables pipewire-pulse's user units, which
+    # would compete with it for that socket at the next login. There the PipeWire part of
+    # live_mic says it is skipped and why (DICTUM_SKIP_PIPEWIRE).
+    if command -v pipewire-pulse >/dev/null 2>&1 && command -v wireplumber >/dev/null 2>&1; then
+        :
+    elif compgen -G "/run/user/*/pulse/native" >/dev/null && ! pgrep -x pipewire >/dev/null; then
+        export DICTUM_SKIP_PIPEWIRE="this desktop's session runs PulseAudio; installing pipewire-pulse would compete with it (apt install pipewire-pulse wireplumber to run this part)"
+        log "not installing pipewire-pulse: $DICTUM_SKIP_PIPEWIRE"
+    else
+        apt_ensure pipewire pipewire-bin pipewire-pulse wireplumber dbus-daemon
+    fi
     export DICTUM_REQUIRE_E2E=1
 }
 

@@ -62,7 +62,7 @@ EXPECTED_S = {
     "live_mouse": 32,
     "bench_live": 30,
     "live_gnome": 26,
-    "live_mic": 25,
+    "live_mic": 45,
     "snippets": 24,
     "live_kde": 24,
     "live_edit": 22,

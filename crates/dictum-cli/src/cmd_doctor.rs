@@ -435,7 +435,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// capture stream now (`pactl list source-outputs`: cpal names its client
 /// `cpal-pulseaudio-<pid>`).
 fn microphone_check(d: &dictum_engine::config::dictation::DictationConfig) -> Check {
+    use dictum_engine::audio::mic_policy::{bluetooth_tradeoff, is_bluetooth_source};
     use dictum_engine::config::dictation::MicrophoneMode;
+    use dictum_engine::dictation::microphone::mic_mode;
     let rule = match d.microphone {
         MicrophoneMode::Always => {
             "open from start to quit (a pre-roll before every press; the desktop shows the \
@@ -465,11 +467,50 @@ fn microphone_check(d: &dictum_engine::config::dictation::DictationConfig) -> Ch
         ),
         Err(why) => format!("whether it is open now is unknown ({why})"),
     };
+    // The input the stream opens, and what a Bluetooth headset's costs (issue 42).
+    let input = if d.input_device.trim().is_empty() {
+        dictum_engine::audio::capture::default_input().map(|i| (i.name, i.description))
+    } else {
+        Ok((d.input_device.clone(), d.input_device.clone()))
+    };
+    let (status, input, fix) = match input {
+        Ok((name, description)) if is_bluetooth_source(&name) => {
+            let always = matches!(d.microphone, MicrophoneMode::Always);
+            (
+                if always { Status::Warn } else { Status::Info },
+                format!(
+                    "; input {name}: {}",
+                    bluetooth_tradeoff(mic_mode(d), &description)
+                ),
+                always.then(|| {
+                    "set [dictation] microphone = \"auto\" (Settings → Microphone) to give the \
+                     headset its music quality back between dictations"
+                        .to_string()
+                }),
+            )
+        }
+        Ok((name, description)) if name == description => {
+            (Status::Info, format!("; input {name}"), None)
+        }
+        Ok((name, description)) => (
+            Status::Info,
+            format!("; input {name} ({description})"),
+            None,
+        ),
+        Err(why) => (
+            Status::Info,
+            format!("; which input is the default is unknown ({why})"),
+            None,
+        ),
+    };
     check(
         "microphone",
-        Status::Info,
-        format!("microphone = \"{}\": {rule}; {now}", d.microphone.as_str()),
-        None,
+        status,
+        format!(
+            "microphone = \"{}\": {rule}; {now}{input}",
+            d.microphone.as_str()
+        ),
+        fix,
     )
 }
 

@@ -4,7 +4,7 @@
 //! test files that also include `common` and `support/events.rs` at their root.
 #![allow(dead_code)]
 
-use crate::common::pulse::{play_file, Pulse};
+use crate::common::pulse::{play_file, Pulse, SoundServer};
 use crate::common::x11::{tools_present, Xterm, Xvfb};
 use crate::events::RunningDaemon;
 use serde_json::Value;
@@ -34,13 +34,25 @@ impl Live {
         Some(live)
     }
 
+    /// [`start`](Self::start) on `server` (PipeWire's PulseAudio server, a microphone of
+    /// another name).
+    pub fn start_on(server: SoundServer) -> Option<Live> {
+        let live = Live::without_config_on(server)?;
+        write_initial_config(live.path());
+        Some(live)
+    }
+
     /// [`start`](Self::start) with an empty data folder: the test writes its own config.
     pub fn without_config() -> Option<Live> {
+        Live::without_config_on(SoundServer::PulseAudio)
+    }
+
+    fn without_config_on(server: SoundServer) -> Option<Live> {
         if !tools_present() {
             return None;
         }
         let live = one_at_a_time();
-        let pulse = Pulse::start();
+        let pulse = Pulse::start_on(server);
         let x = Xvfb::start();
         let dir = tempfile::tempdir().expect("tempdir");
         Some(Live {

@@ -184,6 +184,31 @@ pub fn is_bluetooth_source(name: &str) -> bool {
     name.starts_with("bluez_source.") || name.starts_with("bluez_input.")
 }
 
+/// What keeping a Bluetooth headset's microphone open costs, for a user whose input is one
+/// (`dictum doctor`, the first-run window), in the words of `mode` (`[dictation]
+/// microphone`): opening it switches the headset to its call profile (music sounds like a
+/// phone line until it is closed); opening it takes 1–2 s while the headset switches.
+pub fn bluetooth_tradeoff(mode: MicMode, description: &str) -> String {
+    let what = format!("Your microphone is a Bluetooth headset's ({description})");
+    let cold = "each press then opens it, which takes 1–2 s while the headset switches \
+                profile: the indicator says \"waiting for the microphone\" until it hears \
+                you, so start speaking at the cue";
+    match mode {
+        MicMode::Always => format!(
+            "{what}. `microphone = \"always\"` keeps it open for as long as Dictum runs, \
+             which holds the headset in its call profile: music and calls sound like a phone \
+             line all day. \"auto\" closes it after each dictation (the headset goes back \
+             to music quality); {cold}."
+        ),
+        MicMode::OnDemand | MicMode::Auto { .. } => format!(
+            "{what}. Dictum opens it only while you dictate and closes it right after, so \
+             the headset goes back to music quality in between; {cold}. \
+             `microphone = \"always\"` keeps it ready (a pre-roll before each press) but \
+             holds the headset in call quality all day."
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,6 +289,23 @@ mod tests {
             assert_eq!(p.state(3), MicReason::HandsFree, "{mode:?}");
             p.on(MicEvent::Listening(false), 4);
             assert!(!p.state(4).is_open(), "{mode:?}");
+        }
+    }
+
+    #[test]
+    fn the_bluetooth_tradeoff_names_the_cost_of_each_choice() {
+        let always = bluetooth_tradeoff(MicMode::Always, "Jabra Evolve 65");
+        assert!(always.contains("(Jabra Evolve 65)"), "{always}");
+        assert!(
+            always.contains("call profile") && always.contains("all day"),
+            "{always}"
+        );
+        assert!(always.contains("\"auto\" closes it"), "{always}");
+        for mode in [MicMode::OnDemand, MicMode::default()] {
+            let t = bluetooth_tradeoff(mode, "WH-1000XM4");
+            assert!(t.contains("closes it right after"), "{t}");
+            assert!(t.contains("1–2 s") && t.contains("at the cue"), "{t}");
+            assert!(t.contains("\"always\""), "{t}");
         }
     }
 

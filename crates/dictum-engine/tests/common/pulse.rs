@@ -1,5 +1,5 @@
-//! A private PulseAudio daemon with a virtual microphone (`tests/pulse-virtual-mic.sh`) for
-//! tests that capture real audio, and helpers to play clips into it. The daemon's address
+//! A private PulseAudio daemon (or PipeWire with its PulseAudio server: [`SoundServer`]) with
+//! a virtual microphone (`tests/pulse-virtual-mic.sh`) for tests that capture real audio, and helpers to play clips into it. The daemon's address
 //! goes into the process environment (cpal reads it there): use one `Pulse` per test binary,
 //! from a single test function.
 #![allow(dead_code)]
@@ -24,24 +24,54 @@ pub fn available(test: &str) -> bool {
     found
 }
 
+/// Which sound server serves the PulseAudio protocol (`tests/pulse-virtual-mic.sh`'s
+/// `DICTUM_SOUND_SERVER`), and the microphone's source name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SoundServer {
+    /// PulseAudio itself, the microphone named `dictum_mic`.
+    PulseAudio,
+    /// PipeWire with wireplumber and pipewire-pulse (what most desktops run now), the
+    /// microphone named `mic`: e.g. `bluez_input.…` for a stand-in of a Bluetooth headset's
+    /// (Dictum tells one by the name the server gives it).
+    PipeWire { mic: &'static str },
+}
+
 /// The daemon, stopped on drop (also when the test panics).
 pub struct Pulse {
     script: PathBuf,
     dir: PathBuf,
+    /// The microphone's source name (the default source).
+    pub mic: String,
 }
 
 impl Pulse {
     pub fn start() -> Pulse {
+        Pulse::start_on(SoundServer::PulseAudio)
+    }
+
+    /// A private `server` with its virtual microphone. Its address goes into this process's
+    /// environment, as [`start`](Self::start)'s does.
+    pub fn start_on(server: SoundServer) -> Pulse {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/pulse-virtual-mic.sh");
         reap_stale(&script);
         let dir = std::env::temp_dir().join(format!("dictum-pulse-test-{}", std::process::id()));
+        let (kind, mic) = match server {
+            SoundServer::PulseAudio => ("pulseaudio", "dictum_mic"),
+            SoundServer::PipeWire { mic } => ("pipewire", mic),
+        };
         let out = Command::new("bash")
             .arg(&script)
             .arg("start")
             .arg(&dir)
+            .env("DICTUM_SOUND_SERVER", kind)
+            .env("DICTUM_MIC_SOURCE", mic)
             .output()
             .expect("run tests/pulse-virtual-mic.sh");
-        let pulse = Pulse { script, dir };
+        let pulse = Pulse {
+            script,
+            dir,
+            mic: mic.to_string(),
+        };
         assert!(
             out.status.success(),
             "PulseAudio could not be started ({}):\n{}",
@@ -96,7 +126,7 @@ impl Pulse {
             &format!("sink_properties=device.description={name}"),
         ]);
         self.pactl(&["set-default-sink", name]);
-        self.pactl(&["set-default-source", "dictum_mic"]);
+        self.pactl(&["set-default-source", &self.mic]);
     }
 
     /// `slow`: the virtual microphone's signal off, so a stream opened on it gets its first
@@ -111,6 +141,16 @@ impl Pulse {
             .status()
             .expect("run tests/pulse-virtual-mic.sh");
         assert!(status.success(), "pulse-virtual-mic.sh slow/fast: {status}");
+    }
+
+    /// The server's name as `pactl info` gives it ("pulseaudio", "PulseAudio (on PipeWire
+    /// 0.3.65)").
+    pub fn server_name(&self) -> String {
+        self.pactl(&["info"])
+            .lines()
+            .find_map(|l| l.strip_prefix("Server Name: "))
+            .unwrap_or_default()
+            .to_string()
     }
 
     pub fn pactl(&self, args: &[&str]) -> String {

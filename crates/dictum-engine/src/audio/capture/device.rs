@@ -1,9 +1,10 @@
 //! The audio system and the device: PulseAudio (or pipewire-pulse) when reachable, else ALSA;
 //! a device by name or the default input; the process's one PulseAudio host for questions
-//! (which sources exist).
+//! (which sources exist, which is the default: [`default_input`]).
 
 use super::error::CaptureError;
 use super::options::{Backend, CaptureOptions};
+use crate::audio::mic_policy::is_bluetooth_source;
 use cpal::traits::{DeviceTrait, HostTrait};
 use cpal::HostId;
 use std::sync::{Arc, Mutex};
@@ -40,6 +41,44 @@ pub(super) fn pulse_source_names() -> Result<Vec<String>, String> {
     host.input_devices()
         .map(|devices| devices.map(|d| device_name(&d)).collect())
         .map_err(|e| format!("PulseAudio: {e}"))
+}
+
+/// The input a stream without `[audio] device` opens: the audio server's default source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DefaultInput {
+    /// The server's name for it (`alsa_input.…`, `bluez_input.…`).
+    pub name: String,
+    /// What the desktop shows ("Jabra Evolve 65 Mono"); the name when it has none.
+    pub description: String,
+    /// A Bluetooth headset's microphone (by its name: [`is_bluetooth_source`]): opening it
+    /// switches the headset to its call profile, so `auto` closes it after each dictation.
+    pub bluetooth: bool,
+}
+
+/// The PulseAudio (or pipewire-pulse) server's default source, asked through the one query
+/// host (no connection of its own); an error names what to check.
+pub fn default_input() -> Result<DefaultInput, String> {
+    // Also replaces a query host whose server went away.
+    pulse_source_names()?;
+    let host = PULSE_HOST
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone()
+        .ok_or("no PulseAudio server to ask")?;
+    let device = host.default_input_device().ok_or(
+        "the audio server has no default source: choose a microphone in the desktop's sound \
+         settings (`pactl info` shows \"Default Source\")",
+    )?;
+    let name = device_name(&device);
+    let description = device
+        .description()
+        .map(|d| d.name().to_string())
+        .unwrap_or_else(|_| name.clone());
+    Ok(DefaultInput {
+        bluetooth: is_bluetooth_source(&name),
+        name,
+        description,
+    })
 }
 
 fn new_pulse_host() -> Result<cpal::Host, String> {
