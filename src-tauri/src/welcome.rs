@@ -60,6 +60,49 @@ pub struct FirstRunInfo {
     pub models: Vec<ModelChoice>,
     pub models_dir: String,
     pub hotkey: String,
+    /// The microphone a dictation opens, as the desktop names it (`[dictation]
+    /// input_device`, or the audio server's default source), or why it is unknown.
+    pub microphone: String,
+    /// Set when it is a Bluetooth headset's: what keeping it open costs, in the words of
+    /// `[dictation] microphone` (the engine's `bluetooth_tradeoff`, as `dictum doctor` says
+    /// it).
+    pub bluetooth_note: Option<String>,
+    /// `[dictation] microphone` ("auto", "always", "on_demand").
+    pub microphone_mode: String,
+}
+
+/// The microphone line of the setup window: which input, and the Bluetooth trade-off when it
+/// is a headset's. Asked of the audio server (a few ms; bounded so a frozen server cannot
+/// hold the window).
+async fn microphone_line(
+    d: &dictum_engine::config::dictation::DictationConfig,
+) -> (String, Option<String>) {
+    use dictum_engine::audio::mic_policy::{bluetooth_tradeoff, is_bluetooth_source};
+    let wanted = d.input_device.trim().to_string();
+    let asked = tauri::async_runtime::spawn_blocking(move || {
+        if wanted.is_empty() {
+            dictum_engine::audio::capture::default_input().map(|i| (i.name, i.description))
+        } else {
+            Ok((wanted.clone(), wanted))
+        }
+    });
+    let found = match tokio::time::timeout(std::time::Duration::from_secs(2), asked).await {
+        Ok(Ok(found)) => found,
+        Ok(Err(e)) => Err(format!("the question failed: {e}")),
+        Err(_) => Err("the audio server did not answer within 2 s".to_string()),
+    };
+    match found {
+        Ok((name, description)) => {
+            let note = is_bluetooth_source(&name).then(|| {
+                bluetooth_tradeoff(
+                    dictum_engine::dictation::microphone::mic_mode(d),
+                    &description,
+                )
+            });
+            (description, note)
+        }
+        Err(why) => (format!("not known yet ({why})"), None),
+    }
 }
 
 /// Seconds of whisper time for 10 s of speech: tiny.en-q8_0 took 221 ms for jfk.wav (11 s) on
@@ -239,6 +282,7 @@ pub async fn first_run_info(
         Some(rec) => (rec.model.clone(), rec.reason.clone()),
         None => recommend(cores, gpu_free, cuda_build, english),
     };
+    let (microphone, bluetooth_note) = microphone_line(&config.dictation).await;
     let dir = state.models_dir()?;
     let statuses = models::catalog(&dir, &config.stt.model);
     let choices = statuses
@@ -290,6 +334,9 @@ pub async fn first_run_info(
         models: choices,
         models_dir: dir.display().to_string(),
         hotkey: config.dictation.hotkey.clone(),
+        microphone,
+        bluetooth_note,
+        microphone_mode: config.dictation.microphone.as_str().to_string(),
     })
 }
 

@@ -917,6 +917,30 @@ await test('first-run window: recommend, download, hotkey, try box', async (page
   await shot(page, 'first-run');
 });
 
+await test('first-run window: a Bluetooth headset\'s microphone, its cost and the choice', async (page) => {
+  await page.goto(`${base}?mic=bluetooth#welcome`);
+  await page.getByTestId('welcome').waitFor();
+  assert.equal(await page.getByTestId('microphone').textContent(), 'WH-1000XM4');
+  const note = await page.getByTestId('bluetooth-note').textContent();
+  assert.match(note, /Bluetooth headset's \(WH-1000XM4\)/);
+  assert.match(note, /music quality/);
+  assert.match(note, /1–2 s/);
+  assert.ok(await page.getByTestId('mic-auto').isChecked(), 'auto is the default');
+  await page.getByTestId('mic-always').check();
+  await eventually(async () => assert.equal((await mockState(page)).saved.at(-1)?.dictation.microphone, 'always'));
+  await page.getByTestId('mic-auto').check();
+  await eventually(async () => assert.equal((await mockState(page)).saved.at(-1)?.dictation.microphone, 'auto'));
+  await page.getByTestId('step-microphone').screenshot({ path: path.join(out, 'first-run-bluetooth.png') });
+});
+
+await test('first-run window: a wired microphone gets one plain line', async (page) => {
+  await page.goto(`${base}#welcome`);
+  await page.getByTestId('step-microphone').waitFor();
+  assert.equal(await page.getByTestId('microphone').textContent(), 'Built-in Audio Analog Stereo');
+  assert.equal(await page.getByTestId('bluetooth-note').count(), 0);
+  assert.match(await page.getByTestId('microphone-rule').textContent(), /open only while you dictate/);
+});
+
 await test('recording indicator', async (page) => {
   await page.setViewportSize({ width: 240, height: 70 });
   await page.goto(`${base}?state=recording#indicator`);

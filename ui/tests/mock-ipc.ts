@@ -542,6 +542,15 @@ mockIPC(async (cmd, args) => {
         measure_note: measured ? 'timed here on cpu: tiny.en-q8_0 58 ms per second of audio (load average 0.2 → 0.4)' : 'not measured yet: the recommendation is from the core count',
         models: models.map((m) => ({ ...m, is_default: m.name === config.stt.model, languages: m.english_only ? 'English' : '99 languages', est_sec_per_10s: m.size === 'tiny' ? 0.8 : 1.5, wer_pct: m.english_only ? 5.6 : 7.6, ...timed(m) })),
         models_dir: '/home/you/.local/share/dictum/models', hotkey: config.dictation.hotkey,
+        // ?mic=bluetooth: a headset's microphone, with the engine's words for it
+        // (audio/mic_policy.rs bluetooth_tradeoff, mode auto).
+        ...(params.get('mic') === 'bluetooth'
+          ? {
+            microphone: 'WH-1000XM4',
+            bluetooth_note: "Your microphone is a Bluetooth headset's (WH-1000XM4). Dictum opens it only while you dictate and closes it right after, so the headset goes back to music quality in between; each press then opens it, which takes 1–2 s while the headset switches profile: the indicator says \"waiting for the microphone\" until it hears you, so start speaking at the cue. `microphone = \"always\"` keeps it ready (a pre-roll before each press) but holds the headset in call quality all day.",
+          }
+          : { microphone: 'Built-in Audio Analog Stereo', bluetooth_note: null }),
+        microphone_mode: config.dictation.microphone,
       };
     }
     case 'import_model': {

@@ -28,6 +28,12 @@ export interface FirstRunInfo {
   models: ModelChoice[];
   models_dir: string;
   hotkey: string;
+  /** The microphone a dictation opens, as the desktop names it, or why it is unknown. */
+  microphone: string;
+  /** Set for a Bluetooth headset's microphone: what keeping it open costs (the engine's words). */
+  bluetooth_note?: string | null;
+  /** `[dictation] microphone`: "auto", "always" or "on_demand". */
+  microphone_mode: string;
 }
 
 /** "about 0.8 s per 10 s of speech" from the estimate in seconds. */

@@ -1,11 +1,14 @@
 // First run (no speech model yet): pick a model (recommended from this machine's hardware),
-// download it with progress or import a file, choose the hotkey, press it, speak, see the text.
+// download it with progress or import a file, choose the hotkey, press it, see which microphone
+// it records from (a Bluetooth headset's: what keeping it open costs, and the choice), speak,
+// see the text.
 // Every step shows something sensible while the app answers or when it fails.
 
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ConfigView } from '../bindings/ConfigView';
 import type { DownloadProgress } from '../bindings/DownloadProgress';
 import type { DictationState } from '../bindings/DictationState';
+import type { MicrophoneMode } from '../bindings/MicrophoneMode';
 import { errorText, events, ipc } from '../ipc';
 import { formatBytes, progressPct } from '../lib/format';
 import { measuredText, orderChoices, speedText, type FirstRunInfo } from '../lib/firstrun';
@@ -88,6 +91,14 @@ export function Welcome() {
       setView(v); setHotkeySeen(null);
     } catch (e) { setMsg({ ok: false, text: errorText(e) }); }
   };
+  const setMicrophone = async (microphone: MicrophoneMode) => {
+    if (!view) return;
+    try {
+      const v = await ipc.saveConfig({ ...view.config, dictation: { ...view.config.dictation, microphone } });
+      setView(v);
+    } catch (e) { setMsg({ ok: false, text: errorText(e) }); }
+  };
+  const micMode = view?.config.dictation.microphone ?? info.microphone_mode;
   const pct = progress && busy ? progressPct(progress.downloaded, progress.total) : null;
   const models = orderChoices(info.models, info.recommended);
 
@@ -151,8 +162,29 @@ export function Welcome() {
           : <span class="muted">Press the hotkey once to test it: a tick appears here when Dictum sees it.</span>}</p>
       </section>
 
+      <section class="card" data-testid="step-microphone">
+        <h2>3. Microphone</h2>
+        <p>Dictum records from <b data-testid="microphone">{info.microphone}</b> (the desktop's default input; Settings can pick another).</p>
+        {info.bluetooth_note ? (
+          <>
+            {/* The engine's words are the doctor's too: its `code` quotes read as plain text here. */}
+            <p class="warn" data-testid="bluetooth-note">{info.bluetooth_note.replace(/`/g, '')}</p>
+            <div class="choices" role="radiogroup" aria-label="When the microphone is open">
+              <label><input type="radio" name="mic" checked={micMode !== 'always'} disabled={!view}
+                onChange={() => setMicrophone('auto')} data-testid="mic-auto" /> Only while dictating (music quality in between)</label>
+              <label><input type="radio" name="mic" checked={micMode === 'always'} disabled={!view}
+                onChange={() => setMicrophone('always')} data-testid="mic-always" /> Keep it open (ready at once, call quality all day)</label>
+            </div>
+          </>
+        ) : (
+          <p class="muted" data-testid="microphone-rule">{micMode === 'always'
+            ? 'It stays open while Dictum runs, so the words just before the press are kept; the desktop shows the microphone in use all along.'
+            : 'It is open only while you dictate (and a few minutes after, for the next one): the desktop shows it in use only then. Settings → Microphone changes this.'}</p>
+        )}
+      </section>
+
       <section class="card" data-testid="step-try">
-        <h2>3. Try it</h2>
+        <h2>4. Try it</h2>
         <p class="muted">{info.model_ready
           ? 'Click in the box, hold the hotkey, say a sentence, release: the text appears here.'
           : 'Once a model is installed: click in the box, hold the hotkey, say a sentence, release.'}</p>
