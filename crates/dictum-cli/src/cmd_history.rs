@@ -19,9 +19,20 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     /// Write the listed entries (after --limit and --search) to FILE, as CSV, JSON or
-    /// Markdown by its extension (.csv, .json, .md); the file is private (0600).
+    /// Markdown by its extension (.csv, .json, .md); the file is private (0600). A file
+    /// transcription's subtitles as SubRip or WebVTT (.srt, .vtt): the one listed file
+    /// transcription, or the entry --id names.
     #[arg(long, value_name = "FILE", conflicts_with = "json")]
     export: Option<PathBuf>,
+    /// With --export: only entry ID (as listed; e.g. the file transcription whose subtitles
+    /// to write).
+    #[arg(
+        long,
+        value_name = "ID",
+        requires = "export",
+        conflicts_with = "search"
+    )]
+    id: Option<i64>,
     /// Delete these entries (by id, as listed) and their kept audio, for good.
     #[arg(long, value_name = "ID", num_args = 1.., conflicts_with_all = ["delete_all", "export", "json", "search"])]
     delete: Vec<i64>,
@@ -68,11 +79,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return crate::cmd_learn::run(&args.correct, args.accept.as_deref(), args.json);
     }
     let history = open_history()?;
-    let entries = history.list(&Query {
-        limit: args.limit,
-        search: args.search,
-    })?;
+    let entries = match args.id {
+        Some(id) => vec![history.get(id)?.ok_or_else(|| {
+            anyhow::anyhow!("no entry #{id} (see the ids with `dictum history`)")
+        })?],
+        None => history.list(&Query {
+            limit: args.limit,
+            search: args.search,
+        })?,
+    };
     if let Some(file) = &args.export {
+        if let Some(format) = subtitle_format(file) {
+            return export_subtitles(&history, &entries, file, format);
+        }
         return export(&entries, file);
     }
     // Edit-mode rows (`[edit]`): the instruction, the selection's length and the answer.
@@ -195,13 +214,92 @@ fn plural(n: usize) -> &'static str {
     }
 }
 
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Subtitles {
+    Srt,
+    Vtt,
+}
+
+fn subtitle_format(file: &Path) -> Option<Subtitles> {
+    match file.extension().and_then(|e| e.to_str()) {
+        Some("srt") => Some(Subtitles::Srt),
+        Some("vtt") => Some(Subtitles::Vtt),
+        _ => None,
+    }
+}
+
+/// A stored file transcription's subtitles, laid out as `dictum transcribe --format srt|vtt`
+/// lays them (from its segments' times; the cleaned text when the LLM cleaned it).
+fn export_subtitles(
+    history: &History,
+    entries: &[Entry],
+    file: &Path,
+    format: Subtitles,
+) -> anyhow::Result<ExitCode> {
+    use dictum_engine::store::Source;
+    use dictum_engine::subtitles;
+    let files: Vec<&Entry> = entries
+        .iter()
+        .filter(|e| e.source == Source::File)
+        .collect();
+    let entry = match files.as_slice() {
+        [one] => *one,
+        [] => anyhow::bail!(
+            "no file transcription among the {} listed {}: subtitles come from `dictum \
+             transcribe FILE`; pick one with --id ID (its id in `dictum history`)",
+            entries.len(),
+            plural(entries.len())
+        ),
+        many => anyhow::bail!(
+            "{} file transcriptions are listed ({}): pick the one to write with --id ID",
+            many.len(),
+            many.iter()
+                .filter_map(|e| e.id.map(|id| format!("#{id}")))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let id = entry.id.unwrap_or_default();
+    let Some(segments) = history.segments(id)? else {
+        anyhow::bail!(
+            "entry #{id} has no timed segments (transcribed before Dictum kept them, or it \
+             failed): transcribe the file again with `dictum transcribe --format {} FILE`",
+            if format == Subtitles::Srt {
+                "srt"
+            } else {
+                "vtt"
+            }
+        );
+    };
+    let cleaned = entry.llm_outcome.as_deref() == Some("cleaned");
+    let cues = subtitles::layout(
+        &subtitles::for_text(segments, entry.text.as_deref(), cleaned),
+        &subtitles::Layout::default(),
+        entry.audio_ms.and_then(|ms| u64::try_from(ms).ok()),
+    );
+    let text = match format {
+        Subtitles::Srt => subtitles::to_srt(&cues),
+        Subtitles::Vtt => subtitles::to_vtt(&cues),
+    };
+    dictum_engine::paths::write_private(file, text.as_bytes())
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", file.display()))?;
+    println!(
+        "exported entry #{id} ({}) as {} cues to {}",
+        entry.source_path.as_deref().unwrap_or("a file"),
+        cues.len(),
+        file.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 fn export(entries: &[Entry], file: &Path) -> anyhow::Result<ExitCode> {
     let format = match file.extension().and_then(|e| e.to_str()) {
         Some("csv") => ExportFormat::Csv,
         Some("json") => ExportFormat::Json,
         Some("md" | "markdown") => ExportFormat::Markdown,
         _ => anyhow::bail!(
-            "cannot tell the format of {}: name it .csv, .json or .md",
+            "cannot tell the format of {}: name it .csv, .json, .md (or .srt, .vtt for a \
+             file transcription's subtitles)",
             file.display()
         ),
     };

@@ -216,11 +216,9 @@ fn subtitle_segments(u: &Utterance) -> Vec<subtitles::Segment> {
             text: s.text.clone(),
         })
         .collect();
-    let cleaned = u.llm.is_some() && u.entry.text != u.entry.raw_text;
-    match u.entry.text.as_deref() {
-        Some(text) if cleaned && !text.trim().is_empty() => subtitles::retext(&segments, text),
-        _ => segments,
-    }
+    // As `dictum history --export x.srt` reads the stored row.
+    let cleaned = u.entry.llm_outcome.as_deref() == Some("cleaned");
+    subtitles::for_text(segments, u.entry.text.as_deref(), cleaned)
 }
 
 /// Progress of a long file on stderr: one line rewritten in place on a terminal, a line per

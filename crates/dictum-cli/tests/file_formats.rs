@@ -531,6 +531,58 @@ fn subtitles_read_back_by_ffmpeg_with_the_words_where_they_are_spoken() {
             last.1
         );
     }
+
+    // The same subtitles later, from the history (`dictum history --export`): two file rows
+    // are listed, so it asks which; each row, named by --id, gives the file its own
+    // transcription wrote, byte for byte (its segments were stored with it).
+    let db = rusqlite::Connection::open(dir.path().join("data/history.sqlite3")).expect("history");
+    let ids: Vec<i64> = db
+        .prepare("SELECT id FROM dictations ORDER BY id")
+        .expect("prepare")
+        .query_map([], |r| r.get(0))
+        .expect("query")
+        .map(|r| r.expect("id"))
+        .collect();
+    assert_eq!(ids.len(), 2, "a row per transcription: {ids:?}");
+    let exported = dir.path().join("from-history.srt");
+    let out = dictum(
+        dir.path(),
+        &["history", "--export", exported.to_str().expect("utf-8")],
+        None,
+    );
+    let err = stderr(&out);
+    assert!(
+        !out.status.success() && err.contains("pick the one to write with --id"),
+        "two file rows: {err}"
+    );
+    assert!(!exported.exists(), "nothing written when it must ask");
+    for (id, ext) in ids.iter().zip(["srt", "vtt"]) {
+        let exported = dir.path().join(format!("from-history.{ext}"));
+        let out = dictum(
+            dir.path(),
+            &[
+                "history",
+                "--export",
+                exported.to_str().expect("utf-8"),
+                "--id",
+                &id.to_string(),
+            ],
+            None,
+        );
+        assert!(
+            out.status.success(),
+            "--export .{ext} --id {id}: {}",
+            stderr(&out)
+        );
+        let theirs =
+            std::fs::read_to_string(dir.path().join(format!("late.{ext}"))).expect("transcribe's");
+        let ours = std::fs::read_to_string(&exported).expect("exported");
+        assert_eq!(ours, theirs, "history's {ext} against transcribe's");
+        eprintln!(
+            "history --export .{ext} --id {id}: {}",
+            String::from_utf8_lossy(&out.stdout).trim()
+        );
+    }
 }
 
 #[test]

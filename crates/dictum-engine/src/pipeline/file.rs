@@ -6,7 +6,7 @@
 use super::engine::Engine;
 use crate::audio;
 use crate::llm::LlmReport;
-use crate::store::row::{fail_row, RowState, RowWriter, WholeRow, Words};
+use crate::store::row::{fail_row, RowState, RowUpdate, RowWriter, WholeRow, Words};
 use crate::store::{Entry, History, Outcome, Source};
 use crate::stt::TimedText;
 use crate::timing::{ms_since, StageTimings};
@@ -229,6 +229,27 @@ impl Engine {
             }
         };
         rows.write(&mut entry, WholeRow::Cleaned)?;
+        if let (Some(id), false) = (entry.id, got.segments.is_empty()) {
+            // Kept for its subtitles later (`dictum history --export talk.srt`). The text is
+            // stored already: a failure here costs only that, and says so.
+            let segments: Vec<crate::subtitles::Segment> = got
+                .segments
+                .iter()
+                .map(|s| crate::subtitles::Segment {
+                    start_ms: s.start_ms,
+                    end_ms: s.end_ms,
+                    text: s.text.clone(),
+                })
+                .collect();
+            if let Err(e) = rows.update(
+                id,
+                RowUpdate::Segments {
+                    segments: &segments,
+                },
+            ) {
+                tracing::warn!("entry {id}: its segments were not stored, so `dictum history --export` cannot write its subtitles: {e}");
+            }
+        }
         Ok(Utterance {
             entry,
             timings,

@@ -76,6 +76,10 @@ pub const MIGRATION_FILES: &[(&str, &str)] = &[
         "0016_context.sql",
         include_str!("../../../../migrations/0016_context.sql"),
     ),
+    (
+        "0017_segments.sql",
+        include_str!("../../../../migrations/0017_segments.sql"),
+    ),
 ];
 
 pub fn migrations() -> Migrations<'static> {

@@ -15,6 +15,7 @@ pub mod recovery;
 pub mod retention;
 pub mod row;
 pub mod row_owner;
+mod segments;
 pub mod spool;
 
 pub use browse::{

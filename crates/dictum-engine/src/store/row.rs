@@ -11,6 +11,7 @@
 
 use super::{Entry, History, Outcome, Source};
 use crate::snippets::Rewriter;
+use crate::subtitles::Segment;
 use crate::{Error, Result};
 use rusqlite::{params, OptionalExtension, Transaction, TransactionBehavior};
 use std::sync::Arc;
@@ -247,6 +248,9 @@ pub enum RowUpdate<'a> {
     Edit { selection: &'a str },
     /// The user's correction of the row's text (learning): its own column, at any state.
     Corrected { text: &'a str },
+    /// A file's timed segments (its subtitles, `dictum history --export x.srt`): their own
+    /// column, at any state.
+    Segments { segments: &'a [Segment] },
 }
 
 impl RowUpdate<'_> {
@@ -256,7 +260,10 @@ impl RowUpdate<'_> {
             RowUpdate::Transcribed(_) => Some(RowState::Transcribed),
             RowUpdate::Cleaned(_) | RowUpdate::Retried(_) => Some(RowState::Cleaned),
             RowUpdate::Delivered(_) | RowUpdate::Failed(_) => Some(RowState::Delivered),
-            RowUpdate::GaveUp { .. } | RowUpdate::Edit { .. } | RowUpdate::Corrected { .. } => None,
+            RowUpdate::GaveUp { .. }
+            | RowUpdate::Edit { .. }
+            | RowUpdate::Corrected { .. }
+            | RowUpdate::Segments { .. } => None,
         }
     }
 
@@ -270,6 +277,7 @@ impl RowUpdate<'_> {
             RowUpdate::Retried(_) => "retried",
             RowUpdate::Edit { .. } => "edit",
             RowUpdate::Corrected { .. } => "corrected",
+            RowUpdate::Segments { .. } => "segments",
         }
     }
 
@@ -424,6 +432,10 @@ impl<'h> RowWriter<'h> {
             RowUpdate::Corrected { text } => tx.execute(
                 "UPDATE dictations SET correction = ?1 WHERE id = ?2",
                 params![text, id],
+            ),
+            RowUpdate::Segments { segments } => tx.execute(
+                "UPDATE dictations SET segments = ?1 WHERE id = ?2",
+                params![super::segments::to_json(segments), id],
             ),
             RowUpdate::GaveUp {
                 outcome,

@@ -12,6 +12,7 @@
 use super::journal::{self, Journal};
 use super::row::{Applied, RowState, RowUpdate, RowWriter, WholeRow};
 use super::{Entry, History, Outcome};
+use crate::subtitles::Segment;
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -45,6 +46,9 @@ enum Update {
     Corrected {
         text: String,
     },
+    Segments {
+        segments: Vec<Segment>,
+    },
 }
 
 impl Update {
@@ -72,6 +76,9 @@ impl Update {
             RowUpdate::Corrected { text } => Update::Corrected {
                 text: text.to_string(),
             },
+            RowUpdate::Segments { segments } => Update::Segments {
+                segments: segments.to_vec(),
+            },
         }
     }
 
@@ -95,6 +102,7 @@ impl Update {
             },
             Update::Edit { selection } => RowUpdate::Edit { selection },
             Update::Corrected { text } => RowUpdate::Corrected { text },
+            Update::Segments { segments } => RowUpdate::Segments { segments },
         }
     }
 }

@@ -26,6 +26,16 @@ pub use retext::retext;
 pub use wrap::wrap;
 
 /// How cues are laid out.
+/// The segments a transcript's subtitles are made from: whisper's, or, when its text is a
+/// cleanup of them (`cleaned`: the LLM rewrote it), that text laid over their times
+/// ([`retext`]). `dictum transcribe --format srt` and `dictum history --export x.srt` both.
+pub fn for_text(segments: Vec<Segment>, text: Option<&str>, cleaned: bool) -> Vec<Segment> {
+    match text {
+        Some(text) if cleaned && !text.trim().is_empty() => retext(&segments, text),
+        _ => segments,
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Layout {
     /// Characters (not bytes) a line holds at most; a single longer word gets a line alone.
