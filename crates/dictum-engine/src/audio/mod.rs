@@ -7,6 +7,7 @@ pub mod decode;
 mod decode_ffmpeg;
 mod decode_symphonia;
 pub mod mic_policy;
+mod mp4_priming;
 mod pcm;
 mod resample;
 mod wav;
