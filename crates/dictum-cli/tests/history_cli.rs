@@ -182,7 +182,7 @@ fn export_writes_the_listed_entries() {
         assert!(text.contains("private dictation 0"), "{name}");
     }
     let out = sb.dictum(&["history", "--export", "/tmp/x.pdf"]);
-    one_error_line(&out, "name it .csv, .json or .md");
+    one_error_line(&out, "name it .csv, .json, .md (or .srt, .vtt");
 }
 
 #[test]
