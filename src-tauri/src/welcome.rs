@@ -77,14 +77,10 @@ pub struct FirstRunInfo {
 async fn microphone_line(
     d: &dictum_engine::config::dictation::DictationConfig,
 ) -> (String, Option<String>) {
-    use dictum_engine::audio::mic_policy::{bluetooth_tradeoff, is_bluetooth_source};
-    let wanted = d.input_device.trim().to_string();
+    use dictum_engine::audio::mic_policy::bluetooth_tradeoff;
+    let configured = d.input_device.clone();
     let asked = tauri::async_runtime::spawn_blocking(move || {
-        if wanted.is_empty() {
-            dictum_engine::audio::capture::default_input().map(|i| (i.name, i.description))
-        } else {
-            Ok((wanted.clone(), wanted))
-        }
+        dictum_engine::audio::capture::dictation_input(&configured)
     });
     let found = match tokio::time::timeout(std::time::Duration::from_secs(2), asked).await {
         Ok(Ok(found)) => found,
@@ -92,14 +88,14 @@ async fn microphone_line(
         Err(_) => Err("the audio server did not answer within 2 s".to_string()),
     };
     match found {
-        Ok((name, description)) => {
-            let note = is_bluetooth_source(&name).then(|| {
+        Ok(i) => {
+            let note = i.bluetooth.then(|| {
                 bluetooth_tradeoff(
                     dictum_engine::dictation::microphone::mic_mode(d),
-                    &description,
+                    &i.description,
                 )
             });
-            (description, note)
+            (i.description, note)
         }
         Err(why) => (format!("not known yet ({why})"), None),
     }

@@ -435,7 +435,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// capture stream now (`pactl list source-outputs`: cpal names its client
 /// `cpal-pulseaudio-<pid>`).
 fn microphone_check(d: &dictum_engine::config::dictation::DictationConfig) -> Check {
-    use dictum_engine::audio::mic_policy::{bluetooth_tradeoff, is_bluetooth_source};
+    use dictum_engine::audio::mic_policy::bluetooth_tradeoff;
     use dictum_engine::config::dictation::MicrophoneMode;
     use dictum_engine::dictation::microphone::mic_mode;
     let rule = match d.microphone {
@@ -468,13 +468,10 @@ fn microphone_check(d: &dictum_engine::config::dictation::DictationConfig) -> Ch
         Err(why) => format!("whether it is open now is unknown ({why})"),
     };
     // The input the stream opens, and what a Bluetooth headset's costs (issue 42).
-    let input = if d.input_device.trim().is_empty() {
-        dictum_engine::audio::capture::default_input().map(|i| (i.name, i.description))
-    } else {
-        Ok((d.input_device.clone(), d.input_device.clone()))
-    };
-    let (status, input, fix) = match input {
-        Ok((name, description)) if is_bluetooth_source(&name) => {
+    let (status, input, fix) = match dictum_engine::audio::capture::dictation_input(&d.input_device)
+    {
+        Ok(i) if i.bluetooth => {
+            let (name, description) = (i.name, i.description);
             let always = matches!(d.microphone, MicrophoneMode::Always);
             (
                 if always { Status::Warn } else { Status::Info },
@@ -489,12 +486,10 @@ fn microphone_check(d: &dictum_engine::config::dictation::DictationConfig) -> Ch
                 }),
             )
         }
-        Ok((name, description)) if name == description => {
-            (Status::Info, format!("; input {name}"), None)
-        }
-        Ok((name, description)) => (
+        Ok(i) if i.name == i.description => (Status::Info, format!("; input {}", i.name), None),
+        Ok(i) => (
             Status::Info,
-            format!("; input {name} ({description})"),
+            format!("; input {} ({})", i.name, i.description),
             None,
         ),
         Err(why) => (

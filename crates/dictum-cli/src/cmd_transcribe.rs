@@ -207,15 +207,7 @@ fn render(u: &Utterance, format: Format) -> String {
 }
 
 fn subtitle_segments(u: &Utterance) -> Vec<subtitles::Segment> {
-    let segments: Vec<subtitles::Segment> = u
-        .segments
-        .iter()
-        .map(|s| subtitles::Segment {
-            start_ms: s.start_ms,
-            end_ms: s.end_ms,
-            text: s.text.clone(),
-        })
-        .collect();
+    let segments: Vec<subtitles::Segment> = u.segments.iter().map(Into::into).collect();
     // As `dictum history --export x.srt` reads the stored row.
     let cleaned = u.entry.llm_outcome.as_deref() == Some("cleaned");
     subtitles::for_text(segments, u.entry.text.as_deref(), cleaned)

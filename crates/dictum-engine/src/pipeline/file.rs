@@ -232,15 +232,8 @@ impl Engine {
         if let (Some(id), false) = (entry.id, got.segments.is_empty()) {
             // Kept for its subtitles later (`dictum history --export talk.srt`). The text is
             // stored already: a failure here costs only that, and says so.
-            let segments: Vec<crate::subtitles::Segment> = got
-                .segments
-                .iter()
-                .map(|s| crate::subtitles::Segment {
-                    start_ms: s.start_ms,
-                    end_ms: s.end_ms,
-                    text: s.text.clone(),
-                })
-                .collect();
+            let segments: Vec<crate::subtitles::Segment> =
+                got.segments.iter().map(Into::into).collect();
             if let Err(e) = rows.update(
                 id,
                 RowUpdate::Segments {

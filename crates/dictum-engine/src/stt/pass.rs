@@ -47,6 +47,18 @@ pub struct TimedText {
     pub text: String,
 }
 
+/// A segment as subtitles take it (a file's transcript, `transcribe --format srt` and the row's
+/// stored segments).
+impl From<&TimedText> for crate::subtitles::Segment {
+    fn from(t: &TimedText) -> Self {
+        crate::subtitles::Segment {
+            start_ms: t.start_ms,
+            end_ms: t.end_ms,
+            text: t.text.clone(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SttOutput {
     /// Whisper's text, segments joined, trimmed.

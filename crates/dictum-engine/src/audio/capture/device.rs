@@ -81,6 +81,20 @@ pub fn default_input() -> Result<DefaultInput, String> {
     })
 }
 
+/// The input a dictation opens: `configured` (`[dictation] input_device`) when set, else the
+/// server's default source ([`default_input`]). The doctor and the first-run window ask this.
+pub fn dictation_input(configured: &str) -> Result<DefaultInput, String> {
+    let configured = configured.trim();
+    if configured.is_empty() {
+        return default_input();
+    }
+    Ok(DefaultInput {
+        name: configured.to_string(),
+        description: configured.to_string(),
+        bluetooth: is_bluetooth_source(configured),
+    })
+}
+
 fn new_pulse_host() -> Result<cpal::Host, String> {
     if !cpal::available_hosts().contains(&HostId::PulseAudio) {
         return Err(

@@ -44,7 +44,7 @@ mod ring;
 mod shared;
 mod stream;
 
-pub use device::{default_input, DefaultInput};
+pub use device::{default_input, dictation_input, DefaultInput};
 pub use error::CaptureError;
 pub use options::{
     Backend, CaptureOptions, Captured, StreamInfo, DEFAULT_MAX_UTTERANCE, DEFAULT_PREROLL_MS,
