@@ -25,6 +25,15 @@ pub enum State {
 }
 
 impl State {
+    /// A dictation is under way: from the press (or a slow microphone's opening) until its
+    /// words are typed. Hands-free listening alone is not one.
+    pub fn is_dictating(self) -> bool {
+        matches!(
+            self,
+            State::Recording | State::Processing | State::Injecting | State::Opening
+        )
+    }
+
     /// Derived from the facts the controller tracks; never stored as a flag of its own, so it
     /// can never be left stale (the "busy flag never reset" failure).
     pub fn derive(recording: bool, injecting: bool, in_flight: usize, listening: bool) -> State {

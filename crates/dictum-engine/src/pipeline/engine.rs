@@ -12,6 +12,7 @@ use crate::llm::{Cleaner, LlmReport, WarmUp};
 use crate::profile::Profile;
 use crate::snippets::Rewriter;
 use crate::store::{Entry, Outcome};
+use crate::stt::priority::Stop;
 use crate::stt::remote::{RemoteError, RemoteStt};
 use crate::stt::{ResilientTranscriber, SttOptions, Transcriber, Window};
 use crate::timing::StageTimings;
@@ -82,6 +83,9 @@ pub struct Engine {
     /// `[[replace]]` and `[[snippet]]` compiled, rebuilt when the config's tables change;
     /// every segment carries it to the row ([`Words::into_row`]).
     rewriter: Arc<Rewriter>,
+    /// A background job's stop (a file's: cancelled, or a dictation goes first), given to
+    /// every local whisper pass ([`Engine::set_stop`]).
+    pub(super) stop: Option<Stop>,
 }
 
 /// The LLM cleanup stage as the (synchronous) engine runs it: the async [`Cleaner`] on a
@@ -108,7 +112,19 @@ impl Engine {
             rewriter,
             profile: Profile::default_arc(),
             profile_llm: HashMap::new(),
+            stop: None,
         }
+    }
+
+    /// Makes every local whisper pass stoppable by `stop` (a file job's: its Cancel, and
+    /// dictations that go first); `None` for passes nothing stops.
+    pub fn set_stop(&mut self, stop: Option<Stop>) {
+        self.stop = stop;
+    }
+
+    /// The stop given to [`Engine::set_stop`].
+    pub fn stop(&self) -> Option<&Stop> {
+        self.stop.as_ref()
     }
 
     /// The compiled snippets and replacements of the current config (rebuilt here when its

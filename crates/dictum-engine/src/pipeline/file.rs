@@ -38,7 +38,7 @@ impl FileProgress {
 }
 
 /// The text of a file transcribed piece by piece.
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct PieceText {
     words: Words,
     /// Whisper's segments, times from the start of the file.
@@ -170,7 +170,29 @@ impl PieceText {
 struct FileText {
     segments: Vec<TimedText>,
     truncated: Option<String>,
+    cancelled: bool,
 }
+
+/// What the caller of [`Engine::transcribe_file_hooked`] hears while a file is transcribed.
+pub struct FileHooks<'a> {
+    /// After each piece of a long file: how far it has got, and the segments that piece
+    /// added (times from the start of the file).
+    pub progress: &'a mut dyn FnMut(&FileProgress, &[TimedText]),
+    /// `true` when the file starts waiting for a dictation ([`Engine::set_stop`] with
+    /// `for_dictation`), `false` when it goes on.
+    pub waiting: &'a mut dyn FnMut(bool),
+}
+
+/// What became of one piece.
+enum PieceEnd {
+    Done,
+    /// The job's stop was cancelled: the piece was left out.
+    Cancelled,
+}
+
+/// The error the decode loop stops with when the job is cancelled (never stored: the row
+/// keeps the text so far, as a file cut short does).
+const CANCELLED: &str = "cancelled: the text before is kept";
 
 /// The outcome of one utterance, as stored in history, plus the error if there was one.
 #[derive(Debug)]
@@ -182,9 +204,11 @@ pub struct Utterance {
     pub llm: Option<LlmReport>,
     /// Whisper's segments, times in ms from the start of the file (files only).
     pub segments: Vec<TimedText>,
-    /// Why the file was transcribed only in part (cut short, damaged after some point), when
-    /// it was: the text holds what came before (files only).
+    /// Why the file was transcribed only in part (cut short, damaged after some point,
+    /// cancelled), when it was: the text holds what came before (files only).
     pub truncated: Option<String>,
+    /// The job was cancelled ([`Engine::set_stop`]) before the file's end.
+    pub cancelled: bool,
 }
 
 impl Engine {
@@ -202,6 +226,24 @@ impl Engine {
         path: &Path,
         progress: &mut dyn FnMut(&FileProgress),
     ) -> Result<Utterance> {
+        let mut each = |p: &FileProgress, _: &[TimedText]| progress(p);
+        let mut hooks = FileHooks {
+            progress: &mut each,
+            waiting: &mut |_| {},
+        };
+        self.transcribe_file_hooked(history, path, &mut hooks)
+    }
+
+    /// [`Engine::transcribe_file_with`], telling `hooks` each piece's segments and when the
+    /// file waits for a dictation. With a stop ([`Engine::set_stop`]): a cancel ends the file
+    /// at once (the pieces done are kept, the row says so), and a dictation stops the piece
+    /// under way, which is redone once the dictation is typed.
+    pub fn transcribe_file_hooked(
+        &mut self,
+        history: &History,
+        path: &Path,
+        hooks: &mut FileHooks<'_>,
+    ) -> Result<Utterance> {
         let start = Instant::now();
         let mut entry = Entry::new(Source::File);
         entry.source_path = Some(path.display().to_string());
@@ -212,7 +254,7 @@ impl Engine {
 
         let mut timings = StageTimings::default();
         let mut got = FileText::default();
-        let result = self.run_file(path, &mut entry, &mut timings, &mut got, progress);
+        let result = self.run_file(path, &mut entry, &mut timings, &mut got, hooks);
         let llm = if result.is_ok() {
             // Cannot fail: any LLM problem is recorded in the row and the raw text is kept.
             self.clean_entry(&mut entry, &mut timings)
@@ -250,7 +292,57 @@ impl Engine {
             llm,
             segments: got.segments,
             truncated: got.truncated,
+            cancelled: got.cancelled,
         })
+    }
+
+    /// Transcribes one piece into `text`, as [`PieceText::add`] does, minding the stop: it
+    /// waits while a dictation is under way, and a pass a dictation stopped is redone from
+    /// the state before it; a cancel leaves the piece out.
+    #[allow(clippy::too_many_arguments)]
+    fn file_piece(
+        &mut self,
+        text: &mut PieceText,
+        full_window: bool,
+        samples: &[f32],
+        offset: usize,
+        entry: &mut Entry,
+        timings: &mut StageTimings,
+        hooks: &mut FileHooks<'_>,
+    ) -> Result<PieceEnd> {
+        loop {
+            let Some(stop) = self.stop.clone() else {
+                text.add(self, full_window, samples, offset, entry, timings)?;
+                return Ok(PieceEnd::Done);
+            };
+            let mut told = false;
+            stop.wait_for_dictation(&mut || {
+                told = true;
+                (hooks.waiting)(true);
+            });
+            if told {
+                (hooks.waiting)(false);
+            }
+            if stop.cancelled() {
+                return Ok(PieceEnd::Cancelled);
+            }
+            let before = (text.clone(), entry.clone(), timings.clone());
+            match text.add(self, full_window, samples, offset, entry, timings) {
+                Ok(()) => return Ok(PieceEnd::Done),
+                Err(e) if crate::stt::is_stopped(&e) => {
+                    let ms = text.ms;
+                    (*text, *entry, *timings) = before;
+                    // The stopped pass's time still counts as whisper's (the decode loop
+                    // takes it out of the decoding time).
+                    text.ms = ms;
+                    tracing::debug!(
+                        cancelled = stop.cancelled(),
+                        "a file's piece was stopped; redone after the dictation unless cancelled"
+                    );
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     fn run_file(
@@ -259,7 +351,7 @@ impl Engine {
         entry: &mut Entry,
         timings: &mut StageTimings,
         got: &mut FileText,
-        progress: &mut dyn FnMut(&FileProgress),
+        hooks: &mut FileHooks<'_>,
     ) -> Result<()> {
         // Decoded, downmixed and resampled in one streaming pass (the header is checked
         // first: rate, size, duration cap); whisper takes the audio piece by piece as it
@@ -274,6 +366,7 @@ impl Engine {
         let mut total: u64 = 0;
         let mut pieces = 0usize;
         let mut kept = self.kept_audio_writer(entry);
+        let mut cancelled = false;
         let decoded = audio::decode_file_16k_blocks(
             path,
             self.config.stt.max_file_s,
@@ -288,20 +381,50 @@ impl Engine {
                 pending.extend_from_slice(block);
                 while pending.len() >= piece_max {
                     let cut = audio::cut::quietest_point(&pending, piece_min, piece_max).max(1);
-                    text.add(self, true, &pending[..cut], done as usize, entry, timings)?;
+                    let had = text.segments.len();
+                    let end = self.file_piece(
+                        &mut text,
+                        true,
+                        &pending[..cut],
+                        done as usize,
+                        entry,
+                        timings,
+                        hooks,
+                    )?;
+                    if let PieceEnd::Cancelled = end {
+                        cancelled = true;
+                        return Err(Error::Transcribe(CANCELLED.into()));
+                    }
                     pending.drain(..cut);
                     done += cut as u64;
                     pieces += 1;
-                    progress(&FileProgress {
-                        done_ms: done * 1000 / rate as u64,
-                        total_ms: (total * 1000 / rate as u64).max(done * 1000 / rate as u64),
-                        pieces,
-                        elapsed_ms: ms_since(start),
-                    });
+                    (hooks.progress)(
+                        &FileProgress {
+                            done_ms: done * 1000 / rate as u64,
+                            total_ms: (total * 1000 / rate as u64).max(done * 1000 / rate as u64),
+                            pieces,
+                            elapsed_ms: ms_since(start),
+                        },
+                        &text.segments[had..],
+                    );
                 }
                 Ok(())
             },
         );
+        let rate_ms = |samples: u64| samples * 1000 / rate as u64;
+        if cancelled {
+            // Stopped on purpose: the row keeps the pieces done, as a file cut short does.
+            timings.decode = Some((ms_since(start) - text.ms).max(0.0));
+            entry.decode_ms = timings.decode;
+            entry.audio_ms = Some(rate_ms(total) as i64);
+            let why = format!(
+                "cancelled at {} of {}",
+                clock(rate_ms(done)),
+                clock(rate_ms(total))
+            );
+            got.cancelled = true;
+            return self.finish_words(path, text, entry, got, Some(why), 0);
+        }
         let info = match decoded {
             Ok(info) => info,
             Err(e) => {
@@ -316,9 +439,6 @@ impl Engine {
         timings.resample = Some(resample_ms);
         entry.resample_ms = Some(resample_ms);
         entry.audio_ms = Some(info.duration_ms() as i64);
-        if let Some(why) = &info.truncated {
-            tracing::debug!("{}: transcribed in part: {why}", path.display());
-        }
         if let Some((writer, file)) = kept {
             match writer.finish() {
                 Ok(()) => entry.audio_path = Some(file.display().to_string()),
@@ -327,21 +447,56 @@ impl Engine {
         }
         let long = pieces > 0;
         if !pending.is_empty() || pieces == 0 {
-            text.add(self, long, &pending, done as usize, entry, timings)?;
+            let had = text.segments.len();
+            let end = self.file_piece(
+                &mut text,
+                long,
+                &pending,
+                done as usize,
+                entry,
+                timings,
+                hooks,
+            )?;
+            if let PieceEnd::Cancelled = end {
+                let why = format!(
+                    "cancelled at {} of {}",
+                    clock(rate_ms(done)),
+                    clock(info.duration_ms())
+                );
+                got.cancelled = true;
+                return self.finish_words(path, text, entry, got, Some(why), pieces);
+            }
             done += pending.len() as u64;
             pieces += 1;
+            if long {
+                (hooks.progress)(
+                    &FileProgress {
+                        done_ms: rate_ms(done),
+                        total_ms: rate_ms(done),
+                        pieces,
+                        elapsed_ms: ms_since(start),
+                    },
+                    &text.segments[had..],
+                );
+            }
         }
-        if long {
-            progress(&FileProgress {
-                done_ms: done * 1000 / rate as u64,
-                total_ms: done * 1000 / rate as u64,
-                pieces,
-                elapsed_ms: ms_since(start),
-            });
-        }
+        self.finish_words(path, text, entry, got, info.truncated, pieces)
+    }
+
+    /// The pieces' words into the row, and why it holds only part of the file (cut short,
+    /// damaged, cancelled) when it does.
+    fn finish_words(
+        &self,
+        path: &Path,
+        text: PieceText,
+        entry: &mut Entry,
+        got: &mut FileText,
+        truncated: Option<String>,
+        pieces: usize,
+    ) -> Result<()> {
         // A file of one piece keeps whisper's raw text as it came (untrimmed).
         let single_raw = match text.words.raws.as_slice() {
-            [one] => Some(one.clone()),
+            [one] if pieces <= 1 => Some(one.clone()),
             _ => None,
         };
         text.words.into_row(entry);
@@ -349,9 +504,17 @@ impl Engine {
             entry.raw_text = single_raw;
         }
         got.segments = text.segments;
-        if let Some(why) = info.truncated {
+        if let Some(why) = truncated {
+            tracing::debug!("{}: transcribed in part: {why}", path.display());
             // The row says so, its outcome left as the words make it (the text is real).
-            entry.error_kind = Some("audio_truncated".into());
+            entry.error_kind = Some(
+                if got.cancelled {
+                    "cancelled"
+                } else {
+                    "audio_truncated"
+                }
+                .into(),
+            );
             entry.error = Some(format!("transcribed in part: {why}"));
             got.truncated = Some(why);
         }
@@ -374,5 +537,15 @@ impl Engine {
                 None
             }
         }
+    }
+}
+
+/// `m:ss` (or `h:mm:ss`) of `ms`, for the row's note of where a file stopped.
+fn clock(ms: u64) -> String {
+    let s = ms / 1000;
+    if s >= 3600 {
+        format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+    } else {
+        format!("{}:{:02}", s / 60, s % 60)
     }
 }

@@ -16,5 +16,5 @@ mod segment;
 
 pub use crate::store::row::{fail_row, keep_rejected_answer, Words};
 pub use engine::{no_local_fallback, Engine, FILE_PIECE_S, NO_LOCAL_FALLBACK};
-pub use file::{FileProgress, Utterance};
+pub use file::{FileHooks, FileProgress, Utterance};
 pub use segment::Segment;

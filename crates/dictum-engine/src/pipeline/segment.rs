@@ -337,6 +337,7 @@ impl Engine {
             .as_mut()
             .ok_or_else(|| Error::Transcribe("model not loaded".into()))?;
         seg.model = Some(transcriber.primary().model_name.clone());
+        transcriber.primary_mut().set_stop(self.stop.clone());
         let delivered = transcriber.transcribe(kept, &opts)?;
         seg.device = Some(delivered.device);
         seg.fallback = delivered.fallback;

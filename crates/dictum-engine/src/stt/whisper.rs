@@ -3,6 +3,7 @@
 
 use super::model_file::{check_model_file, ModelInfo};
 use super::pass::{audio_ctx_for, SttOptions, SttOutput, TimedText, Window};
+use super::priority::Stop;
 use super::suspect::{keep_redo, suspect};
 use super::worker_process::{self, WorkerProcess};
 use crate::gpu::speech_plan;
@@ -40,10 +41,16 @@ pub struct Transcriber {
     /// Raised by another thread to stop the decode under way (a live pass made stale by new
     /// speech or by the release); whisper checks it between graph nodes. In-process only.
     abort: Option<Arc<AtomicBool>>,
+    /// A background pass's stop (a file's: cancelled, or a dictation needs the cores); unlike
+    /// `abort` it leaves the redo of a suspect pass as it is. In-process only.
+    stop: Option<Stop>,
 }
 
 /// The message of a decode stopped through [`Transcriber::set_abort`].
 pub const ABORTED: &str = "aborted: the pass was made stale";
+
+/// The message of a decode stopped through [`Transcriber::set_stop`].
+pub const STOPPED: &str = "stopped: the file was cancelled or a dictation went first";
 
 /// Upper bound on tokens for an utterance: generous for real speech (people say at most
 /// ~4 words/s), but it stops a decoder that has started repeating itself.
@@ -100,6 +107,7 @@ impl Transcriber {
             load_ms: ms_since(start),
             warmup_ms: None,
             abort: None,
+            stop: None,
         })
     }
 
@@ -149,6 +157,7 @@ impl Transcriber {
             load_ms: ms_since(start),
             warmup_ms: None,
             abort: None,
+            stop: None,
         })
     }
 
@@ -240,6 +249,13 @@ impl Transcriber {
         self.abort = flag;
     }
 
+    /// A background pass's stop ([`Stop`]): once raised, the decode under way ends within a
+    /// few ms and the call fails with [`STOPPED`] (see [`is_stopped`]). Ignored by the
+    /// worker-process backend (a file on the GPU then yields between its pieces only).
+    pub fn set_stop(&mut self, stop: Option<Stop>) {
+        self.stop = stop;
+    }
+
     /// True when the flag given to [`Transcriber::set_abort`] is raised.
     pub fn abort_raised(&self) -> bool {
         self.abort
@@ -280,7 +296,11 @@ impl Transcriber {
         match &mut self.backend {
             Backend::InProcess { ctx, state } => {
                 let eot = ctx.token_eot();
-                decode_in(state, eot, pcm, opts, window, self.abort.as_deref())
+                let watch = Watch {
+                    abort: self.abort.as_deref(),
+                    stop: self.stop.as_ref(),
+                };
+                decode_in(state, eot, pcm, opts, window, watch)
             }
             Backend::Worker(w) => w.decode(pcm, opts, window),
         }
@@ -293,11 +313,19 @@ fn file_name(path: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// What whisper's abort callback reads: the flag another thread raises, and whether whisper
-/// actually stopped on it (a flag raised after the last check leaves a finished decode).
+/// What may stop a decode: a live pass's abort flag, a background pass's stop.
+#[derive(Clone, Copy, Default)]
+struct Watch<'a> {
+    abort: Option<&'a AtomicBool>,
+    stop: Option<&'a Stop>,
+}
+
+/// What whisper's abort callback reads: what another thread raises, and which of them
+/// actually stopped whisper (one raised after the last check leaves a finished decode).
 struct AbortWatch<'a> {
-    flag: &'a AtomicBool,
-    fired: AtomicBool,
+    watch: Watch<'a>,
+    aborted: AtomicBool,
+    stopped: AtomicBool,
 }
 
 /// whisper's abort callback: true stops the decode. `data` is the `AbortWatch` given by
@@ -305,11 +333,15 @@ struct AbortWatch<'a> {
 unsafe extern "C" fn abort_requested(data: *mut c_void) -> bool {
     // SAFETY: `decode_in` passes a pointer to an `AbortWatch` that outlives the decode.
     let watch = unsafe { &*(data as *const AbortWatch) };
-    let stop = watch.flag.load(Ordering::Relaxed);
-    if stop {
-        watch.fired.store(true, Ordering::Relaxed);
+    if watch.watch.abort.is_some_and(|f| f.load(Ordering::Relaxed)) {
+        watch.aborted.store(true, Ordering::Relaxed);
+        return true;
     }
-    stop
+    if watch.watch.stop.is_some_and(Stop::raised) {
+        watch.stopped.store(true, Ordering::Relaxed);
+        return true;
+    }
+    false
 }
 
 /// The message of a speculation whose sized window's pass was suspect: dropped, not redone
@@ -320,7 +352,12 @@ pub const GAVE_UP: &str = "a speculation's sized window gave a suspect pass; dro
 /// dropped instead of redone ([`GAVE_UP`]): either way the pass left nothing to use and
 /// nothing went wrong.
 pub fn is_aborted(e: &Error) -> bool {
-    matches!(e, Error::Transcribe(m) if m == ABORTED || m == GAVE_UP)
+    matches!(e, Error::Transcribe(m) if m == ABORTED || m == GAVE_UP || m == STOPPED)
+}
+
+/// True when `e` is a decode stopped through [`Transcriber::set_stop`].
+pub fn is_stopped(e: &Error) -> bool {
+    matches!(e, Error::Transcribe(m) if m == STOPPED)
 }
 
 /// One whisper decode. `eot`: the end-of-text token; ids from it on are special tokens
@@ -331,7 +368,7 @@ fn decode_in(
     pcm: &[f32],
     opts: &SttOptions,
     window: Option<Window>,
-    abort: Option<&AtomicBool>,
+    watch: Watch<'_>,
 ) -> Result<SttOutput> {
     let start = Instant::now();
     let audio_ctx = window.map_or(0, |w| audio_ctx_for(pcm.len(), w));
@@ -393,9 +430,10 @@ fn decode_in(
     } else {
         pcm
     };
-    let watch = abort.map(|flag| AbortWatch {
-        flag,
-        fired: AtomicBool::new(false),
+    let watch = (watch.abort.is_some() || watch.stop.is_some()).then(|| AbortWatch {
+        watch,
+        aborted: AtomicBool::new(false),
+        stopped: AtomicBool::new(false),
     });
     if let Some(w) = &watch {
         // SAFETY: `watch` outlives `state.full` below (it lives to the end of this call), and
@@ -406,8 +444,13 @@ fn decode_in(
         }
     }
     let done = state.full(params, pcm);
-    if watch.is_some_and(|w| w.fired.load(Ordering::Relaxed)) {
-        return Err(Error::Transcribe(ABORTED.into()));
+    if let Some(w) = &watch {
+        if w.aborted.load(Ordering::Relaxed) {
+            return Err(Error::Transcribe(ABORTED.into()));
+        }
+        if w.stopped.load(Ordering::Relaxed) {
+            return Err(Error::Transcribe(STOPPED.into()));
+        }
     }
     done.map_err(|e| Error::Transcribe(e.to_string()))?;
     let mut text = String::new();

@@ -14,6 +14,7 @@ use crate::audio::cues::{Cue, Player};
 use crate::config::Config;
 use crate::dictation::messages::Event;
 use crate::dictation::state::State;
+use crate::stt::priority::Claim;
 use std::sync::mpsc;
 
 pub(super) struct Feedback {
@@ -25,6 +26,9 @@ pub(super) struct Feedback {
     cue_recording: bool,
     /// Whether the microphone's stream was open when last published.
     mic_open: Option<bool>,
+    /// Raised while a dictation is under way, so a file transcribed in this process waits
+    /// (`stt::priority`: dictation goes first); lowered with the state, or when dropped.
+    claim: Claim,
 }
 
 impl Feedback {
@@ -35,11 +39,13 @@ impl Feedback {
             cues: Player::default(),
             cue_recording: false,
             mic_open: None,
+            claim: Claim::new(),
         }
     }
 
     /// Publishes `state` when it changed.
     pub(super) fn publish(&mut self, state: State, events: &mpsc::Sender<Event>) {
+        self.claim.set(state.is_dictating());
         if state != self.state {
             self.state = state;
             let _ = events.send(Event::State { state });
