@@ -272,9 +272,10 @@ fn export_subtitles(
         );
     };
     let cleaned = entry.llm_outcome.as_deref() == Some("cleaned");
-    let cues = subtitles::layout(
-        &subtitles::for_text(segments, entry.text.as_deref(), cleaned),
-        &subtitles::Layout::default(),
+    let cues = subtitles::cues_for(
+        segments,
+        entry.text.as_deref(),
+        cleaned,
         entry.audio_ms.and_then(|ms| u64::try_from(ms).ok()),
     );
     let text = match format {

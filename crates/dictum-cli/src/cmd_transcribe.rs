@@ -192,9 +192,13 @@ fn render(u: &Utterance, format: Format) -> String {
         Format::Txt => u.entry.text.clone().unwrap_or_default(),
         Format::Json => format!("{}\n", to_json(u)),
         Format::Srt | Format::Vtt => {
-            let cues = subtitles::layout(
-                &subtitle_segments(u),
-                &subtitles::Layout::default(),
+            let segments: Vec<subtitles::Segment> = u.segments.iter().map(Into::into).collect();
+            // As `dictum history --export x.srt` reads the stored row.
+            let cleaned = u.entry.llm_outcome.as_deref() == Some("cleaned");
+            let cues = subtitles::cues_for(
+                segments,
+                u.entry.text.as_deref(),
+                cleaned,
                 u.entry.audio_ms.and_then(|ms| u64::try_from(ms).ok()),
             );
             if format == Format::Srt {
@@ -204,13 +208,6 @@ fn render(u: &Utterance, format: Format) -> String {
             }
         }
     }
-}
-
-fn subtitle_segments(u: &Utterance) -> Vec<subtitles::Segment> {
-    let segments: Vec<subtitles::Segment> = u.segments.iter().map(Into::into).collect();
-    // As `dictum history --export x.srt` reads the stored row.
-    let cleaned = u.entry.llm_outcome.as_deref() == Some("cleaned");
-    subtitles::for_text(segments, u.entry.text.as_deref(), cleaned)
 }
 
 /// Progress of a long file on stderr: one line rewritten in place on a terminal, a line per

@@ -16,6 +16,7 @@ pub mod edit;
 pub mod error;
 pub mod eval;
 pub(crate) mod fault;
+pub mod filejobs;
 pub mod gpu;
 pub mod hotkey;
 pub mod inject;

@@ -14,6 +14,7 @@ mod wav;
 
 pub use capture::{Capture, CaptureError, CaptureOptions, Captured};
 pub use decode::decode_file_16k_blocks;
+pub use decode_ffmpeg::find_ffmpeg;
 pub use pcm::Pcm16k;
 pub use resample::{downmix, resample_to_16k, To16k};
 pub use wav::{

@@ -8,8 +8,9 @@
 //!   `mic` row older than this process belongs to a process that is gone;
 //! - `file` rows are written by `dictum transcribe`, which takes no lock and may run beside
 //!   the daemon for hours (a long meeting): they are marked only when no `dictum transcribe`
-//!   process is running for this user (read from `/proc`); otherwise they are left for the
-//!   next start.
+//!   process is running for this user (read from `/proc`) and no file queue runs in this
+//!   process (the tray's Transcribe window, [`FilesInProcess`]); otherwise they are left for
+//!   the next start.
 
 use super::{History, Outcome};
 
@@ -92,6 +93,28 @@ impl InstanceLock {
 }
 
 /// What [`mark_interrupted`] did.
+/// File queues alive in this process (`filejobs`): their `pending` rows are live.
+static FILE_QUEUES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Held by a file queue for as long as it lives: while any is held, start-up recovery in
+/// this process leaves `pending` file rows alone (the queue may have made one just before the
+/// dictation started).
+#[derive(Debug)]
+pub struct FilesInProcess(());
+
+impl FilesInProcess {
+    pub fn hold() -> FilesInProcess {
+        FILE_QUEUES.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        FilesInProcess(())
+    }
+}
+
+impl Drop for FilesInProcess {
+    fn drop(&mut self) {
+        FILE_QUEUES.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Recovered {
     /// Rows marked `interrupted`.
@@ -124,7 +147,8 @@ pub fn mark_interrupted(
     started_ms: i64,
     audio_dir: Option<&Path>,
 ) -> Result<Recovered> {
-    let transcribe_running = live_transcribe_pids().next().is_some();
+    let transcribe_running = FILE_QUEUES.load(std::sync::atomic::Ordering::Acquire) > 0
+        || live_transcribe_pids().next().is_some();
     let mut stmt = history
         .conn
         .prepare(

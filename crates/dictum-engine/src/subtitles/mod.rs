@@ -25,6 +25,22 @@ pub use format::{to_srt, to_vtt};
 pub use retext::retext;
 pub use wrap::wrap;
 
+/// A transcript's cues with the usual layout ([`Layout::default`]): its segments, or its
+/// cleaned text over their times ([`for_text`]), inside `duration_ms`. `dictum transcribe
+/// --format srt`, `dictum history --export x.srt` and the tray's Save as all write these.
+pub fn cues_for(
+    segments: Vec<Segment>,
+    text: Option<&str>,
+    cleaned: bool,
+    duration_ms: Option<u64>,
+) -> Vec<Cue> {
+    layout(
+        &for_text(segments, text, cleaned),
+        &Layout::default(),
+        duration_ms,
+    )
+}
+
 /// How cues are laid out.
 /// The segments a transcript's subtitles are made from: whisper's, or, when its text is a
 /// cleanup of them (`cleaned`: the LLM rewrote it), that text laid over their times
