@@ -24,4 +24,8 @@ app_class?: string,
  * `ok`, `no_speech`, `error`, `interrupted`, `pending` (the dictation's outcome) or `llm_cleaned`,
  * `llm_rejected`, `llm_failed` (the LLM stage's).
  */
-outcome?: string, };
+outcome?: string, 
+/**
+ * `mic` (dictations) or `file` (transcribed files); absent: both.
+ */
+source?: string, };

@@ -27,6 +27,8 @@ pub struct HistoryFilter {
     /// `ok`, `no_speech`, `error`, `interrupted`, `pending` (the dictation's outcome) or `llm_cleaned`,
     /// `llm_rejected`, `llm_failed` (the LLM stage's).
     pub outcome: Option<String>,
+    /// `mic` (dictations) or `file` (transcribed files); absent: both.
+    pub source: Option<String>,
 }
 
 /// Position after the last row of a page (newest-first order: created_at_ms, then id).
@@ -65,6 +67,11 @@ pub struct EntrySummary {
     pub text: String,
     pub total_ms: Option<f64>,
     pub error: Option<String>,
+    /// A dictation, or a transcribed file (its path, and the audio's length).
+    pub source: super::Source,
+    pub source_path: Option<String>,
+    #[ts(type = "number | null")]
+    pub audio_ms: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
@@ -199,6 +206,9 @@ fn where_clause(f: &HistoryFilter, extra: &[(String, Vec<Value>)]) -> (String, V
             None => push("d.outcome = #", vec![o.to_string().into()]),
         }
     }
+    if let Some(source) = f.source.as_deref().filter(|s| !s.is_empty()) {
+        push("d.source = #", vec![source.to_string().into()]);
+    }
     for (sql, vals) in extra {
         push(sql, vals.clone());
     }
@@ -236,7 +246,8 @@ impl History {
         params.push(i64::from(limit).into());
         let sql = format!(
             "SELECT d.id, d.created_at_ms, d.outcome, d.llm_outcome, d.app_class, \
-             substr(coalesce(nullif(d.text, ''), d.raw_text, ''), 1, 201), d.total_ms, d.error \
+             substr(coalesce(nullif(d.text, ''), d.raw_text, ''), 1, 201), d.total_ms, d.error, \
+             d.source, d.source_path, d.audio_ms \
              FROM dictations d{w} ORDER BY d.created_at_ms DESC, d.id DESC LIMIT ?{}",
             params.len()
         );
@@ -263,6 +274,13 @@ impl History {
                     text: cut(&text, 200),
                     total_ms: r.get(6)?,
                     error: r.get(7)?,
+                    source: if r.get::<_, String>(8)? == "mic" {
+                        super::Source::Mic
+                    } else {
+                        super::Source::File
+                    },
+                    source_path: r.get(9)?,
+                    audio_ms: r.get(10)?,
                 })
             })
             .map_err(|e| self.err(e))?;
@@ -584,6 +602,7 @@ mod tests {
             to_ms: Some(2),
             app_class: Some("kitty".into()),
             outcome: Some("llm_rejected".into()),
+            source: Some("file".into()),
         };
         let (w, p) = where_clause(&f, &[]);
         assert!(
@@ -594,8 +613,10 @@ mod tests {
             w.contains("app_class = ?4") && w.contains("llm_outcome = ?5"),
             "{w}"
         );
-        assert_eq!(p.len(), 5);
+        assert!(w.contains("d.source = ?6"), "{w}");
+        assert_eq!(p.len(), 6);
         assert_eq!(p[4], Value::Text("rejected".into()));
+        assert_eq!(p[5], Value::Text("file".into()));
         assert_eq!(where_clause(&HistoryFilter::default(), &[]).0, "");
     }
 
