@@ -40,6 +40,14 @@ const COMMANDS: &[&str] = &[
     "stt_key_set",
     "stt_key_clear",
     "stt_key_status",
+    "file_job_defaults",
+    "file_jobs",
+    "file_jobs_add",
+    "file_jobs_pick",
+    "file_job_cancel",
+    "file_job_remove",
+    "file_job_copy",
+    "file_job_save",
 ];
 
 fn main() {

@@ -39,6 +39,11 @@ export DICTUM_DATA_DIR="$work/data" DICTUM_CONFIG="$work/config.toml" XDG_CONFIG
 export DICTUM_EXPORT_DIR="$work"
 # Each window logs whether a history and a settings command are allowed to it (checked below).
 export DICTUM_TRAY_ACL_PROBE=1
+# The transcribe window: file #1 cancelled once its progress shows, then saved as SRT (a DOM
+# click, `windows.rs` TRANSCRIBE_DRIVE: no hand here); Save as writes into this folder (no
+# dialog to drive).
+export DICTUM_TRAY_DRIVE_TRANSCRIBE=1 DICTUM_TRAY_SAVE_DIR="$work/saved"
+mkdir -p "$work/saved"
 # Live dictation inside the tray app needs a microphone and the speech model: a private
 # PulseAudio daemon with a virtual microphone, and the test model in the data folder.
 assets="${DICTUM_TEST_ASSETS:-$(cd "$(dirname "$0")/.." && pwd)/../shared}"
@@ -182,6 +187,54 @@ second stats
 wait_for "ui: stats: rendered [0-9]* buckets of [1-9][0-9]* entries" 60
 shot stats
 
+# Files from a file manager (`dictum-tray --transcribe FILE…`, a second launch): a 3-minute
+# recording of speech and a short MP3 queue up in the Transcribe window; the first is
+# cancelled once its progress shows (its text so far kept) and saved as SRT, the second
+# runs to its end; each has its history row.
+jfk_s="$work/jfk5.wav"
+sox "$assets/audio/dev/jfk.wav" "$assets/audio/dev/jfk.wav" "$assets/audio/dev/jfk.wav" \
+    "$assets/audio/dev/jfk.wav" "$assets/audio/dev/jfk.wav" "$jfk_s"
+sox "$jfk_s" "$jfk_s" "$jfk_s" "$work/talk.wav"
+files=("$work/talk.wav")
+if command -v lame >/dev/null; then
+    lame --quiet -b 64 "$assets/audio/dev/jfk.wav" "$work/short.mp3"
+    files+=("$work/short.mp3")
+fi
+env "$(bus_env)" timeout 30 "$bin" --transcribe "${files[@]}" >>"$work/second.log" 2>&1 || true
+wait_for "dictum-tray: transcribe: ${#files[@]} file(s) queued" 30
+wait_for "ui: transcribe: rendered [0-9]* files" 60
+wait_for "ui: transcribe: #1 running [1-9][0-9]*%" 120
+wait_for "ui: transcribe: #1 cancelled" 30
+wait_for "ui: transcribe: saved $work/saved/talk.srt" 30
+if [ "${#files[@]}" = 2 ]; then wait_for "ui: transcribe: #2 done 100%" 120; fi
+shot transcribe
+if command -v ffmpeg >/dev/null; then
+    # A real parser reads it (ffmpeg's SRT demuxer), as WebVTT too.
+    ffmpeg -v error -i "$work/saved/talk.srt" -f webvtt "$work/saved/talk.vtt" || {
+        echo "ffmpeg cannot read the saved SRT:" >&2; cat "$work/saved/talk.srt" >&2; exit 1; }
+fi
+python3 - "$work/saved/talk.srt" "$DICTUM_DATA_DIR/history.sqlite3" "${#files[@]}" <<'PY'
+import re, sqlite3, sys
+srt = open(sys.argv[1], encoding="utf-8").read()
+t = lambda h, m, s, ms: ((int(h) * 60 + int(m)) * 60 + int(s)) * 1000 + int(ms)
+cues = [(t(*a), t(*b)) for a, b in
+        ((m[:4], m[4:]) for m in re.findall(r"(\d+):(\d+):(\d+),(\d+) --> (\d+):(\d+):(\d+),(\d+)", srt))]
+assert cues, f"no cues in the saved SRT: {srt[:300]!r}"
+assert all(a < b for a, b in cues) and all(p[1] <= n[0] for p, n in zip(cues, cues[1:])), cues
+assert "country" in srt.lower(), srt[:300]
+db = sqlite3.connect(sys.argv[2])
+rows = db.execute("SELECT source_path, error_kind, text, audio_ms FROM dictations "
+                  "WHERE source = 'file' ORDER BY id").fetchall()
+assert len(rows) == int(sys.argv[3]), rows
+assert rows[0][1] == "cancelled" and "country" in (rows[0][2] or "").lower(), rows[0]
+assert cues[-1][1] <= rows[0][3], (cues[-1], rows[0][3])
+if len(rows) == 2:
+    assert rows[1][1] is None and "country" in (rows[1][2] or "").lower(), rows[1]
+print(f"transcribe window: {len(rows)} file(s) queued from the command line; #1 cancelled with "
+      f"{len((rows[0][2] or '').split())} words kept, saved as SRT ({len(cues)} cues, last ends "
+      f"{cues[-1][1] / 1000:.1f} s){'; #2 (MP3) done: ' + repr(rows[1][2]) if len(rows) == 2 else ''}")
+PY
+
 if grep -q "dictum-tray: ready" "$work/second.log"; then
     echo "a second launch started a second app instead of handing over to the first:" >&2
     cat "$work/second.log" >&2
@@ -249,7 +302,8 @@ fi
 # Per-window capabilities: each window may call its own view's commands, not another's.
 for expect in "acl: history history_count allowed" "acl: history get_config refused" \
     "acl: settings get_config allowed" "acl: settings history_count refused" \
-    "acl: stats history_count refused" "acl: stats get_config refused"; do
+    "acl: stats history_count refused" "acl: stats get_config refused" \
+    "acl: transcribe history_count refused" "acl: transcribe get_config refused"; do
     grep -q "^ui: $expect" "$work/app.log" || { echo "capability check failed: no \"$expect\" in the app log" >&2; grep "^ui: acl" "$work/app.log" >&2; exit 1; }
 done
 echo "capabilities: each window allowed only its own view's commands"
@@ -282,4 +336,4 @@ print(f"SIGTERM mid-utterance: {sys.argv[3]}; its row: {rows[-1][1]} {rows[-1][2
 PY
 
 grep "^ui: " "$work/app.log"
-echo "tray app: history, settings and stats windows rendered, dictation ready by itself once the sound server came up, live dictation from its hotkey${dictum:+ and from dictum ctl}, quit in time${dictum:+ (dictum ctl quit and SIGTERM)}, each window allowed only its own commands; screenshots in $out"
+echo "tray app: history, settings, stats and transcribe windows rendered, files queued from the command line (one cancelled and saved as SRT), dictation ready by itself once the sound server came up, live dictation from its hotkey${dictum:+ and from dictum ctl}, quit in time${dictum:+ (dictum ctl quit and SIGTERM)}, each window allowed only its own commands; screenshots in $out"

@@ -469,7 +469,7 @@ pub fn set_hotkey_paused(
 #[tauri::command]
 pub fn show_view(app: AppHandle, view: String) -> Res<()> {
     match view.as_str() {
-        "settings" | "history" | "stats" => {
+        "settings" | "history" | "stats" | "transcribe" => {
             crate::windows::show(&app, &view);
             Ok(())
         }

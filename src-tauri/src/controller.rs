@@ -241,6 +241,8 @@ impl Starter for TrayStarter {
                     let status = update(&state, |s| s.microphone = Some(mic));
                     publish(app, &status);
                 }
+                // `dictum ctl transcribe FILE`: into the Transcribe window's queue.
+                Event::TranscribeFile { path } => crate::file_jobs::queue_and_show(app, vec![path]),
                 Event::Stopped => break,
             }
         }

@@ -2,13 +2,15 @@
 //! crate holds the tray icon and menu, opens the UI's windows, and turns IPC calls into engine
 //! calls (`commands.rs`).
 //!
-//! Starts hidden in the tray. `--show settings|history|stats|indicator` opens a window at start;
-//! a second launch (single instance) forwards its `--show` to the running one.
+//! Starts hidden in the tray. `--show settings|history|stats|transcribe|indicator` opens a
+//! window at start; `--transcribe FILE…` queues files in the transcribe window; a second
+//! launch (single instance) forwards both to the running one.
 
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 mod commands;
 mod controller;
+mod file_jobs;
 mod history_learn;
 mod history_retry;
 mod meter;
@@ -55,7 +57,7 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.iter().any(|a| a == "--help" || a == "-h") {
         println!(
-            "dictum-tray: Dictum in the system tray.\n\n  --hidden          start in the tray (the default)\n  --show VIEW       open settings, history, stats, welcome (first-run setup) or indicator\n  --version         print the version and build features\n\nEnv: DICTUM_CONFIG, DICTUM_DATA_DIR as for the dictum CLI."
+            "dictum-tray: Dictum in the system tray.\n\n  --hidden          start in the tray (the default)\n  --show VIEW       open settings, history, stats, transcribe, welcome (first-run setup) or indicator\n  --transcribe FILE…  transcribe audio or video files in the Transcribe window (queued)\n  --version         print the version and build features\n\nEnv: DICTUM_CONFIG, DICTUM_DATA_DIR as for the dictum CLI."
         );
         return;
     }
@@ -75,14 +77,28 @@ fn main() {
         }
     };
     let initial = show_arg(&args);
+    let initial_files = std::env::current_dir()
+        .map(|cwd| file_jobs::transcribe_args(&args, &cwd))
+        .unwrap_or_default();
 
     let app = tauri::Builder::default()
-        .plugin(tauri_plugin_single_instance::init(|app, argv, _cwd| {
-            // A second launch: show what it asked for (default: settings).
+        .plugin(tauri_plugin_single_instance::init(|app, argv, cwd| {
+            // A second launch: its files queued, or what it asked to see (default: settings).
+            let files = file_jobs::transcribe_args(&argv, std::path::Path::new(&cwd));
+            if !files.is_empty() {
+                file_jobs::queue_and_show(app, files);
+                return;
+            }
             let view = show_arg(&argv).unwrap_or_else(|| "settings".into());
             windows::show(app, &view);
         }))
         .manage(state)
+        .manage(file_jobs::Files::default())
+        .on_window_event(|window, event| {
+            if let Some(paths) = file_jobs::dropped(window.label(), event) {
+                file_jobs::queue_and_show(window.app_handle(), paths);
+            }
+        })
         .invoke_handler(tauri::generate_handler![
             commands::get_config,
             commands::save_config,
@@ -122,6 +138,14 @@ fn main() {
             welcome::first_run_info,
             welcome::import_model,
             remeasure::measure_models,
+            file_jobs::file_job_defaults,
+            file_jobs::file_jobs,
+            file_jobs::file_jobs_add,
+            file_jobs::file_jobs_pick,
+            file_jobs::file_job_cancel,
+            file_jobs::file_job_remove,
+            file_jobs::file_job_copy,
+            file_jobs::file_job_save,
         ])
         .setup(move |app| {
             if let Err(e) = tray::create(app.handle()) {
@@ -137,6 +161,8 @@ fn main() {
             if welcome::needed(&state) {
                 // First run (no usable speech model): the setup window, whatever was asked.
                 windows::show(app.handle(), "welcome");
+            } else if !initial_files.is_empty() {
+                file_jobs::queue_and_show(app.handle(), initial_files.clone());
             } else if let Some(view) = &initial {
                 windows::show(app.handle(), view);
             }

@@ -159,6 +159,8 @@ pub fn create(app: &AppHandle) -> tauri::Result<()> {
     let settings = MenuItem::with_id(app, "settings", "Settings…", true, None::<&str>)?;
     let history = MenuItem::with_id(app, "history", "History…", true, None::<&str>)?;
     let stats = MenuItem::with_id(app, "stats", "Stats…", true, None::<&str>)?;
+    let transcribe =
+        MenuItem::with_id(app, "transcribe", "Transcribe a file…", true, None::<&str>)?;
     let quit = MenuItem::with_id(app, "quit", "Quit Dictum", true, None::<&str>)?;
     // The about line: version and build features (as `dictum --version` and the first-run window).
     let about = MenuItem::with_id(
@@ -185,6 +187,7 @@ pub fn create(app: &AppHandle) -> tauri::Result<()> {
             &settings,
             &history,
             &stats,
+            &transcribe,
             &PredefinedMenuItem::separator(app)?,
             &about,
             &quit,
@@ -232,6 +235,7 @@ pub fn create(app: &AppHandle) -> tauri::Result<()> {
                     }
                 }
                 "settings" | "history" | "stats" => crate::windows::show(app, event.id().as_ref()),
+                "transcribe" => crate::file_jobs::from_menu(app),
                 id if id.starts_with(STYLE_ID) => choose_style(app, &state, &id[STYLE_ID.len()..]),
                 // Returns at once: the dictation is ended off the GUI thread, within a deadline.
                 "quit" => crate::controller::quit(app, "menu Quit"),

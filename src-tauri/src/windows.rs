@@ -1,4 +1,4 @@
-//! The UI's windows: one per view (settings, history, stats) plus the recording indicator,
+//! The UI's windows: one per view (settings, history, stats, transcribe) plus the recording indicator,
 //! created on first use and re-shown after that.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,6 +20,7 @@ const VIEWS: &[(&str, &str, f64, f64)] = &[
     ("settings", "Dictum — Settings", 920.0, 760.0),
     ("history", "Dictum — History", 1180.0, 760.0),
     ("stats", "Dictum — Stats", 1000.0, 820.0),
+    ("transcribe", "Dictum — Transcribe", 960.0, 760.0),
     ("welcome", "Welcome to Dictum", 860.0, 760.0),
 ];
 
@@ -43,6 +44,9 @@ pub fn show(app: &AppHandle, view: &str) {
     let mut init = format!("if (!location.hash) location.hash = '#{label}';");
     if std::env::var_os("DICTUM_TRAY_ACL_PROBE").is_some() {
         init.push_str(&acl_probe(label));
+    }
+    if label == "transcribe" && std::env::var_os("DICTUM_TRAY_DRIVE_TRANSCRIBE").is_some() {
+        init.push_str(TRANSCRIBE_DRIVE);
     }
     let built = WebviewWindowBuilder::new(app, label, WebviewUrl::App("index.html".into()))
         .initialization_script(init)
@@ -136,3 +140,22 @@ window.addEventListener('DOMContentLoaded', function () {{
 "#
     )
 }
+
+/// Test hook (`DICTUM_TRAY_DRIVE_TRANSCRIBE=1`, used by tests/tray_xvfb.sh, where no hand can
+/// click): in the transcribe window, clicks file #1's Cancel once its progress bar has moved,
+/// then its Save as SRT, as a person would; the window's own log lines say what it showed.
+const TRANSCRIBE_DRIVE: &str = r#"
+window.addEventListener('DOMContentLoaded', function () {
+  var did = {};
+  var timer = setInterval(function () {
+    var row = document.querySelector('[data-job="1"]');
+    if (!row) return;
+    var bar = row.querySelector('[data-testid=progress]');
+    var now = bar ? Number(bar.getAttribute('aria-valuenow') || bar.value || 0) : 0;
+    var cancel = row.querySelector('[data-testid=cancel]');
+    if (!did.cancel && cancel && !cancel.disabled && now > 0) { did.cancel = 1; cancel.click(); return; }
+    var save = row.querySelector('[data-testid=save-srt]');
+    if (did.cancel && !did.save && save && !save.disabled) { did.save = 1; save.click(); clearInterval(timer); }
+  }, 100);
+});
+"#;

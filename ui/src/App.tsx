@@ -1,19 +1,20 @@
-// One page, four views picked by the URL hash: the app opens windows on
-// index.html#settings, #history, #stats and #indicator.
+// One page, its views picked by the URL hash: the app opens windows on index.html#settings,
+// #history, #stats, #transcribe, #indicator and #welcome.
 
 import { useEffect, useState } from 'preact/hooks';
 import { Settings } from './views/Settings';
 import { History } from './views/History';
 import { StatsView } from './views/Stats';
+import { Transcribe } from './views/Transcribe';
 import { Indicator } from './views/Indicator';
 import { Welcome } from './views/Welcome';
 import { ipc } from './ipc';
 
-export type View = 'settings' | 'history' | 'stats' | 'indicator' | 'welcome';
+export type View = 'settings' | 'history' | 'stats' | 'transcribe' | 'indicator' | 'welcome';
 
 export function viewFromHash(hash: string): View {
   const v = hash.replace(/^#\/?/, '').split(/[/?]/)[0];
-  return v === 'history' || v === 'stats' || v === 'indicator' || v === 'welcome' ? v : 'settings';
+  return v === 'history' || v === 'stats' || v === 'transcribe' || v === 'indicator' || v === 'welcome' ? v : 'settings';
 }
 
 export function App() {
@@ -33,7 +34,7 @@ export function App() {
     <div class="shell">
       <nav class="tabs">
         <span class="brand">Dictum</span>
-        {(['settings', 'history', 'stats'] as const).map((v) => (
+        {(['settings', 'history', 'stats', 'transcribe'] as const).map((v) => (
           <a key={v} href={`#${v}`} class={v === view ? 'active' : ''} data-testid={`tab-${v}`} onClick={(e) => {
             // Each view lives in its own window, which may call only that view's commands
             // (src-tauri/capabilities/): a tab asks the app for the other window.
@@ -44,7 +45,7 @@ export function App() {
           </a>
         ))}
       </nav>
-      <main>{view === 'settings' ? <Settings /> : view === 'history' ? <History /> : <StatsView />}</main>
+      <main>{view === 'settings' ? <Settings /> : view === 'history' ? <History /> : view === 'transcribe' ? <Transcribe /> : <StatsView />}</main>
     </div>
   );
 }

@@ -14,6 +14,9 @@ import type { ExportResult } from './bindings/ExportResult';
 import type { ExportSelection } from './bindings/ExportSelection';
 import type { FocusedWindow } from './bindings/FocusedWindow';
 import type { HistoryFilter } from './bindings/HistoryFilter';
+import type { JobDefaults } from './bindings/JobDefaults';
+import type { JobOptions } from './bindings/JobOptions';
+import type { JobView } from './bindings/JobView';
 import type { LlmConfig } from './bindings/LlmConfig';
 import type { LlmTestResult } from './bindings/LlmTestResult';
 import type { MicLevel } from './bindings/MicLevel';
@@ -22,6 +25,8 @@ import type { Page } from './bindings/Page';
 import type { PageRequest } from './bindings/PageRequest';
 import type { Proposal } from './bindings/Proposal';
 import type { Review } from './bindings/Review';
+import type { SavedFile } from './bindings/SavedFile';
+import type { SaveFormat } from './bindings/SaveFormat';
 import type { ServerCheck } from './bindings/ServerCheck';
 import type { Stats } from './bindings/Stats';
 import type { SttConfig } from './bindings/SttConfig';
@@ -92,7 +97,25 @@ export const ipc = {
   setHotkeyPaused: (paused: boolean) => invoke<TrayStatus>('set_hotkey_paused', { paused }),
 
   /** Opens (or focuses) the window of a view: each view has its own window and permissions. */
-  showView: (view: 'settings' | 'history' | 'stats') => invoke<void>('show_view', { view }),
+  showView: (view: 'settings' | 'history' | 'stats' | 'transcribe') => invoke<void>('show_view', { view }),
+
+  // The "Transcribe a file…" window: a queue of files, each sent as `file-job` on every change.
+  /** The installed models and the dictation's model and language, for the pickers. */
+  fileJobDefaults: () => invoke<JobDefaults>('file_job_defaults'),
+  /** The whole queue, oldest first (files queued before the window opened too). */
+  fileJobs: () => invoke<JobView[]>('file_jobs'),
+  /** The native open dialog (several files); [] when the user cancels. */
+  fileJobsPick: () => invoke<string[]>('file_jobs_pick'),
+  /** Queues the files with these options; the jobs just queued. */
+  fileJobsAdd: (paths: string[], options: JobOptions) => invoke<JobView[]>('file_jobs_add', { paths, options }),
+  /** Stops a queued or running file; the text so far is kept. */
+  fileJobCancel: (id: number) => invoke<void>('file_job_cancel', { id }),
+  /** Takes a finished file off the list (its history row stays). */
+  fileJobRemove: (id: number) => invoke<void>('file_job_remove', { id }),
+  /** The app puts the file's text on the clipboard. */
+  fileJobCopy: (id: number) => invoke<void>('file_job_copy', { id }),
+  /** The native save dialog, then the text as TXT, SRT or VTT; null when the user cancels. */
+  fileJobSave: (id: number, format: SaveFormat) => invoke<SavedFile | null>('file_job_save', { id, format }),
 
   /** First-run setup (the welcome window only): hardware, recommendation, catalog. With
    * `measure`, the installed models are timed first (seconds): the recommendation is measured. */
@@ -127,6 +150,8 @@ export const events = {
     listen<TrayStatus>('tray-status', (e) => cb(e.payload)),
   partial: (cb: (p: LivePartial) => void): Promise<UnlistenFn> =>
     listen<LivePartial>('dictation-partial', (e) => cb(e.payload)),
+  /** `file-job`: a full snapshot of one file of the transcribe queue, on every change. */
+  fileJob: (cb: (j: JobView) => void): Promise<UnlistenFn> => listen<JobView>('file-job', (e) => cb(e.payload)),
 };
 
 /** The message of whatever a command rejected with (Tauri rejects with the error string). */

@@ -824,6 +824,157 @@ await test('history: the text around the cursor, the LLM context, a Wayland past
   await page.getByTestId('detail').screenshot({ path: path.join(out, 'history-context.png') });
 });
 
+await test('history: dictations apart from transcribed files', async (page) => {
+  await page.goto(`${base}?rows=200&files=3#history`);
+  await page.getByTestId('count').filter({ hasText: '203 entries' }).waitFor();
+  assert.equal(await page.getByTestId('source').evaluate((e) => e.getAttribute('aria-label')), 'Show dictations, files or both');
+  await page.getByTestId('source').selectOption('file');
+  await page.getByTestId('count').filter({ hasText: /^3 entries/ }).waitFor();
+  const st = await mockState(page);
+  assert.equal(st.filters.at(-1).source, 'file', JSON.stringify(st.filters.at(-1)));
+  // A file's row: its name and length where a dictation's names the app.
+  const places = await page.locator('[data-testid=row] .meta .place').allTextContents();
+  assert.deepEqual(places, ['1:35 · voice memo 14.opus', '58:00 · lecture-week-6.mp3', '40:00 · interview-2026-11-18.m4a']);
+  assert.equal(await page.locator('[data-testid=row] .place').first().getAttribute('title'), '/home/you/Recordings/voice memo 14.opus');
+  await page.getByTestId('row').last().click();
+  await page.getByTestId('detail').waitFor();
+  await shot(page, 'history-files');
+  await eventually(async () => assert.match(await page.getByTestId('final').textContent(), /^Transcript of interview-2026-11-18\.m4a\. So the first question/));
+  // A file's text is not typed anywhere: no Re-inject (it would type a whole file).
+  assert.equal(await page.getByTestId('reinject').count(), 0);
+  // Export all matching takes the source with it.
+  await page.getByTestId('export-all').click();
+  await page.getByTestId('toast').filter({ hasText: 'Exported 3 entries' }).waitFor();
+  assert.equal((await mockState(page)).exports.at(-1).selection.filter.source, 'file');
+  await page.getByTestId('source').selectOption('mic');
+  await page.getByTestId('count').filter({ hasText: '200 entries' }).waitFor();
+  assert.equal((await mockState(page)).filters.at(-1).source, 'mic');
+  await page.getByTestId('source').selectOption('');
+  await page.getByTestId('count').filter({ hasText: '203 entries' }).waitFor();
+  assert.equal('source' in (await mockState(page)).filters.at(-1), false, 'both: no source sent');
+});
+
+await test('transcribe window', async (page) => {
+  await page.goto(`${base}?installed=base-q8_0#transcribe`);
+  await page.getByTestId('transcribe').waitFor();
+  assert.equal(await page.title(), 'Dictum — Transcribe');
+  assert.equal(await page.getByTestId('tab-transcribe').getAttribute('class'), 'active');
+  await page.getByTestId('dropzone').filter({ hasText: 'Drop audio or video files here' }).waitFor();
+  const job = (id) => page.locator(`[data-testid=job][data-job="${id}"]`);
+  await job(3).waitFor();
+  assert.equal(await page.getByTestId('job').count(), 3);
+  assert.deepEqual(await page.getByTestId('job-name').allTextContents(), ['interview-2026-11-18.m4a', 'lecture-week-7.mp3', 'standup-2026-11-19.ogg']);
+  // The done file: its whole text, every save, Remove; no Cancel.
+  assert.equal(await job(1).getAttribute('data-state'), 'done');
+  assert.match(await job(1).getByTestId('job-text').textContent(), /^Thanks for making the time\.\nSo the first question/);
+  assert.equal(await job(1).getByTestId('job-text').evaluate((e) => getComputedStyle(e).whiteSpace), 'pre-wrap');
+  assert.equal(await job(1).getByTestId('progress').evaluate((e) => e.value), 100);
+  assert.equal(await job(1).getByTestId('position').textContent(), '40:00 / 40:00');
+  assert.equal(await job(1).getByTestId('times').textContent(), 'took 5:12');
+  assert.equal(await job(1).getByTestId('cancel').count(), 0);
+  for (const b of ['copy', 'save-txt', 'save-srt', 'save-vtt', 'remove']) assert.ok(await job(1).getByTestId(b).isEnabled(), b);
+  // The running one: at 40 % and moving; TXT while it runs, not the subtitles.
+  await eventually(async () => {
+    const v = await job(2).getByTestId('progress').evaluate((e) => e.value);
+    assert.ok(v > 40 && v < 100, `running at ${v}%`);
+  });
+  assert.match(await job(2).getByTestId('position').textContent(), /^\d\d:\d\d \/ 1:00:00$/);
+  assert.match(await job(2).getByTestId('times').textContent(), /^2:\d\d elapsed · about \d:\d\d left$/);
+  assert.ok(await job(2).getByTestId('save-txt').isEnabled());
+  assert.ok(await job(2).getByTestId('save-srt').isDisabled());
+  assert.ok(await job(2).getByTestId('save-vtt').isDisabled());
+  assert.equal(await job(2).getByTestId('remove').count(), 0);
+  assert.match(await job(2).getByTestId('job-text').textContent(), /^Good morning everyone/);
+  // The queued one: Cancel only.
+  assert.equal(await job(3).getAttribute('data-state'), 'queued');
+  assert.equal(await job(3).getByTestId('copy').count(), 0);
+  assert.equal(await job(3).getByTestId('job-text').count(), 0);
+  assert.ok(await job(3).getByTestId('cancel').isVisible());
+  // The options of the next files: the dictation's model and language.
+  assert.equal(await page.getByTestId('model').inputValue(), 'tiny.en-q8_0');
+  assert.equal(await page.getByTestId('language').inputValue(), 'en');
+  assert.ok(!(await page.getByTestId('translate').isChecked()));
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await shot(page, 'transcribe');
+
+  // Cancel the running one: the text so far stays, its subtitles can be saved, then the next runs.
+  await job(2).getByTestId('cancel').click();
+  await eventually(async () => assert.equal(await job(2).getAttribute('data-state'), 'cancelled'));
+  let st = await mockState(page);
+  assert.deepEqual(st.fileJobCalls.filter((c) => c.cmd === 'file_job_cancel').map((c) => c.args), [{ id: 2 }]);
+  assert.match(await job(2).getByTestId('note').textContent(), /the text so far is kept/);
+  assert.match(await job(2).getByTestId('job-text').textContent(), /^Good morning everyone/);
+  assert.ok(await job(2).getByTestId('save-srt').isEnabled());
+  assert.ok(await job(2).getByTestId('remove').isVisible());
+  await eventually(async () => assert.equal(await job(3).getAttribute('data-state'), 'running'));
+  // A dictation goes first: the running file pauses.
+  await page.evaluate(() => { window.__mock.dictating = true; });
+  await job(3).getByTestId('waiting').filter({ hasText: 'Paused: a dictation goes first' }).waitFor();
+  assert.match(await job(3).getByTestId('times').textContent(), /paused$/);
+  await page.evaluate(() => { window.__mock.dictating = false; });
+  await job(3).getByTestId('waiting').waitFor({ state: 'detached' });
+
+  // Save as SRT, Copy.
+  await job(1).getByTestId('save-srt').click();
+  await page.getByTestId('toast').filter({ hasText: 'Saved /home/you/Recordings/interview-2026-11-18.srt' }).waitFor();
+  await job(1).getByTestId('copy').click();
+  await page.getByTestId('toast').filter({ hasText: 'Copied' }).waitFor();
+  st = await mockState(page);
+  assert.deepEqual(st.fileJobCalls.filter((c) => c.cmd === 'file_job_save').map((c) => c.args), [{ id: 1, format: 'srt' }]);
+  assert.deepEqual(st.fileJobCalls.filter((c) => c.cmd === 'file_job_copy').map((c) => c.args), [{ id: 1 }]);
+
+  // Add files with another model, a language and translation.
+  await page.getByTestId('model').selectOption('base-q8_0');
+  await page.getByTestId('language').selectOption('de');
+  await page.getByTestId('translate').check();
+  await page.getByTestId('add-files').click();
+  await job(5).waitFor();
+  st = await mockState(page);
+  assert.ok(st.calls.includes('file_jobs_pick'));
+  assert.deepEqual(st.fileJobCalls.filter((c) => c.cmd === 'file_jobs_add').map((c) => c.args), [{
+    paths: ['/home/you/Recordings/call with Ana.opus', '/home/you/Videos/demo-2026-11-19.mkv'],
+    options: { model: 'base-q8_0', language: 'de', translate: true },
+  }]);
+  assert.match(await job(4).textContent(), /call with Ana\.opus.*Queued.*base-q8_0 · de · to English/);
+  // An English-only model cannot translate: said before adding.
+  await page.getByTestId('model').selectOption('tiny.en-q8_0');
+  await page.getByTestId('translate-problem').waitFor();
+
+  // Remove a finished row.
+  await job(1).getByTestId('remove').click();
+  await job(1).waitFor({ state: 'detached' });
+  st = await mockState(page);
+  assert.deepEqual(st.fileJobCalls.filter((c) => c.cmd === 'file_job_remove').map((c) => c.args), [{ id: 1 }]);
+
+  // Every control is labelled.
+  const unlabelled = await page.evaluate(() => [...document.querySelectorAll('[data-testid=transcribe] :is(input, select, textarea, button, progress)')]
+    .filter((el) => !(el.labels && [...el.labels].some((l) => l.textContent.trim())) && !el.getAttribute('aria-label')?.trim() && !(el.tagName === 'BUTTON' && el.textContent.trim()))
+    .map((el) => `<${el.tagName.toLowerCase()} data-testid=${el.dataset.testid ?? '-'}>`));
+  assert.deepEqual(unlabelled, []);
+
+  // What the app's log heard (the Xvfb test of the real app reads these lines).
+  st = await mockState(page);
+  const logs = st.logs.filter((l) => l.startsWith('transcribe:'));
+  assert.equal(logs[0], 'transcribe: rendered 3 files');
+  for (const l of ['transcribe: #1 done 100%', 'transcribe: #2 running 40%', 'transcribe: #3 queued 0%', 'transcribe: #3 running 0%',
+    'transcribe: saved /home/you/Recordings/interview-2026-11-18.srt', 'transcribe: #4 queued 0%']) assert.ok(logs.includes(l), `${l} not in\n${logs.join('\n')}`);
+  assert.ok(logs.some((l) => /^transcribe: #2 running 4[1-9]%$/.test(l)), 'no progress logged');
+  assert.ok(logs.some((l) => /^transcribe: #2 cancelled \d+%$/.test(l)), 'no cancel logged');
+  assert.equal(new Set(logs).size, logs.length, `a line logged twice:\n${logs.join('\n')}`);
+});
+
+await test('transcribe window: an empty queue, a cancelled pick', async (page) => {
+  await page.goto(`${base}?jobs=0&pick=none#transcribe`);
+  await page.getByTestId('queue-empty').waitFor();
+  await page.getByTestId('add-files').click();
+  await eventually(async () => assert.ok((await mockState(page)).calls.includes('file_jobs_pick')));
+  await page.waitForTimeout(200);
+  const st = await mockState(page);
+  assert.ok(!st.calls.includes('file_jobs_add'), 'added nothing picked');
+  assert.ok(st.logs.includes('transcribe: rendered 0 files'));
+  assert.equal(await page.getByTestId('job').count(), 0);
+});
+
 await test('tabs ask the app for the view window', async (page) => {
   await page.goto(`${base}#settings`);
   await page.getByTestId('tab-stats').click();

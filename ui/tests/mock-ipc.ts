@@ -13,6 +13,8 @@ import type { Entry } from '../src/bindings/Entry';
 import type { EntrySummary } from '../src/bindings/EntrySummary';
 import type { ExportSelection } from '../src/bindings/ExportSelection';
 import type { HistoryFilter } from '../src/bindings/HistoryFilter';
+import type { JobOptions } from '../src/bindings/JobOptions';
+import type { JobView } from '../src/bindings/JobView';
 import type { Measurement } from '../src/bindings/Measurement';
 import type { ModelStatus } from '../src/bindings/ModelStatus';
 import type { RecommendRow } from '../src/bindings/RecommendRow';
@@ -76,6 +78,14 @@ interface MockState {
   status: TrayStatus;
   /** The id of the history row that is a Wayland paste with kept audio (see `pasted`). */
   pastedId: number | null;
+  /** The filters history_page was asked for, in order. */
+  filters: HistoryFilter[];
+  /** The lines the page sent to the app's log (`ui_log`). */
+  logs: string[];
+  /** The transcribe window's commands that act on files, with their arguments. */
+  fileJobCalls: { cmd: string; args: Record<string, unknown> }[];
+  /** Set by a test: a dictation is under way, the running file waits (dictation goes first). */
+  dictating: boolean;
 }
 const mock: MockState = {
   saved: [],
@@ -87,6 +97,10 @@ const mock: MockState = {
   llmTests: [],
   status: { state: (params.get('state') as TrayStatus['state']) ?? 'idle', hotkey_paused: false, hands_free: false, message: null, controller: false, microphone: null, style: params.get('style') },
   pastedId: null,
+  filters: [],
+  logs: [],
+  fileJobCalls: [],
+  dictating: false,
 };
 (window as unknown as { __mock: MockState }).__mock = mock;
 
@@ -195,6 +209,20 @@ for (let i = 0; i < N; i++) {
     stt_backend: 'local', stt_fallback: null, stt_upload_ms: null, stt_server_ms: null, commands: null, profile: 'default', commands_refused: null, mic_start: 'preroll', press_to_first_sample_ms: null, style: null, context: i % 3 === 0 ? 'joined' : null, context_ms: i % 3 === 0 ? 7.5 : null, llm_context: null,
   });
 }
+// ?files=N: N transcribed files, the newest rows (a file row has no app, and its path and length).
+const FILE_ROWS = Number(params.get('files') ?? 0);
+for (let k = 0; k < FILE_ROWS; k++) {
+  const name = ['interview-2026-11-18.m4a', 'lecture-week-6.mp3', 'voice memo 14.opus'][k % 3];
+  const audio = [2_400_000, 3_480_000, 95_000][k % 3];
+  rows.push({
+    ...rows[rows.length - 1], id: N + k + 1, created_at_ms: NOW - (FILE_ROWS - k) * 3_600_000, source: 'file', source_path: `/home/you/Recordings/${name}`,
+    outcome: 'ok', error_kind: null, error: null, app_class: null, window_title: null, audio_ms: audio, audio_path: null,
+    raw_text: `Transcript of ${name}. So the first question is how the project started.`, text: `Transcript of ${name}. So the first question is how the project started.`,
+    llm_outcome: null, llm_ms: null, llm_backend: null, llm_model: null, llm_reject_reason: null, llm_tokens_per_sec: null, llm_reloaded: null,
+    inject_method: 'none', inject_ms: null, stt_ms: audio * 0.06, total_ms: audio * 0.06 + 400, release_to_text_ms: null, release_to_typed_ms: null,
+    press_to_capture_ms: null, preroll_ms: null, context: null, context_ms: null, llm_context: null,
+  });
+}
 rows = rows.reverse(); // newest first
 // The newest row that read the text around the cursor: a Wayland paste (its unconfirmed note,
 // delivered all the same: no Retry) whose audio was kept, and its LLM was given the context.
@@ -212,15 +240,17 @@ function matches(e: Entry, f: HistoryFilter): boolean {
   if (f.from_ms != null && e.created_at_ms < f.from_ms) return false;
   if (f.to_ms != null && e.created_at_ms >= f.to_ms) return false;
   if (f.app_class && e.app_class !== f.app_class) return false;
+  if (f.source && e.source !== f.source) return false;
   if (f.outcome) {
     if (f.outcome.startsWith('llm_')) return e.llm_outcome === f.outcome.slice(4);
     return e.outcome === f.outcome;
   }
   return true;
 }
-const summary = (e: Entry): EntrySummary => ({
+const summary = (e: Entry): EntrySummary & Pick<Entry, 'source' | 'source_path' | 'audio_ms'> => ({
   id: e.id ?? 0, created_at_ms: e.created_at_ms, outcome: e.outcome, llm_outcome: e.llm_outcome, app_class: e.app_class,
   text: (e.text || e.raw_text || '').slice(0, 200), total_ms: e.total_ms, error: e.error,
+  source: e.source, source_path: e.source_path, audio_ms: e.audio_ms,
 });
 
 function pct(v: number[], p: number): number | null {
@@ -373,6 +403,56 @@ function proposals(id: number): Proposal[] {
   return out;
 }
 
+// ---- the transcribe window's queue ----
+// One file done (with its history row), one running at 40 % whose progress advances (a
+// `file-job` every 400 ms, 1 % each), one queued after it. ?jobs=0: an empty queue.
+const LECTURE = [
+  'Good morning everyone, and welcome back to week seven.', 'Last time we looked at how sound becomes numbers.',
+  'Today we turn those numbers into words.', 'The model listens to thirty seconds at a time.',
+  'It writes what it hears, then slides on to the next piece.', 'Long files are no harder, only longer.',
+];
+const INTERVIEW = 'Thanks for making the time.\nSo the first question: how did the project start?\n\nIt started with a folder of recordings nobody had time to type up. We tried a few services, but the files were private, so everything had to stay on the machine.\n\nAnd the second one: what surprised you most?\n\nHow fast the small models are. A forty-minute interview took about five minutes on a laptop.';
+const baseJob = (id: number, path: string, over: Partial<JobView>): JobView => ({
+  id, path, name: path.split('/').pop() as string, state: 'queued', done_ms: 0, total_ms: 0, elapsed_ms: 0, remaining_ms: null, text: '',
+  entry_id: null, error: null, note: null, waiting_for_dictation: false, model: config.stt.model, language: config.stt.language, translate: false, ...over,
+});
+let jobs: JobView[] = params.get('jobs') === '0' ? [] : [
+  baseJob(1, '/home/you/Recordings/interview-2026-11-18.m4a', { state: 'done', done_ms: 2_400_000, total_ms: 2_400_000, elapsed_ms: 312_400, text: INTERVIEW, entry_id: N + 1 }),
+  baseJob(2, '/home/you/Recordings/lecture-week-7.mp3', { state: 'running', done_ms: 1_440_000, total_ms: 3_600_000, elapsed_ms: 151_000, remaining_ms: 226_500, text: LECTURE.slice(0, 3).join(' ') }),
+  baseJob(3, '/home/you/Recordings/standup-2026-11-19.ogg', {}),
+];
+let nextJob = jobs.length + 1;
+const queued = (path: string, o: JobOptions): JobView =>
+  baseJob(nextJob++, path, { model: o.model ?? config.stt.model, language: o.language ?? config.stt.language, translate: o.translate });
+let ticking = false;
+function startJobs() {
+  if (ticking) return;
+  ticking = true;
+  const tick = async () => {
+    let j = jobs.find((x) => x.state === 'running');
+    let started = false;
+    if (!j) {
+      j = jobs.find((x) => x.state === 'queued');
+      if (j) Object.assign(j, { state: 'running', total_ms: 1_800_000 });
+      started = !!j;
+    }
+    if (j) {
+      if (started) { /* its first snapshot as running: 0 % */ } else if (mock.dictating !== j.waiting_for_dictation) j.waiting_for_dictation = mock.dictating;
+      else if (mock.dictating) j = undefined; // paused: nothing new to send
+      else {
+        j.done_ms = Math.min(j.total_ms, j.done_ms + j.total_ms / 100);
+        j.elapsed_ms += 400;
+        j.remaining_ms = (j.elapsed_ms / j.done_ms) * (j.total_ms - j.done_ms);
+        if (Math.round(j.done_ms / j.total_ms * 100) % 3 === 0) j.text = `${j.text} ${LECTURE[Math.floor(j.done_ms / j.total_ms * 100) % LECTURE.length]}`.trim();
+        if (j.done_ms >= j.total_ms) Object.assign(j, { state: 'done', remaining_ms: null, entry_id: N + 100 + j.id });
+      }
+      if (j) await emit('file-job', { ...j });
+    }
+    setTimeout(tick, 400);
+  };
+  setTimeout(tick, 400);
+}
+
 mockIPC(async (cmd, args) => {
   const a = (args ?? {}) as Record<string, unknown>;
   mock.calls.push(cmd);
@@ -449,6 +529,7 @@ mockIPC(async (cmd, args) => {
         text: 'So I think we should send the report to Maria by Friday.', reject_reason: null, error: null, latency_ms: 412.5, tokens_per_sec: 73.4, load_ms: 1.2, model_loaded: false };
     case 'history_page': {
       const req = a.req as PageRequest;
+      mock.filters.push(req.filter);
       const all = rows.filter((e) => matches(e, req.filter));
       const start = req.before ? all.findIndex((e) => e.created_at_ms < req.before!.created_at_ms || (e.created_at_ms === req.before!.created_at_ms && (e.id ?? 0) < req.before!.id)) : 0;
       const page = start < 0 ? [] : all.slice(start, start + (req.limit || 200));
@@ -520,7 +601,57 @@ mockIPC(async (cmd, args) => {
     }
     // The app opens the view's own window; in the browser the hash stands in for it.
     case 'show_view': location.hash = `#${a.view as string}`; return null;
-    case 'ui_log': return null;
+    case 'ui_log': mock.logs.push(a.message as string); return null;
+    case 'file_job_defaults': {
+      const installed = models.filter((m) => m.installed).map((m) => m.name);
+      return { models: [config.stt.model, ...installed.filter((m) => m !== config.stt.model)], model: config.stt.model, language: config.stt.language,
+        extensions: ['wav', 'mp3', 'flac', 'ogg', 'opus', 'm4a', 'mp4', 'mkv', 'webm'], ffmpeg: true };
+    }
+    case 'file_jobs': startJobs(); return jobs.map((j) => ({ ...j }));
+    case 'file_jobs_pick': return params.get('pick') === 'none' ? [] : ['/home/you/Recordings/call with Ana.opus', '/home/you/Videos/demo-2026-11-19.mkv'];
+    case 'file_jobs_add': {
+      const o = a.options as JobOptions;
+      mock.fileJobCalls.push({ cmd, args: a });
+      const added = (a.paths as string[]).map((path) => {
+        const j = queued(path, o);
+        jobs.push(j);
+        return { ...j };
+      });
+      startJobs();
+      return added;
+    }
+    case 'file_job_cancel': {
+      mock.fileJobCalls.push({ cmd, args: a });
+      const j = jobs.find((x) => x.id === a.id);
+      if (!j) throw `no file #${a.id} in the queue`;
+      if (j.state !== 'queued' && j.state !== 'running') return null;
+      Object.assign(j, { state: 'cancelled', remaining_ms: null, waiting_for_dictation: false,
+        note: j.done_ms > 0 ? `cancelled at ${Math.floor(j.done_ms / 60_000)}:${String(Math.floor((j.done_ms % 60_000) / 1000)).padStart(2, '0')}: the text so far is kept` : 'cancelled before it started' });
+      await emit('file-job', { ...j });
+      return null;
+    }
+    case 'file_job_remove': {
+      mock.fileJobCalls.push({ cmd, args: a });
+      const j = jobs.find((x) => x.id === a.id);
+      if (!j) throw `no file #${a.id} in the queue`;
+      if (j.state === 'queued' || j.state === 'running') throw `${j.name} is not finished: cancel it first`;
+      jobs = jobs.filter((x) => x !== j);
+      return null;
+    }
+    case 'file_job_copy': {
+      mock.fileJobCalls.push({ cmd, args: a });
+      const j = jobs.find((x) => x.id === a.id);
+      if (!j?.text) throw 'no text to copy yet';
+      return null;
+    }
+    case 'file_job_save': {
+      mock.fileJobCalls.push({ cmd, args: a });
+      const j = jobs.find((x) => x.id === a.id);
+      if (!j?.text) throw 'no text to save yet';
+      if (a.format !== 'txt' && j.state !== 'done' && j.state !== 'cancelled') throw `${String(a.format).toUpperCase()} needs the file done or cancelled; save as TXT while it runs`;
+      if (params.get('save') === 'cancel') return null;
+      return { path: `${j.path.replace(/\.[^./]+$/, '')}.${a.format as string}`, bytes: new TextEncoder().encode(j.text).length + (a.format === 'txt' ? 0 : 120) };
+    }
     case 'first_run_info': {
       const installed = models.some((m) => m.installed && m.name === config.stt.model);
       // With `measure`, as src-tauri/src/welcome.rs answers after timing the installed models:

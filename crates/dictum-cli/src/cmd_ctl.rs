@@ -9,10 +9,12 @@ pub struct Args {
     /// press (--style NAME: written in that style), release, toggle, cancel, pause, resume, hands-free, edit-press, edit-release
     /// (edit mode: the selection rewritten on the instruction said in between), type (the
     /// text of history entry ID, through the gate: budget, cancel key), retype (the last
-    /// dictation again, into the window focused now, through the same gate) or quit;
-    /// `status` says whether one runs.
+    /// dictation again, into the window focused now, through the same gate), transcribe
+    /// (an audio or video file, in the background, after dictations) or quit; `status` says
+    /// whether one runs.
     command: String,
-    /// For hands-free: on, off or toggle (the default); for type: the entry's ID.
+    /// For hands-free: on, off or toggle (the default); for type: the entry's ID; for
+    /// transcribe: the file.
     argument: Option<String>,
     /// For press: the style (`[[style]]`'s name) this dictation is written in.
     #[arg(long, value_name = "NAME")]
@@ -22,6 +24,12 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Refuse a typo here, before bothering the daemon.
     let mut line = match &args.argument {
+        // The daemon may run in another folder: the file's full path.
+        Some(arg) if args.command == "transcribe" => {
+            let path = std::path::absolute(arg).map_err(|e| anyhow::anyhow!("{arg}: {e}"))?;
+            anyhow::ensure!(path.is_file(), "{}: no such file", path.display());
+            format!("transcribe {}", path.display())
+        }
         Some(arg) => format!("{} {arg}", args.command),
         None => args.command.clone(),
     };

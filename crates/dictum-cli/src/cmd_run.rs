@@ -15,6 +15,7 @@ use dictum_engine::dictation::{
     control, injector_sink, window_probe, Command, Dictation, Event, Sink, SinkFactory,
     StartOptions, StdoutSink,
 };
+use dictum_engine::filejobs::{FileJobs, JobOptions, JobState, JobView, Setup};
 use dictum_engine::inject::InjectMethod;
 use dictum_engine::paths;
 use std::io::BufRead;
@@ -176,7 +177,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         });
     }
     let mut dictation = Some(dictation);
+    // Files handed over by `dictum ctl transcribe FILE`: transcribed after dictations, with
+    // the config this daemon started with.
+    let mut files: Option<FileJobs> = None;
     for ev in events_rx {
+        if let Event::TranscribeFile { path } = &ev {
+            queue_file(&mut files, &config, path, args.json);
+        }
         if args.json {
             if let Ok(line) = serde_json::to_string(&ev) {
                 println!("{line}");
@@ -192,6 +199,60 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         d.shutdown();
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Queues `path` in the daemon's file queue (started on the first file). Each change is a
+/// `{"event":"file",…}` line with `--json`; without, a line when a file starts and ends.
+fn queue_file(files: &mut Option<FileJobs>, config: &Config, path: &std::path::Path, json: bool) {
+    if files.is_none() {
+        let for_jobs = config.clone();
+        let started = paths::history_db().and_then(|history_path| {
+            Ok(Setup {
+                config: Box::new(move || for_jobs.clone()),
+                model_dirs: paths::model_dirs()?,
+                audio_dir: paths::audio_dir().ok(),
+                history_path,
+                changed: Box::new(move |v: &JobView| print_file(v, json)),
+            })
+        });
+        match started.map(FileJobs::start) {
+            Ok(Ok(queue)) => *files = Some(queue),
+            Ok(Err(e)) => eprintln!("dictum: cannot transcribe files: {e}"),
+            Err(e) => eprintln!("dictum: cannot transcribe files: {e}"),
+        }
+    }
+    if let Some(queue) = files {
+        queue.add(&[path.to_path_buf()], &JobOptions::default(), config);
+    }
+}
+
+fn print_file(v: &JobView, json: bool) {
+    if json {
+        let mut line = serde_json::json!({ "event": "file" });
+        if let (Some(map), Ok(serde_json::Value::Object(view))) =
+            (line.as_object_mut(), serde_json::to_value(v))
+        {
+            map.extend(view);
+        }
+        println!("{line}");
+        return;
+    }
+    match v.state {
+        JobState::Running if v.done_ms == 0 && !v.waiting_for_dictation => {
+            eprintln!("dictum: file #{}: transcribing {}", v.id, v.path)
+        }
+        JobState::Running => {}
+        state => eprintln!(
+            "dictum: file #{}: {:?}{}",
+            v.id,
+            state,
+            v.error
+                .as_ref()
+                .or(v.note.as_ref())
+                .map(|w| format!(" ({w})"))
+                .unwrap_or_default()
+        ),
+    }
 }
 
 /// SIGINT/SIGTERM: the first asks the dictation to quit cleanly (when it is running), a
@@ -301,6 +362,7 @@ fn print_human(ev: &Event) {
         ),
         Event::HandsFree { on } => tracing::info!("hands-free: {}", if *on { "on" } else { "off" }),
         Event::Microphone { state, .. } => tracing::debug!("microphone {state}"),
+        Event::TranscribeFile { path } => tracing::info!("file queued: {}", path.display()),
         Event::Stopped => eprintln!("dictum: stopped"),
     }
 }

@@ -1,7 +1,9 @@
 // The history toolbar's form state and what it becomes on the wire.
 
+import type { EntrySummary } from '../bindings/EntrySummary';
 import type { HistoryFilter } from '../bindings/HistoryFilter';
 import type { ExportSelection } from '../bindings/ExportSelection';
+import { baseName, clock } from './transcribe';
 
 export interface FilterForm {
   search: string;
@@ -10,9 +12,11 @@ export interface FilterForm {
   to: string;
   app: string;
   outcome: string;
+  /** `mic` (dictations), `file` (transcribed files) or '' (both). */
+  source: string;
 }
 
-export const EMPTY_FORM: FilterForm = { search: '', from: '', to: '', app: '', outcome: '' };
+export const EMPTY_FORM: FilterForm = { search: '', from: '', to: '', app: '', outcome: '', source: '' };
 
 /** Local midnight of a `YYYY-MM-DD` date, in unix ms; null for '' or garbage. */
 export function localMidnight(date: string): number | null {
@@ -38,6 +42,7 @@ export function toHistoryFilter(form: FilterForm): HistoryFilter {
   }
   if (form.app) f.app_class = form.app;
   if (form.outcome) f.outcome = form.outcome;
+  if (form.source === 'mic' || form.source === 'file') f.source = form.source;
   return f;
 }
 
@@ -59,3 +64,22 @@ export const OUTCOMES: [string, string][] = [
   ['llm_rejected', 'LLM rejected'],
   ['llm_failed', 'LLM failed'],
 ];
+
+export const SOURCES: [string, string][] = [
+  ['', 'Dictations and files'],
+  ['mic', 'Dictations'],
+  ['file', 'Files'],
+];
+
+/** A list row: a dictation's, or a transcribed file's (its path and audio length). */
+export type HistoryRow = EntrySummary;
+
+/** The row's second line under the date: the app dictated into, or a file's length and name
+ * (the length first: a long name is cut at its end); `title` the whole path. */
+export function rowPlace(r: HistoryRow): { text: string; title?: string } {
+  if (r.source === 'file') {
+    const name = r.source_path ? baseName(r.source_path) : 'file';
+    return { text: r.audio_ms != null ? `${clock(r.audio_ms)} · ${name}` : name, title: r.source_path ?? undefined };
+  }
+  return { text: r.app_class ?? '—' };
+}

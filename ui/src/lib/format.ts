@@ -22,6 +22,13 @@ export function formatBytes(bytes: number | null | undefined): string {
   return i === 0 ? `${v} B` : `${v.toFixed(v >= 100 ? 0 : 1)} ${units[i]}`;
 }
 
+/** The languages the pickers offer (whisper's codes; `auto`: detect). */
+export const LANGUAGES: [string, string][] = [
+  ['auto', 'Detect automatically'], ['en', 'English'], ['de', 'German'], ['fr', 'French'],
+  ['es', 'Spanish'], ['it', 'Italian'], ['pt', 'Portuguese'], ['nl', 'Dutch'], ['pl', 'Polish'],
+  ['ru', 'Russian'], ['uk', 'Ukrainian'], ['ja', 'Japanese'], ['zh', 'Chinese'], ['ko', 'Korean'],
+];
+
 const pad = (n: number) => String(n).padStart(2, '0');
 
 /** Local date and time, `YYYY-MM-DD HH:MM`. */

@@ -4,12 +4,11 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { Cursor } from '../bindings/Cursor';
 import type { Entry } from '../bindings/Entry';
-import type { EntrySummary } from '../bindings/EntrySummary';
 import type { ExportFormat } from '../bindings/ExportFormat';
 import { Correct } from '../components/Correct';
 import { errorText, ipc } from '../ipc';
 import { formatDateTime, formatMs, outcomeLabel } from '../lib/format';
-import { EMPTY_FORM, exportSelection, OUTCOMES, toHistoryFilter, type FilterForm } from '../lib/filters';
+import { EMPTY_FORM, exportSelection, OUTCOMES, rowPlace, SOURCES, toHistoryFilter, type FilterForm, type HistoryRow } from '../lib/filters';
 import { canRetry } from '../lib/inject';
 import { STAGE_LABEL, timingSegments } from '../lib/timing';
 import { needsMore, visibleWindow } from '../lib/virtual';
@@ -20,7 +19,7 @@ const PAGE = 200;
 export function History() {
   const [form, setForm] = useState<FilterForm>(EMPTY_FORM);
   const [query, setQuery] = useState<FilterForm>(EMPTY_FORM);
-  const [rows, setRows] = useState<EntrySummary[]>([]);
+  const [rows, setRows] = useState<HistoryRow[]>([]);
   const [next, setNext] = useState<Cursor | null>(null);
   const [count, setCount] = useState<number | null>(null);
   const [apps, setApps] = useState<string[]>([]);
@@ -129,6 +128,9 @@ export function History() {
           <option value="">Any app</option>
           {apps.map((a) => <option key={a} value={a}>{a}</option>)}
         </select>
+        <select value={form.source} onChange={f('source')} aria-label="Show dictations, files or both" title="Dictations or transcribed files" data-testid="source">
+          {SOURCES.map(([v, l]) => <option key={v} value={v}>{l}</option>)}
+        </select>
         <select value={form.outcome} onChange={f('outcome')} data-testid="outcome">
           {OUTCOMES.map(([v, l]) => <option key={v} value={v}>{l}</option>)}
         </select>
@@ -161,7 +163,7 @@ export function History() {
                   if ((e.target as HTMLInputElement).checked) s.add(r.id); else s.delete(r.id);
                   setSelected(s);
                 }} data-testid="row-check" />
-                <div class="meta">{formatDateTime(r.created_at_ms)}<br />{r.app_class ?? 'file'}</div>
+                <div class="meta" data-source={r.source}>{formatDateTime(r.created_at_ms)}<span class="place" title={rowPlace(r).title}>{rowPlace(r).text}</span></div>
                 <div>
                   <div class="text">{r.text || <span class="muted">{r.error ?? '(nothing said)'}</span>}</div>
                   <span class={`badge ${r.outcome === 'ok' ? (r.llm_outcome === 'rejected' || r.llm_outcome === 'failed' ? 'warn' : 'ok') : r.outcome === 'error' ? 'error' : ''}`}>{outcomeLabel(r.outcome, r.llm_outcome)}</span>
@@ -233,7 +235,7 @@ function Detail({ id, onDeleted, toast }: { id: number | null; onDeleted: (id: n
       {e.error && <p class="error">{e.error}</p>}
       <div class="muted">Heard (raw)</div>
       <pre data-testid="raw">{e.raw_text || '—'}</pre>
-      <div class="muted">Typed (final){e.llm_reject_reason ? ` — LLM output rejected: ${e.llm_reject_reason}` : ''}</div>
+      <div class="muted">{e.source === 'file' ? 'Text (final)' : 'Typed (final)'}{e.llm_reject_reason ? ` — LLM output rejected: ${e.llm_reject_reason}` : ''}</div>
       <pre data-testid="final">{e.text || '—'}</pre>
       {e.inject_error && <p class="muted" data-testid="inject-error">Typing: {e.inject_error}</p>}
       {e.context && <p class="muted" data-testid="context">Text around the cursor: {e.context}{e.context_ms != null ? ` (${formatMs(e.context_ms)})` : ''}</p>}
@@ -249,7 +251,7 @@ function Detail({ id, onDeleted, toast }: { id: number | null; onDeleted: (id: n
       {e.llm_tokens_per_sec != null && <p class="muted">LLM {e.llm_model}: {e.llm_tokens_per_sec.toFixed(1)} tokens/s{e.llm_reloaded ? ' · model was reloaded' : ''}</p>}
       <div class="row" style="margin-top:14px">
         <button onClick={() => copy(e.text ?? '')} data-testid="copy">Copy</button>
-        <button onClick={() => ipc.historyReinject(e.id ?? 0).then(() => toast('Typed again'), (x) => toast(errorText(x)))} data-testid="reinject">Re-inject</button>
+        {e.source !== 'file' && <button onClick={() => ipc.historyReinject(e.id ?? 0).then(() => toast('Typed again'), (x) => toast(errorText(x)))} data-testid="reinject">Re-inject</button>}
         {retryable && <button title="Transcribe its kept audio again and type the text" data-testid="retry" onClick={() => ipc.historyRetry(e.id ?? 0).then(
           () => { toast('Retried and typed'); ipc.historyGet(e.id ?? 0).then(setE, () => {}); },
           (x) => toast(errorText(x)))}>Retry</button>}

@@ -24,13 +24,7 @@ import type { LlmTestResult } from '../bindings/LlmTestResult';
 import type { ModelStatus } from '../bindings/ModelStatus';
 import type { SttTask } from '../bindings/SttTask';
 import { errorText, events, ipc } from '../ipc';
-import { formatBytes, formatMs, progressPct, splitList } from '../lib/format';
-
-const LANGUAGES: [string, string][] = [
-  ['auto', 'Detect automatically'], ['en', 'English'], ['de', 'German'], ['fr', 'French'],
-  ['es', 'Spanish'], ['it', 'Italian'], ['pt', 'Portuguese'], ['nl', 'Dutch'], ['pl', 'Polish'],
-  ['ru', 'Russian'], ['uk', 'Ukrainian'], ['ja', 'Japanese'], ['zh', 'Chinese'], ['ko', 'Korean'],
-];
+import { formatBytes, formatMs, LANGUAGES, progressPct, splitList } from '../lib/format';
 
 const lines = (s: string) => s.split('\n').map((l) => l.trim()).filter(Boolean);
 

@@ -19,7 +19,7 @@ use std::sync::mpsc::Sender;
 
 /// The words `dictum ctl` and `dictum run --stdin-commands` understand.
 pub const COMMANDS: &str =
-    "press, press --style NAME, release, toggle, cancel, pause, resume, hands-free [on|off|toggle], edit-press, edit-release, type ID, retype, quit";
+    "press, press --style NAME, release, toggle, cancel, pause, resume, hands-free [on|off|toggle], edit-press, edit-release, type ID, retype, transcribe FILE, quit";
 
 /// Longest request line the socket reads, newline included; a longer one is refused.
 pub const MAX_LINE: usize = 256;
@@ -62,6 +62,19 @@ pub fn parse_command(word: &str) -> std::result::Result<Command, String> {
                 "unknown command `{}` (press, or press --style NAME: a [[style]]'s name)",
                 word.trim()
             )),
+        };
+    }
+    if first == "transcribe" {
+        // The rest of the line is the path (it may hold spaces).
+        let path = word.trim().strip_prefix("transcribe").unwrap_or("").trim();
+        let path = std::path::Path::new(path);
+        return if path.is_absolute() {
+            Ok(Command::TranscribeFile(path.to_path_buf()))
+        } else {
+            Err(format!(
+                "unknown command `{}` (transcribe FILE: the file's full path)",
+                word.trim()
+            ))
         };
     }
     if first == "type" {

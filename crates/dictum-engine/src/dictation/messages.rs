@@ -45,6 +45,10 @@ pub enum Command {
     /// check. `dictum history --retry`, `dictum ctl type ID`, the history window, and the
     /// last dictation again (`dictum ctl retype`, `[dictation] retype_hotkey`).
     TypeStored(TypeStored),
+    /// Transcribe an audio or video file in the background, after dictations (`dictum ctl
+    /// transcribe FILE`): handed to the face as [`Event::TranscribeFile`], whose file queue
+    /// (`filejobs`) takes it.
+    TranscribeFile(std::path::PathBuf),
     Shutdown,
 }
 
@@ -120,6 +124,11 @@ pub enum Event {
     Microphone {
         open: bool,
         state: String,
+    },
+    /// A file to transcribe in the background ([`Command::TranscribeFile`]): the face queues
+    /// it (`filejobs`).
+    TranscribeFile {
+        path: std::path::PathBuf,
     },
     Stopped,
 }

@@ -160,6 +160,10 @@ impl Controller {
                             self.type_stored(job);
                             None
                         }
+                        Command::TranscribeFile(path) => {
+                            let _ = self.links.events.send(Event::TranscribeFile { path });
+                            None
+                        }
                     };
                     if let Some(trigger) = trigger {
                         self.step(trigger, at);
