@@ -529,6 +529,19 @@ fn bench_release_latency() {
             .zip(f.get(12))
             .map_or(f64::NAN, |(u, s)| (u + s) * tick_ms)
     };
+    // `scripts/bench-live --beside-file`: a long file transcribed in the daemon meanwhile
+    // (`dictum ctl transcribe`'s way in), queued several times so it outlasts the round; the
+    // dictations must go first (`stt::priority`).
+    if let Some(file) = std::env::var_os("DICTUM_LIVE_BENCH_BESIDE_FILE") {
+        let file = PathBuf::from(file);
+        for _ in 0..4 {
+            d.send(&format!("transcribe {}", file.display()));
+        }
+        let running = d.next_where("file", Duration::from_secs(60), |ev| {
+            ev["state"] == "running"
+        });
+        eprintln!("beside the dictations: file #{} running", running["id"]);
+    }
     let mut first_config = true;
     for method in &methods {
         if method != "type" || !first_config || !extra.is_empty() || model.is_some() {
