@@ -351,8 +351,36 @@ struct Runner {
     engine: Option<Engine>,
 }
 
+/// Makes the calling thread (and the threads whisper starts from it) the last to get a
+/// core: a dictation's passes then run at once even while a file's pass is still on its way
+/// to whisper's next look at the stop (after an encoder window). A file alone still gets
+/// every idle core.
+fn run_in_the_background() {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: plain system calls on this thread's own id.
+        let rc = unsafe {
+            libc::setpriority(
+                libc::PRIO_PROCESS,
+                libc::gettid() as libc::id_t,
+                BACKGROUND_NICE,
+            )
+        };
+        if rc != 0 {
+            tracing::debug!(
+                "could not lower the file queue's priority: {}",
+                std::io::Error::last_os_error()
+            );
+        }
+    }
+}
+
+/// The file queue's nice value (Linux: per thread, inherited by the threads it starts).
+pub const BACKGROUND_NICE: i32 = 19;
+
 impl Runner {
     fn run(mut self) {
+        run_in_the_background();
         while let Some((id, path, options, cancel)) = self.next() {
             self.transcribe(id, &path, &options, cancel);
         }
