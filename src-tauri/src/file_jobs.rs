@@ -198,26 +198,28 @@ pub async fn file_job_save(app: AppHandle, id: u32, format: SaveFormat) -> Res<O
     }))
 }
 
-/// The native open dialog (several files, audio and video), on the GUI thread.
+/// The native open dialog (several files, audio and video).
 async fn pick(app: &AppHandle) -> Res<Vec<PathBuf>> {
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    app.run_on_main_thread(move || {
-        let _ = tx.send(dialog::open_files());
-    })
-    .map_err(|e| format!("cannot open the file dialog: {e}"))?;
-    rx.await
-        .map_err(|_| "the file dialog went away".to_string())
+    on_gui_thread(app, "file dialog", dialog::open_files).await
 }
 
 /// The native save dialog, proposing `name` in `dir`; None when cancelled.
 async fn save_dialog(app: &AppHandle, dir: PathBuf, name: String) -> Res<Option<PathBuf>> {
+    on_gui_thread(app, "save dialog", move || dialog::save_file(&dir, &name)).await
+}
+
+/// Runs `f` (a GTK dialog) on the GUI thread and waits for its answer off it.
+async fn on_gui_thread<T: Send + 'static>(
+    app: &AppHandle,
+    what: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Res<T> {
     let (tx, rx) = tokio::sync::oneshot::channel();
     app.run_on_main_thread(move || {
-        let _ = tx.send(dialog::save_file(&dir, &name));
+        let _ = tx.send(f());
     })
-    .map_err(|e| format!("cannot open the save dialog: {e}"))?;
-    rx.await
-        .map_err(|_| "the save dialog went away".to_string())
+    .map_err(|e| format!("cannot open the {what}: {e}"))?;
+    rx.await.map_err(|_| format!("the {what} went away"))
 }
 
 #[cfg(target_os = "linux")]

@@ -417,13 +417,9 @@ impl Engine {
             timings.decode = Some((ms_since(start) - text.ms).max(0.0));
             entry.decode_ms = timings.decode;
             entry.audio_ms = Some(rate_ms(total) as i64);
-            let why = format!(
-                "cancelled at {} of {}",
-                clock(rate_ms(done)),
-                clock(rate_ms(total))
-            );
             got.cancelled = true;
-            return self.finish_words(path, text, entry, got, Some(why), 0);
+            let why = cancelled_at(rate_ms(done), rate_ms(total));
+            return self.finish_words(path, text, entry, got, Some(why));
         }
         let info = match decoded {
             Ok(info) => info,
@@ -458,13 +454,9 @@ impl Engine {
                 hooks,
             )?;
             if let PieceEnd::Cancelled = end {
-                let why = format!(
-                    "cancelled at {} of {}",
-                    clock(rate_ms(done)),
-                    clock(info.duration_ms())
-                );
                 got.cancelled = true;
-                return self.finish_words(path, text, entry, got, Some(why), pieces);
+                let why = cancelled_at(rate_ms(done), info.duration_ms());
+                return self.finish_words(path, text, entry, got, Some(why));
             }
             done += pending.len() as u64;
             pieces += 1;
@@ -480,7 +472,7 @@ impl Engine {
                 );
             }
         }
-        self.finish_words(path, text, entry, got, info.truncated, pieces)
+        self.finish_words(path, text, entry, got, info.truncated)
     }
 
     /// The pieces' words into the row, and why it holds only part of the file (cut short,
@@ -492,11 +484,10 @@ impl Engine {
         entry: &mut Entry,
         got: &mut FileText,
         truncated: Option<String>,
-        pieces: usize,
     ) -> Result<()> {
         // A file of one piece keeps whisper's raw text as it came (untrimmed).
         let single_raw = match text.words.raws.as_slice() {
-            [one] if pieces <= 1 => Some(one.clone()),
+            [one] => Some(one.clone()),
             _ => None,
         };
         text.words.into_row(entry);
@@ -538,6 +529,11 @@ impl Engine {
             }
         }
     }
+}
+
+/// The row's note of where a cancelled file stopped: "cancelled at 0:47 of 2:45".
+fn cancelled_at(done_ms: u64, total_ms: u64) -> String {
+    format!("cancelled at {} of {}", clock(done_ms), clock(total_ms))
 }
 
 /// `m:ss` (or `h:mm:ss`) of `ms`, for the row's note of where a file stopped.
